@@ -11,9 +11,12 @@
 //! `sched`, `emu` and `model` make no OpenCL calls.
 #![allow(non_snake_case)]
 
+pub mod api;
 pub mod config;
 pub mod emu;
 pub mod exec;
+pub mod intercept;
+pub mod loader;
 pub mod log;
 pub mod model;
 pub mod sched;

@@ -1,1 +1,246 @@
-//! config
+//! The `CLPRISM_*` environment variables (DESIGN.md §3), parsed once.
+//!
+//! A malformed value never aborts the application: it produces one warning line on stderr
+//! naming the variable, the bad value and the value used instead.
+
+use once_cell::sync::Lazy;
+use std::path::PathBuf;
+
+/// What clprism does besides forwarding (`CLPRISM_MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Pure forwarding: no side tables, no log.
+    Off,
+    /// Per-kernel log with measured device time (the default).
+    Log,
+    /// Log plus mini-emulation and projection on every profiled device.
+    Project,
+    /// Log plus splitting each NDRange across all devices.
+    Balance,
+}
+
+impl Mode {
+    /// Lower-case name as accepted in `CLPRISM_MODE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Log => "log",
+            Mode::Project => "project",
+            Mode::Balance => "balance",
+        }
+    }
+}
+
+/// Modes this build implements; a requested mode outside this list falls back to `log` with
+/// one warning.
+pub const IMPLEMENTED_MODES: &[Mode] = &[Mode::Off, Mode::Log];
+
+/// Where the end-of-run summary goes (`CLPRISM_SUMMARY`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryTarget {
+    /// Standard error (default).
+    Stderr,
+    /// A file path.
+    File(PathBuf),
+    /// No summary.
+    Off,
+}
+
+/// Where the per-kernel JSONL log goes (`CLPRISM_LOG`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogTarget {
+    /// Standard error (`-`).
+    Stderr,
+    /// A file path, `%p` already replaced by the pid.
+    File(PathBuf),
+    /// No log (`off`).
+    Off,
+}
+
+/// The parsed configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `CLPRISM_MODE`, default `log`.
+    pub mode: Mode,
+    /// `CLPRISM_REAL_OPENCL`: explicit path of the real OpenCL library.
+    pub real_opencl: Option<PathBuf>,
+    /// `CLPRISM_LOG`, default `clprism-%p.jsonl` in the working directory.
+    pub log: LogTarget,
+    /// `CLPRISM_SUMMARY`, default stderr.
+    pub summary: SummaryTarget,
+    /// `CLPRISM_TRACE`: Chrome trace event JSON path, default off.
+    pub trace: Option<PathBuf>,
+    /// `CLPRISM_DEVICES`, raw (parsed by `exec`), default `gpu` else `all`.
+    pub devices: Option<String>,
+    /// `CLPRISM_SCHEDULER`, raw (parsed by `sched`), default `boyer`.
+    pub scheduler: Option<String>,
+    /// `CLPRISM_BOYER`, raw (parsed by `sched`).
+    pub boyer: Option<String>,
+    /// `CLPRISM_PROFILES`: directory of device profiles.
+    pub profiles: Option<PathBuf>,
+    /// `CLPRISM_TOOLCHAIN`: directory with clang and llvm-spirv of one LLVM version.
+    pub toolchain: Option<PathBuf>,
+    /// `CLPRISM_CACHE`: SPIR-V and projection cache directory.
+    pub cache: Option<PathBuf>,
+    /// `CLPRISM_VERIFY=1`: run balanced launches natively too and compare bytes.
+    pub verify: bool,
+}
+
+/// Formats the standard warning line for a malformed variable.
+pub fn malformed(var: &str, value: &str, expected: &str, used: &str) -> String {
+    format!("{var}='{value}' is not valid (expected {expected}); using {used}")
+}
+
+fn path_var(v: Option<String>) -> Option<PathBuf> {
+    v.filter(|s| !s.is_empty()).map(PathBuf::from)
+}
+
+impl Config {
+    /// Parses the configuration from a variable lookup (the environment in production, a map
+    /// in tests). Returns the configuration and the warning lines to print.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>, pid: u32) -> (Config, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mode = match get("CLPRISM_MODE").as_deref().map(str::trim) {
+            None | Some("") => Mode::Log,
+            Some(v) => {
+                let parsed = match v.to_ascii_lowercase().as_str() {
+                    "off" => Some(Mode::Off),
+                    "log" => Some(Mode::Log),
+                    "project" => Some(Mode::Project),
+                    "balance" => Some(Mode::Balance),
+                    _ => None,
+                };
+                match parsed {
+                    None => {
+                        warnings.push(malformed(
+                            "CLPRISM_MODE",
+                            v,
+                            "off|log|project|balance",
+                            "log",
+                        ));
+                        Mode::Log
+                    }
+                    Some(m) if !IMPLEMENTED_MODES.contains(&m) => {
+                        warnings.push(format!(
+                            "CLPRISM_MODE={} is not implemented in this build yet; using log",
+                            m.as_str()
+                        ));
+                        Mode::Log
+                    }
+                    Some(m) => m,
+                }
+            }
+        };
+        let log = match get("CLPRISM_LOG").as_deref() {
+            None | Some("") => LogTarget::File(PathBuf::from(format!("clprism-{pid}.jsonl"))),
+            Some("-") => LogTarget::Stderr,
+            Some("off") => LogTarget::Off,
+            Some(p) => LogTarget::File(PathBuf::from(p.replace("%p", &pid.to_string()))),
+        };
+        let summary = match get("CLPRISM_SUMMARY").as_deref() {
+            None | Some("") | Some("stderr") => SummaryTarget::Stderr,
+            Some("off") => SummaryTarget::Off,
+            Some(p) => SummaryTarget::File(PathBuf::from(p.replace("%p", &pid.to_string()))),
+        };
+        let verify = match get("CLPRISM_VERIFY").as_deref().map(str::trim) {
+            None | Some("") | Some("0") => false,
+            Some("1") => true,
+            Some(v) => {
+                warnings.push(malformed("CLPRISM_VERIFY", v, "0 or 1", "0"));
+                false
+            }
+        };
+        let trace = path_var(get("CLPRISM_TRACE"))
+            .map(|p| PathBuf::from(p.to_string_lossy().replace("%p", &pid.to_string())));
+        let cfg = Config {
+            mode,
+            real_opencl: path_var(get("CLPRISM_REAL_OPENCL")),
+            log,
+            summary,
+            trace,
+            devices: get("CLPRISM_DEVICES").filter(|s| !s.is_empty()),
+            scheduler: get("CLPRISM_SCHEDULER").filter(|s| !s.is_empty()),
+            boyer: get("CLPRISM_BOYER").filter(|s| !s.is_empty()),
+            profiles: path_var(get("CLPRISM_PROFILES")),
+            toolchain: path_var(get("CLPRISM_TOOLCHAIN")),
+            cache: path_var(get("CLPRISM_CACHE")),
+            verify,
+        };
+        (cfg, warnings)
+    }
+}
+
+static CONFIG: Lazy<Config> = Lazy::new(|| {
+    let (cfg, warnings) = Config::from_lookup(|k| std::env::var(k).ok(), std::process::id());
+    for w in warnings {
+        warn(&w);
+    }
+    cfg
+});
+
+/// The process-wide configuration, read from the environment on first use.
+pub fn get() -> &'static Config {
+    &CONFIG
+}
+
+/// Prints one `clprism: warning:` line on stderr.
+pub fn warn(msg: &str) {
+    eprintln_safe(&format!("clprism: warning: {msg}"));
+}
+
+/// Prints one `clprism: error:` line on stderr.
+pub fn error(msg: &str) {
+    eprintln_safe(&format!("clprism: error: {msg}"));
+}
+
+/// Writes a line to stderr without panicking if stderr is closed.
+pub fn eprintln_safe(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| m.get(k).cloned(), 42)
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, w) = parse(&[]);
+        assert_eq!(c.mode, Mode::Log);
+        assert_eq!(c.log, LogTarget::File("clprism-42.jsonl".into()));
+        assert_eq!(c.summary, SummaryTarget::Stderr);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn malformed_mode_warns_once_and_uses_log() {
+        let (c, w) = parse(&[("CLPRISM_MODE", "fast")]);
+        assert_eq!(c.mode, Mode::Log);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("CLPRISM_MODE") && w[0].contains("fast") && w[0].contains("log"));
+    }
+
+    #[test]
+    fn pid_substitution_and_off() {
+        let (c, _) = parse(&[("CLPRISM_LOG", "/tmp/x-%p.jsonl"), ("CLPRISM_MODE", "OFF")]);
+        assert_eq!(c.log, LogTarget::File("/tmp/x-42.jsonl".into()));
+        assert_eq!(c.mode, Mode::Off);
+    }
+
+    #[test]
+    fn bad_verify_warns() {
+        let (c, w) = parse(&[("CLPRISM_VERIFY", "yes")]);
+        assert!(!c.verify);
+        assert_eq!(w.len(), 1);
+    }
+}

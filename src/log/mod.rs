@@ -1,1 +1,393 @@
-//! log
+//! Per-kernel log (DESIGN.md §4): one JSON object per kernel launch, one per line (JSONL),
+//! with a versioned schema ([`SCHEMA`]), and the end-of-run summary per kernel name.
+//!
+//! Launch records are created at enqueue time and completed asynchronously when the device
+//! time arrives (profiling events, through an event callback and a channel): the application
+//! is never blocked. A dedicated writer thread owns the pending records, the output file and
+//! the summary statistics. At process exit the remaining records are written (those whose
+//! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
+//! record.
+
+pub mod summary;
+
+use crate::config::{self, LogTarget, SummaryTarget};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use once_cell::sync::{Lazy, OnceCell};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Version tag of the launch record schema; bumped on incompatible changes.
+pub const SCHEMA: &str = "clprism.launch/1";
+
+/// The device a command ran on.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceRef {
+    /// `platform:device` indices as `clGetPlatformIDs`/`clGetDeviceIDs(ALL)` enumerate them
+    /// (the form `CLPRISM_DEVICES` accepts); `"?"` for sub-devices.
+    pub index: String,
+    /// `CL_DEVICE_NAME`.
+    pub name: String,
+    /// `gpu`, `cpu`, `accelerator` or `other`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// One kernel launch (`clEnqueueNDRangeKernel` or `clEnqueueTask`).
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchRecord {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// Launch sequence number in this process, from 0, in enqueue order.
+    pub seq: u64,
+    /// Wall-clock time of the enqueue, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// Process id.
+    pub pid: u32,
+    /// OS thread id of the enqueuing thread.
+    pub thread: u64,
+    /// `CLPRISM_MODE` in effect.
+    pub mode: &'static str,
+    /// Kernel function name.
+    pub kernel: Arc<str>,
+    /// 16 hex digits identifying the program content (source, IL or binaries).
+    pub program: Arc<str>,
+    /// Number of NDRange dimensions (1..3).
+    pub work_dim: u32,
+    /// Global size per dimension, work-items.
+    pub global: Vec<u64>,
+    /// Local (work-group) size per dimension, work-items; null when the app let the driver choose.
+    pub local: Option<Vec<u64>>,
+    /// Global offset per dimension, work-items; null when none was given.
+    pub offset: Option<Vec<u64>>,
+    /// The device of the command queue.
+    pub device: DeviceRef,
+    /// `complete`, `failed` (the command ended with a negative execution status),
+    /// `enqueue_failed` (the driver rejected the enqueue), `incomplete` (no completion seen
+    /// before exit) or `no_profiling` (the device gave no profiling timestamps).
+    pub status: &'static str,
+    /// The driver's error code for `enqueue_failed` / `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i32>,
+    /// Device execution time, ns (`CL_PROFILING_COMMAND_END − START`).
+    pub device_ns: Option<u64>,
+    /// Time from submission to start on the device, ns (`START − SUBMIT`).
+    pub queued_ns: Option<u64>,
+    /// Extra records added by other layers (`emulation`, `projection`, `schedule`, fallbacks).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Device timestamps of a completed command (ns, device clock).
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceTimes {
+    /// `CL_PROFILING_COMMAND_SUBMIT`.
+    pub submit: u64,
+    /// `CL_PROFILING_COMMAND_START`.
+    pub start: u64,
+    /// `CL_PROFILING_COMMAND_END`.
+    pub end: u64,
+}
+
+enum Msg {
+    Pending(Box<LaunchRecord>),
+    Done {
+        seq: u64,
+        exec_status: i32,
+        times: Option<DeviceTimes>,
+    },
+    Final(Box<LaunchRecord>),
+    Extra {
+        seq: u64,
+        key: String,
+        value: serde_json::Value,
+    },
+    Flush(Sender<()>),
+    Shutdown(Sender<()>),
+}
+
+struct Logger {
+    tx: Sender<Msg>,
+}
+
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+static LOGGER: OnceCell<Logger> = OnceCell::new();
+static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
+/// How long the exit handler waits for outstanding device times.
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// Allocates the next launch sequence number.
+pub fn next_seq() -> u64 {
+    NEXT_SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+fn logger() -> Option<&'static Logger> {
+    if SHUT_DOWN.load(Ordering::Acquire) {
+        return None;
+    }
+    LOGGER
+        .get_or_try_init(|| {
+            let (tx, rx) = unbounded();
+            std::thread::Builder::new()
+                .name("clprism-log".into())
+                .spawn(move || writer_thread(rx))
+                .map_err(|_| ())?;
+            // SAFETY: registering a plain extern "C" function; glibc ties it to this DSO.
+            unsafe { libc::atexit(at_exit) };
+            Ok::<_, ()>(Logger { tx })
+        })
+        .ok()
+}
+
+/// Registers a launch whose device time will arrive later through [`complete`].
+pub fn pending(rec: LaunchRecord) {
+    if let Some(l) = logger() {
+        let _ = l.tx.send(Msg::Pending(Box::new(rec)));
+    }
+}
+
+/// Writes a launch record that is already final (e.g. the enqueue failed).
+pub fn finished(rec: LaunchRecord) {
+    if let Some(l) = logger() {
+        let _ = l.tx.send(Msg::Final(Box::new(rec)));
+    }
+}
+
+/// Completes a pending launch with its execution status and device timestamps. Cheap and
+/// non-blocking: safe to call from an OpenCL event callback.
+pub fn complete(seq: u64, exec_status: i32, times: Option<DeviceTimes>) {
+    if let Some(l) = LOGGER.get() {
+        let _ = l.tx.send(Msg::Done {
+            seq,
+            exec_status,
+            times,
+        });
+    }
+}
+
+/// Attaches an extra top-level object (e.g. `emulation`) to a pending launch record.
+pub fn attach(seq: u64, key: &str, value: serde_json::Value) {
+    if let Some(l) = LOGGER.get() {
+        let _ = l.tx.send(Msg::Extra {
+            seq,
+            key: key.to_string(),
+            value,
+        });
+    }
+}
+
+/// Waits until every message sent so far has been processed and written (tests, `clFinish`
+/// users that want the file up to date).
+pub fn flush() {
+    if let Some(l) = LOGGER.get() {
+        let (tx, rx) = bounded(1);
+        if l.tx.send(Msg::Flush(tx)).is_ok() {
+            let _ = rx.recv_timeout(Duration::from_secs(10));
+        }
+    }
+}
+
+extern "C" fn at_exit() {
+    let _ = std::panic::catch_unwind(shutdown);
+}
+
+/// Writes the remaining records and the summary; called once at process exit.
+pub fn shutdown() {
+    if SHUT_DOWN.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if let Some(l) = LOGGER.get() {
+        let (tx, rx) = bounded(1);
+        if l.tx.send(Msg::Shutdown(tx)).is_ok() {
+            let _ = rx.recv_timeout(EXIT_WAIT + Duration::from_secs(5));
+        }
+    }
+}
+
+struct Output {
+    sink: Option<Box<dyn Write + Send>>,
+    failed: bool,
+}
+
+impl Output {
+    fn open() -> Output {
+        let sink: Option<Box<dyn Write + Send>> = match &config::get().log {
+            LogTarget::Off => None,
+            LogTarget::Stderr => Some(Box::new(std::io::stderr())),
+            LogTarget::File(p) => match create_private(p) {
+                Ok(f) => Some(Box::new(std::io::BufWriter::with_capacity(1 << 16, f))),
+                Err(e) => {
+                    config::warn(&format!(
+                        "cannot write the log {}: {e}; continuing without a log file",
+                        p.display()
+                    ));
+                    None
+                }
+            },
+        };
+        Output {
+            sink,
+            failed: false,
+        }
+    }
+
+    fn write(&mut self, rec: &LaunchRecord) {
+        if let Some(s) = self.sink.as_mut() {
+            let line = serde_json::to_string(rec).unwrap_or_default();
+            if writeln!(s, "{line}").is_err() && !self.failed {
+                self.failed = true;
+                config::warn("writing the log failed (disk full?); further records are dropped");
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(s) = self.sink.as_mut() {
+            let _ = s.flush();
+        }
+    }
+}
+
+/// Creates (truncating) a file readable only by the user (mode 0600), refusing to follow a
+/// symlink at the final path component.
+pub fn create_private(p: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(p)
+}
+
+fn finalize(rec: &mut LaunchRecord, exec_status: i32, times: Option<DeviceTimes>) {
+    if exec_status < 0 {
+        rec.status = "failed";
+        rec.error_code = Some(exec_status);
+    } else if let Some(t) = times {
+        rec.status = "complete";
+        rec.device_ns = Some(t.end.saturating_sub(t.start));
+        rec.queued_ns = Some(t.start.saturating_sub(t.submit));
+    } else {
+        rec.status = "no_profiling";
+    }
+}
+
+fn writer_thread(rx: Receiver<Msg>) {
+    let mut out = Output::open();
+    let mut pending: HashMap<u64, Box<LaunchRecord>> = HashMap::new();
+    // completions that raced ahead of their Pending message
+    let mut early: HashMap<u64, (i32, Option<DeviceTimes>)> = HashMap::new();
+    let mut summary = summary::Summary::default();
+    let mut shutdown_reply: Option<(Sender<()>, Instant)> = None;
+    loop {
+        let msg = match &shutdown_reply {
+            Some((_, deadline)) => {
+                if pending.is_empty() {
+                    break;
+                }
+                match rx.recv_deadline(*deadline) {
+                    Ok(m) => m,
+                    Err(_) => break,
+                }
+            }
+            None => match rx.recv_timeout(Duration::from_millis(500)) {
+                Ok(m) => m,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    out.flush();
+                    continue;
+                }
+                Err(_) => break,
+            },
+        };
+        match msg {
+            Msg::Pending(mut rec) => {
+                if let Some((st, t)) = early.remove(&rec.seq) {
+                    finalize(&mut rec, st, t);
+                    summary.add(&rec);
+                    out.write(&rec);
+                } else {
+                    pending.insert(rec.seq, rec);
+                }
+            }
+            Msg::Final(rec) => {
+                summary.add(&rec);
+                out.write(&rec);
+            }
+            Msg::Done {
+                seq,
+                exec_status,
+                times,
+            } => match pending.remove(&seq) {
+                Some(mut rec) => {
+                    finalize(&mut rec, exec_status, times);
+                    summary.add(&rec);
+                    out.write(&rec);
+                }
+                None => {
+                    early.insert(seq, (exec_status, times));
+                }
+            },
+            Msg::Extra { seq, key, value } => {
+                if let Some(rec) = pending.get_mut(&seq) {
+                    rec.extra.insert(key, value);
+                }
+            }
+            Msg::Flush(reply) => {
+                out.flush();
+                let _ = reply.send(());
+            }
+            Msg::Shutdown(reply) => {
+                shutdown_reply = Some((reply, Instant::now() + EXIT_WAIT));
+            }
+        }
+    }
+    let mut rest: Vec<_> = pending.into_values().collect();
+    rest.sort_by_key(|r| r.seq);
+    for mut rec in rest {
+        rec.status = "incomplete";
+        summary.add(&rec);
+        out.write(&rec);
+    }
+    out.flush();
+    if !summary.is_empty() {
+        let table = summary.render();
+        match &config::get().summary {
+            SummaryTarget::Off => {}
+            SummaryTarget::Stderr => config::eprintln_safe(&table),
+            SummaryTarget::File(p) => {
+                if let Err(e) = create_private(p).and_then(|mut f| f.write_all(table.as_bytes())) {
+                    config::warn(&format!("cannot write the summary {}: {e}", p.display()));
+                }
+            }
+        }
+    }
+    if let Some((reply, _)) = shutdown_reply {
+        let _ = reply.send(());
+    }
+}
+
+/// Wall-clock time now, ns since the Unix epoch.
+pub fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// OS thread id of the caller.
+pub fn thread_id() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
+}
+
+static PID: Lazy<u32> = Lazy::new(std::process::id);
+
+/// Process id (cached).
+pub fn pid() -> u32 {
+    *PID
+}

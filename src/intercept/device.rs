@@ -1,0 +1,116 @@
+//! Device descriptions for the log (`platform:device` index, name, type), cached per handle.
+
+use crate::log::DeviceRef;
+use opencl_sys::*;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use once_cell::sync::Lazy;
+
+static CACHE: Lazy<Mutex<FxHashMap<usize, Arc<DeviceRef>>>> = Lazy::new(Default::default);
+
+/// Reads a string info parameter through a real `clGet*Info`-style function.
+pub fn info_string(f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Option<String> {
+    let mut size = 0usize;
+    if f(0, std::ptr::null_mut(), &mut size) != CL_SUCCESS || size == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; size];
+    if f(size, buf.as_mut_ptr().cast(), std::ptr::null_mut()) != CL_SUCCESS {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// All devices of the real library as `(platform index, device index, handle)`.
+pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
+    let mut out = Vec::new();
+    let Some(t) = crate::loader::table() else {
+        return out;
+    };
+    let (Some(gp), Some(gd)) = (t.clGetPlatformIDs, t.clGetDeviceIDs) else {
+        return out;
+    };
+    // SAFETY: standard two-call enumeration with buffers of the reported size.
+    unsafe {
+        let mut n = 0;
+        if gp(0, std::ptr::null_mut(), &mut n) != CL_SUCCESS {
+            return out;
+        }
+        let mut plats = vec![std::ptr::null_mut(); n as usize];
+        if gp(n, plats.as_mut_ptr(), std::ptr::null_mut()) != CL_SUCCESS {
+            return out;
+        }
+        for (pi, p) in plats.iter().enumerate() {
+            let mut nd = 0;
+            if gd(*p, CL_DEVICE_TYPE_ALL, 0, std::ptr::null_mut(), &mut nd) != CL_SUCCESS {
+                continue;
+            }
+            let mut devs = vec![std::ptr::null_mut(); nd as usize];
+            if gd(
+                *p,
+                CL_DEVICE_TYPE_ALL,
+                nd,
+                devs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            ) != CL_SUCCESS
+            {
+                continue;
+            }
+            for (di, d) in devs.into_iter().enumerate() {
+                out.push((pi, di, d));
+            }
+        }
+    }
+    out
+}
+
+/// The log description of a device (cached).
+pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {
+    if let Some(d) = CACHE.lock().get(&(dev as usize)) {
+        return d.clone();
+    }
+    let t = crate::loader::table();
+    let name = t
+        .and_then(|t| t.clGetDeviceInfo)
+        // SAFETY: querying a string parameter of a device handle the app obtained.
+        .and_then(|f| info_string(|n, p, s| unsafe { f(dev, CL_DEVICE_NAME, n, p, s) }))
+        .unwrap_or_else(|| "unknown".into());
+    let mut ty: cl_device_type = 0;
+    if let Some(f) = t.and_then(|t| t.clGetDeviceInfo) {
+        // SAFETY: cl_device_type-sized output.
+        unsafe {
+            f(
+                dev,
+                CL_DEVICE_TYPE,
+                std::mem::size_of::<cl_device_type>(),
+                (&mut ty as *mut cl_device_type).cast(),
+                std::ptr::null_mut(),
+            );
+        }
+    }
+    let kind = if ty & CL_DEVICE_TYPE_GPU != 0 {
+        "gpu"
+    } else if ty & CL_DEVICE_TYPE_CPU != 0 {
+        "cpu"
+    } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+        "accelerator"
+    } else {
+        "other"
+    };
+    let index = enumerate()
+        .into_iter()
+        .find(|(_, _, d)| *d == dev)
+        .map(|(p, d, _)| format!("{p}:{d}"))
+        .unwrap_or_else(|| "?".into());
+    let d = Arc::new(DeviceRef {
+        index,
+        name,
+        kind: kind.into(),
+    });
+    CACHE.lock().insert(dev as usize, d.clone());
+    d
+}

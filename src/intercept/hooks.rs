@@ -1,0 +1,1049 @@
+//! Hook implementations for the entry points marked `intercept` in
+//! `cl-headers/entry_points.tsv`. Each hook calls the real function first, and records only
+//! when the real call succeeded; the real return value and error code go back to the app.
+
+#![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use super::tables::*;
+use super::{passthrough, TABLES};
+use crate::log::{self, LaunchRecord};
+use opencl_sys::*;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+/// Resolves a real entry point or returns `$fail` from the hook.
+macro_rules! real {
+    ($name:ident, $fail:expr) => {
+        match crate::loader::table().and_then(|t| t.$name) {
+            Some(f) => f,
+            None => {
+                crate::api::unavailable(stringify!($name));
+                return $fail;
+            }
+        }
+    };
+}
+
+unsafe fn fail_handle<T>(e: *mut cl_int) -> *mut T {
+    crate::api::fail_handle(e)
+}
+
+/// Runs `f` (recording work) with panics caught: a recording failure must never change what
+/// the application sees.
+fn record(what: &str, f: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+        crate::config::error(&format!(
+            "recording {what} failed; the call itself succeeded"
+        ));
+    }
+}
+
+unsafe fn ok_handle(h: *mut c_void, errcode_ret: *mut cl_int) -> bool {
+    !h.is_null() && (errcode_ret.is_null() || *errcode_ret == CL_SUCCESS)
+}
+
+/// Calls the real function with a local errcode slot when the app passed none, so success
+/// can be checked; returns (handle, errcode).
+macro_rules! with_err {
+    ($errcode_ret:ident, |$e:ident| $call:expr) => {{
+        let mut local: cl_int = CL_SUCCESS;
+        let $e: *mut cl_int = if $errcode_ret.is_null() {
+            &mut local
+        } else {
+            $errcode_ret
+        };
+        let h = $call;
+        (h, *$e)
+    }};
+}
+
+// ---------------------------------------------------------------- contexts
+
+unsafe fn context_devices(ctx: cl_context) -> Vec<Key> {
+    let Some(f) = crate::loader::table().and_then(|t| t.clGetContextInfo) else {
+        return vec![];
+    };
+    let mut size = 0usize;
+    if f(ctx, CL_CONTEXT_DEVICES, 0, std::ptr::null_mut(), &mut size) != CL_SUCCESS {
+        return vec![];
+    }
+    let mut devs = vec![std::ptr::null_mut::<c_void>(); size / std::mem::size_of::<cl_device_id>()];
+    if f(
+        ctx,
+        CL_CONTEXT_DEVICES,
+        size,
+        devs.as_mut_ptr().cast(),
+        std::ptr::null_mut(),
+    ) != CL_SUCCESS
+    {
+        return vec![];
+    }
+    devs.into_iter().map(|d| d as Key).collect()
+}
+
+pub unsafe fn clCreateContext(
+    props: *const cl_context_properties,
+    n: cl_uint,
+    devices: *const cl_device_id,
+    notify: *mut c_void,
+    user: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_context {
+    let f = real!(clCreateContext, fail_handle(errcode_ret));
+    let ctx = f(props, n, devices, notify, user, errcode_ret);
+    if !passthrough() && !ctx.is_null() {
+        record("clCreateContext", || {
+            let devs = std::slice::from_raw_parts(devices, n as usize)
+                .iter()
+                .map(|d| *d as Key)
+                .collect();
+            TABLES
+                .contexts
+                .insert(ctx as Key, ContextInfo { devices: devs });
+        });
+    }
+    ctx
+}
+
+pub unsafe fn clCreateContextFromType(
+    props: *const cl_context_properties,
+    ty: cl_device_type,
+    notify: *mut c_void,
+    user: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_context {
+    let f = real!(clCreateContextFromType, fail_handle(errcode_ret));
+    let ctx = f(props, ty, notify, user, errcode_ret);
+    if !passthrough() && !ctx.is_null() {
+        record("clCreateContextFromType", || {
+            TABLES.contexts.insert(
+                ctx as Key,
+                ContextInfo {
+                    devices: context_devices(ctx),
+                },
+            );
+        });
+    }
+    ctx
+}
+
+pub unsafe fn clRetainContext(ctx: cl_context) -> cl_int {
+    let r = real!(clRetainContext, crate::api::UNAVAILABLE)(ctx);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.contexts.retain(ctx as Key);
+    }
+    r
+}
+
+pub unsafe fn clReleaseContext(ctx: cl_context) -> cl_int {
+    let r = real!(clReleaseContext, crate::api::UNAVAILABLE)(ctx);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.contexts.release(ctx as Key);
+    }
+    r
+}
+
+// ---------------------------------------------------------------- command queues
+
+unsafe fn queue_context(q: cl_command_queue) -> Key {
+    let Some(f) = crate::loader::table().and_then(|t| t.clGetCommandQueueInfo) else {
+        return 0;
+    };
+    let mut c: cl_context = std::ptr::null_mut();
+    f(
+        q,
+        CL_QUEUE_CONTEXT,
+        std::mem::size_of::<cl_context>(),
+        (&mut c as *mut cl_context).cast(),
+        std::ptr::null_mut(),
+    );
+    c as Key
+}
+
+fn record_queue(
+    q: cl_command_queue,
+    ctx: cl_context,
+    dev: cl_device_id,
+    props: cl_command_queue_properties,
+    array: Option<Vec<cl_queue_properties>>,
+    profiling: bool,
+) {
+    record("command queue", || {
+        let info = QueueInfo {
+            context: ctx as Key,
+            device: dev as Key,
+            device_ref: super::device::describe(dev),
+            app_properties: props,
+            app_property_array: array,
+            profiling,
+        };
+        TABLES.queues.insert(q as Key, info);
+    });
+}
+
+pub unsafe fn clCreateCommandQueue(
+    ctx: cl_context,
+    dev: cl_device_id,
+    props: cl_command_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let f = real!(clCreateCommandQueue, fail_handle(errcode_ret));
+    if passthrough() {
+        return f(ctx, dev, props, errcode_ret);
+    }
+    let (q, err) = with_err!(errcode_ret, |e| f(
+        ctx,
+        dev,
+        props | CL_QUEUE_PROFILING_ENABLE,
+        e
+    ));
+    if !q.is_null() && err == CL_SUCCESS {
+        record_queue(q, ctx, dev, props, None, true);
+        return q;
+    }
+    // The driver refused the profiling flag: give the app exactly what it asked for.
+    let q = f(ctx, dev, props, errcode_ret);
+    if ok_handle(q, errcode_ret) {
+        record_queue(
+            q,
+            ctx,
+            dev,
+            props,
+            None,
+            props & CL_QUEUE_PROFILING_ENABLE != 0,
+        );
+    }
+    q
+}
+
+/// Reads a zero-terminated (key, value) property list.
+unsafe fn property_list(p: *const cl_queue_properties) -> Option<Vec<cl_queue_properties>> {
+    if p.is_null() {
+        return None;
+    }
+    let mut v = Vec::new();
+    let mut i = 0;
+    loop {
+        let k = *p.add(i);
+        v.push(k);
+        if k == 0 || v.len() > 256 {
+            break;
+        }
+        v.push(*p.add(i + 1));
+        i += 2;
+    }
+    Some(v)
+}
+
+pub unsafe fn clCreateCommandQueueWithProperties(
+    ctx: cl_context,
+    dev: cl_device_id,
+    props: *const cl_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let f = real!(clCreateCommandQueueWithProperties, fail_handle(errcode_ret));
+    if passthrough() {
+        return f(ctx, dev, props, errcode_ret);
+    }
+    let app = property_list(props);
+    let mut app_props: cl_command_queue_properties = 0;
+    let mut ours: Vec<cl_queue_properties> = Vec::new();
+    if let Some(list) = &app {
+        for kv in list.chunks(2) {
+            if kv.len() == 2 {
+                if kv[0] == CL_QUEUE_PROPERTIES as cl_queue_properties {
+                    app_props = kv[1];
+                }
+                ours.extend_from_slice(kv);
+            }
+        }
+    }
+    let on_device = app_props & CL_QUEUE_ON_DEVICE != 0;
+    if !on_device {
+        match ours
+            .iter()
+            .step_by(2)
+            .position(|k| *k == CL_QUEUE_PROPERTIES as cl_queue_properties)
+        {
+            Some(i) => ours[2 * i + 1] |= CL_QUEUE_PROFILING_ENABLE,
+            None => ours.extend_from_slice(&[
+                CL_QUEUE_PROPERTIES as cl_queue_properties,
+                CL_QUEUE_PROFILING_ENABLE,
+            ]),
+        }
+        ours.push(0);
+        let (q, err) = with_err!(errcode_ret, |e| f(ctx, dev, ours.as_ptr(), e));
+        if !q.is_null() && err == CL_SUCCESS {
+            record_queue(q, ctx, dev, app_props, app, true);
+            return q;
+        }
+    }
+    let q = f(ctx, dev, props, errcode_ret);
+    if ok_handle(q, errcode_ret) {
+        record_queue(
+            q,
+            ctx,
+            dev,
+            app_props,
+            app,
+            app_props & CL_QUEUE_PROFILING_ENABLE != 0,
+        );
+    }
+    q
+}
+
+pub unsafe fn clRetainCommandQueue(q: cl_command_queue) -> cl_int {
+    let r = real!(clRetainCommandQueue, crate::api::UNAVAILABLE)(q);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.queues.retain(q as Key);
+    }
+    r
+}
+
+pub unsafe fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int {
+    let r = real!(clReleaseCommandQueue, crate::api::UNAVAILABLE)(q);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.queues.release(q as Key);
+    }
+    r
+}
+
+/// Writes `value` into an info query's output (size check as the spec requires).
+unsafe fn answer(value: &[u8], size: usize, out: *mut c_void, size_ret: *mut usize) -> cl_int {
+    if !out.is_null() {
+        if size < value.len() {
+            return CL_INVALID_VALUE;
+        }
+        std::ptr::copy_nonoverlapping(value.as_ptr(), out.cast::<u8>(), value.len());
+    }
+    if !size_ret.is_null() {
+        *size_ret = value.len();
+    }
+    CL_SUCCESS
+}
+
+pub unsafe fn clGetCommandQueueInfo(
+    q: cl_command_queue,
+    param: cl_command_queue_info,
+    size: usize,
+    out: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    let f = real!(clGetCommandQueueInfo, crate::api::UNAVAILABLE);
+    if !passthrough() && (param == CL_QUEUE_PROPERTIES || param == CL_QUEUE_PROPERTIES_ARRAY) {
+        if let Some(info) = TABLES.queues.get(q as Key) {
+            // Validate the handle through the driver first, so errors stay the driver's.
+            let mut probe = 0usize;
+            let r = f(q, param, 0, std::ptr::null_mut(), &mut probe);
+            if r != CL_SUCCESS {
+                return f(q, param, size, out, size_ret);
+            }
+            return if param == CL_QUEUE_PROPERTIES {
+                answer(&info.app_properties.to_ne_bytes(), size, out, size_ret)
+            } else {
+                let arr = info.app_property_array.unwrap_or_default();
+                let bytes: Vec<u8> = arr.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                answer(&bytes, size, out, size_ret)
+            };
+        }
+    }
+    f(q, param, size, out, size_ret)
+}
+
+pub unsafe fn clGetEventProfilingInfo(
+    ev: cl_event,
+    param: cl_profiling_info,
+    size: usize,
+    out: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    let f = real!(clGetEventProfilingInfo, crate::api::UNAVAILABLE);
+    if !passthrough() {
+        if let Some(gi) = crate::loader::table().and_then(|t| t.clGetEventInfo) {
+            let mut q: cl_command_queue = std::ptr::null_mut();
+            let r = gi(
+                ev,
+                CL_EVENT_COMMAND_QUEUE,
+                std::mem::size_of::<cl_command_queue>(),
+                (&mut q as *mut cl_command_queue).cast(),
+                std::ptr::null_mut(),
+            );
+            if r == CL_SUCCESS && !q.is_null() {
+                let hidden = TABLES
+                    .queues
+                    .with(q as Key, |i| {
+                        i.app_properties & CL_QUEUE_PROFILING_ENABLE == 0
+                    })
+                    .unwrap_or(false);
+                if hidden {
+                    // what the driver says for a queue without profiling
+                    return CL_PROFILING_INFO_NOT_AVAILABLE;
+                }
+            }
+        }
+    }
+    f(ev, param, size, out, size_ret)
+}
+
+// ---------------------------------------------------------------- buffers
+
+pub unsafe fn clCreateBuffer(
+    ctx: cl_context,
+    flags: cl_mem_flags,
+    size: usize,
+    host: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m = real!(clCreateBuffer, fail_handle(errcode_ret))(ctx, flags, size, host, errcode_ret);
+    if !passthrough() && !m.is_null() {
+        TABLES.buffers.insert(
+            m as Key,
+            BufferInfo {
+                context: ctx as Key,
+                size,
+                flags,
+                host_ptr: host as usize,
+                parent: None,
+            },
+        );
+    }
+    m
+}
+
+pub unsafe fn clCreateBufferWithProperties(
+    ctx: cl_context,
+    props: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: usize,
+    host: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m = real!(clCreateBufferWithProperties, fail_handle(errcode_ret))(
+        ctx,
+        props,
+        flags,
+        size,
+        host,
+        errcode_ret,
+    );
+    if !passthrough() && !m.is_null() {
+        TABLES.buffers.insert(
+            m as Key,
+            BufferInfo {
+                context: ctx as Key,
+                size,
+                flags,
+                host_ptr: host as usize,
+                parent: None,
+            },
+        );
+    }
+    m
+}
+
+pub unsafe fn clCreateSubBuffer(
+    buf: cl_mem,
+    flags: cl_mem_flags,
+    ty: cl_buffer_create_type,
+    info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m = real!(clCreateSubBuffer, fail_handle(errcode_ret))(buf, flags, ty, info, errcode_ret);
+    if !passthrough() && !m.is_null() && ty == CL_BUFFER_CREATE_TYPE_REGION && !info.is_null() {
+        let region = &*(info as *const cl_buffer_region);
+        let ctx = TABLES.buffers.with(buf as Key, |b| b.context).unwrap_or(0);
+        TABLES.buffers.insert(
+            m as Key,
+            BufferInfo {
+                context: ctx,
+                size: region.size,
+                flags,
+                host_ptr: 0,
+                parent: Some((buf as Key, region.origin)),
+            },
+        );
+    }
+    m
+}
+
+pub unsafe fn clRetainMemObject(m: cl_mem) -> cl_int {
+    let r = real!(clRetainMemObject, crate::api::UNAVAILABLE)(m);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.buffers.retain(m as Key);
+    }
+    r
+}
+
+pub unsafe fn clReleaseMemObject(m: cl_mem) -> cl_int {
+    let r = real!(clReleaseMemObject, crate::api::UNAVAILABLE)(m);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.buffers.release(m as Key);
+    }
+    r
+}
+
+// ---------------------------------------------------------------- programs
+
+fn insert_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, hash: Arc<str>) {
+    TABLES.programs.insert(
+        p as Key,
+        ProgramInfo {
+            context: ctx as Key,
+            origin,
+            options: "".into(),
+            hash,
+        },
+    );
+}
+
+pub unsafe fn clCreateProgramWithSource(
+    ctx: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    lengths: *const usize,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = real!(clCreateProgramWithSource, fail_handle(errcode_ret))(
+        ctx,
+        count,
+        strings,
+        lengths,
+        errcode_ret,
+    );
+    if !passthrough() && !p.is_null() {
+        record("clCreateProgramWithSource", || {
+            let mut src = Vec::new();
+            for i in 0..count as usize {
+                let s = *strings.add(i);
+                if s.is_null() {
+                    continue;
+                }
+                let len = if lengths.is_null() || *lengths.add(i) == 0 {
+                    CStr::from_ptr(s).to_bytes().len()
+                } else {
+                    *lengths.add(i)
+                };
+                src.extend_from_slice(std::slice::from_raw_parts(s.cast::<u8>(), len));
+            }
+            let hash = content_hash(&[b"source", &src]);
+            let text: Arc<str> = String::from_utf8_lossy(&src).into();
+            insert_program(p, ctx, ProgramOrigin::Source(text), hash);
+        });
+    }
+    p
+}
+
+pub unsafe fn clCreateProgramWithBinary(
+    ctx: cl_context,
+    n: cl_uint,
+    devices: *const cl_device_id,
+    lengths: *const usize,
+    binaries: *mut *const u8,
+    status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = real!(clCreateProgramWithBinary, fail_handle(errcode_ret))(
+        ctx,
+        n,
+        devices,
+        lengths,
+        binaries,
+        status,
+        errcode_ret,
+    );
+    if !passthrough() && !p.is_null() {
+        record("clCreateProgramWithBinary", || {
+            let mut bins = Vec::new();
+            let mut parts: Vec<&[u8]> = vec![b"binary"];
+            for i in 0..n as usize {
+                let b: Arc<[u8]> =
+                    std::slice::from_raw_parts(*binaries.add(i), *lengths.add(i)).into();
+                bins.push((*devices.add(i) as Key, b));
+            }
+            for (_, b) in &bins {
+                parts.push(b);
+            }
+            let hash = content_hash(&parts);
+            insert_program(p, ctx, ProgramOrigin::Binary(bins), hash);
+        });
+    }
+    p
+}
+
+pub unsafe fn clCreateProgramWithIL(
+    ctx: cl_context,
+    il: *const c_void,
+    len: usize,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = real!(clCreateProgramWithIL, fail_handle(errcode_ret))(ctx, il, len, errcode_ret);
+    if !passthrough() && !p.is_null() {
+        record("clCreateProgramWithIL", || {
+            let bytes: Arc<[u8]> = std::slice::from_raw_parts(il.cast::<u8>(), len).into();
+            let hash = content_hash(&[b"il", &bytes]);
+            insert_program(p, ctx, ProgramOrigin::Il(bytes), hash);
+        });
+    }
+    p
+}
+
+unsafe fn set_options(p: cl_program, options: *const c_char) {
+    let o: Arc<str> = if options.is_null() {
+        "".into()
+    } else {
+        CStr::from_ptr(options).to_string_lossy().into()
+    };
+    TABLES.programs.with_mut(p as Key, |i| i.options = o);
+}
+
+pub unsafe fn clBuildProgram(
+    p: cl_program,
+    n: cl_uint,
+    devices: *const cl_device_id,
+    options: *const c_char,
+    notify: *mut c_void,
+    user: *mut c_void,
+) -> cl_int {
+    if !passthrough() {
+        record("clBuildProgram", || set_options(p, options));
+    }
+    real!(clBuildProgram, crate::api::UNAVAILABLE)(p, n, devices, options, notify, user)
+}
+
+pub unsafe fn clCompileProgram(
+    p: cl_program,
+    n: cl_uint,
+    devices: *const cl_device_id,
+    options: *const c_char,
+    nh: cl_uint,
+    headers: *const cl_program,
+    names: *mut *const c_char,
+    notify: *mut c_void,
+    user: *mut c_void,
+) -> cl_int {
+    if !passthrough() {
+        record("clCompileProgram", || set_options(p, options));
+    }
+    real!(clCompileProgram, crate::api::UNAVAILABLE)(
+        p, n, devices, options, nh, headers, names, notify, user,
+    )
+}
+
+pub unsafe fn clLinkProgram(
+    ctx: cl_context,
+    n: cl_uint,
+    devices: *const cl_device_id,
+    options: *const c_char,
+    ni: cl_uint,
+    inputs: *const cl_program,
+    notify: *mut c_void,
+    user: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = real!(clLinkProgram, fail_handle(errcode_ret))(
+        ctx,
+        n,
+        devices,
+        options,
+        ni,
+        inputs,
+        notify,
+        user,
+        errcode_ret,
+    );
+    if !passthrough() && !p.is_null() {
+        record("clLinkProgram", || {
+            let ins: Vec<Key> = (0..ni as usize).map(|i| *inputs.add(i) as Key).collect();
+            let hashes: Vec<Arc<str>> = ins
+                .iter()
+                .map(|k| {
+                    TABLES
+                        .programs
+                        .with(*k, |i| i.hash.clone())
+                        .unwrap_or_else(|| "?".into())
+                })
+                .collect();
+            let mut parts: Vec<&[u8]> = vec![b"link"];
+            parts.extend(hashes.iter().map(|h| h.as_bytes()));
+            let hash = content_hash(&parts);
+            insert_program(p, ctx, ProgramOrigin::Linked(ins), hash);
+            set_options(p, options);
+        });
+    }
+    p
+}
+
+pub unsafe fn clRetainProgram(p: cl_program) -> cl_int {
+    let r = real!(clRetainProgram, crate::api::UNAVAILABLE)(p);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.programs.retain(p as Key);
+    }
+    r
+}
+
+pub unsafe fn clReleaseProgram(p: cl_program) -> cl_int {
+    let r = real!(clReleaseProgram, crate::api::UNAVAILABLE)(p);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.programs.release(p as Key);
+    }
+    r
+}
+
+// ---------------------------------------------------------------- kernels
+
+unsafe fn kernel_name(k: cl_kernel) -> Arc<str> {
+    crate::loader::table()
+        .and_then(|t| t.clGetKernelInfo)
+        .and_then(|f| super::device::info_string(|n, p, s| f(k, CL_KERNEL_FUNCTION_NAME, n, p, s)))
+        .unwrap_or_else(|| "?".into())
+        .into()
+}
+
+unsafe fn kernel_program(k: cl_kernel) -> Key {
+    let Some(f) = crate::loader::table().and_then(|t| t.clGetKernelInfo) else {
+        return 0;
+    };
+    let mut p: cl_program = std::ptr::null_mut();
+    f(
+        k,
+        CL_KERNEL_PROGRAM,
+        std::mem::size_of::<cl_program>(),
+        (&mut p as *mut cl_program).cast(),
+        std::ptr::null_mut(),
+    );
+    p as Key
+}
+
+fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
+    let program_hash = TABLES
+        .programs
+        .with(program, |p| p.hash.clone())
+        .unwrap_or_else(|| "unknown".into());
+    TABLES.kernels.insert(
+        k as Key,
+        KernelInfo {
+            program,
+            name,
+            program_hash,
+            args: Vec::new(),
+        },
+    );
+}
+
+pub unsafe fn clCreateKernel(
+    p: cl_program,
+    name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    let k = real!(clCreateKernel, fail_handle(errcode_ret))(p, name, errcode_ret);
+    if !passthrough() && !k.is_null() {
+        record("clCreateKernel", || {
+            insert_kernel(k, p as Key, CStr::from_ptr(name).to_string_lossy().into())
+        });
+    }
+    k
+}
+
+pub unsafe fn clCreateKernelsInProgram(
+    p: cl_program,
+    n: cl_uint,
+    kernels: *mut cl_kernel,
+    n_ret: *mut cl_uint,
+) -> cl_int {
+    let r = real!(clCreateKernelsInProgram, crate::api::UNAVAILABLE)(p, n, kernels, n_ret);
+    if r == CL_SUCCESS && !passthrough() && !kernels.is_null() {
+        record("clCreateKernelsInProgram", || {
+            let made = if n_ret.is_null() { n } else { (*n_ret).min(n) };
+            for i in 0..made as usize {
+                let k = *kernels.add(i);
+                insert_kernel(k, p as Key, kernel_name(k));
+            }
+        });
+    }
+    r
+}
+
+pub unsafe fn clCloneKernel(src: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
+    let k = real!(clCloneKernel, fail_handle(errcode_ret))(src, errcode_ret);
+    if !passthrough() && !k.is_null() {
+        record("clCloneKernel", || match TABLES.kernels.get(src as Key) {
+            Some(info) => TABLES.kernels.insert(k as Key, info),
+            None => insert_kernel(k, kernel_program(k), kernel_name(k)),
+        });
+    }
+    k
+}
+
+pub unsafe fn clSetKernelArg(
+    k: cl_kernel,
+    index: cl_uint,
+    size: usize,
+    value: *const c_void,
+) -> cl_int {
+    let r = real!(clSetKernelArg, crate::api::UNAVAILABLE)(k, index, size, value);
+    if r == CL_SUCCESS && !passthrough() {
+        let arg = if value.is_null() {
+            KernelArg::Local(size)
+        } else {
+            KernelArg::Value(ArgBytes::copy_from(value.cast(), size))
+        };
+        let i = index as usize;
+        TABLES.kernels.with_mut(k as Key, |info| {
+            if info.args.len() <= i {
+                info.args.resize(i + 1, None);
+            }
+            info.args[i] = Some(arg);
+        });
+    }
+    r
+}
+
+pub unsafe fn clRetainKernel(k: cl_kernel) -> cl_int {
+    let r = real!(clRetainKernel, crate::api::UNAVAILABLE)(k);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.kernels.retain(k as Key);
+    }
+    r
+}
+
+pub unsafe fn clReleaseKernel(k: cl_kernel) -> cl_int {
+    let r = real!(clReleaseKernel, crate::api::UNAVAILABLE)(k);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.kernels.release(k as Key);
+    }
+    r
+}
+
+// ---------------------------------------------------------------- launches
+
+unsafe fn dims(p: *const usize, n: u32) -> Option<Vec<u64>> {
+    if p.is_null() {
+        None
+    } else {
+        Some((0..n as usize).map(|i| *p.add(i) as u64).collect())
+    }
+}
+
+unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
+    if let Some(i) = TABLES.queues.get(q as Key) {
+        return Some(i);
+    }
+    // A queue created before clprism could see it (e.g. loader-layer mode): describe it now.
+    let f = crate::loader::table()?.clGetCommandQueueInfo?;
+    let mut dev: cl_device_id = std::ptr::null_mut();
+    if f(
+        q,
+        CL_QUEUE_DEVICE,
+        std::mem::size_of::<cl_device_id>(),
+        (&mut dev as *mut cl_device_id).cast(),
+        std::ptr::null_mut(),
+    ) != CL_SUCCESS
+    {
+        return None;
+    }
+    let mut props: cl_command_queue_properties = 0;
+    f(
+        q,
+        CL_QUEUE_PROPERTIES,
+        8,
+        (&mut props as *mut u64).cast(),
+        std::ptr::null_mut(),
+    );
+    let info = QueueInfo {
+        context: queue_context(q),
+        device: dev as Key,
+        device_ref: super::device::describe(dev),
+        app_properties: props,
+        app_property_array: None,
+        profiling: props & CL_QUEUE_PROFILING_ENABLE != 0,
+    };
+    Some(info)
+}
+
+/// Event callback: reads the device timestamps and hands them to the log writer; releases
+/// clprism's reference to the event. Does nothing else.
+extern "C" fn on_complete(ev: cl_event, status: cl_int, user: *mut c_void) {
+    let _ = std::panic::catch_unwind(|| {
+        let seq = user as u64;
+        let t = crate::loader::table();
+        let mut times = None;
+        if status >= 0 {
+            if let Some(f) = t.and_then(|t| t.clGetEventProfilingInfo) {
+                let mut v = [0u64; 3];
+                let params = [
+                    CL_PROFILING_COMMAND_SUBMIT,
+                    CL_PROFILING_COMMAND_START,
+                    CL_PROFILING_COMMAND_END,
+                ];
+                let mut ok = true;
+                for (i, p) in params.iter().enumerate() {
+                    // SAFETY: cl_ulong-sized output for a completed event.
+                    ok &= unsafe {
+                        f(
+                            ev,
+                            *p,
+                            8,
+                            (&mut v[i] as *mut u64).cast(),
+                            std::ptr::null_mut(),
+                        )
+                    } == CL_SUCCESS;
+                }
+                if ok {
+                    times = Some(log::DeviceTimes {
+                        submit: v[0],
+                        start: v[1],
+                        end: v[2],
+                    });
+                }
+            }
+        }
+        log::complete(seq, status, times);
+        if let Some(rel) = t.and_then(|t| t.clReleaseEvent) {
+            // SAFETY: releases the reference clprism took at enqueue time.
+            unsafe { rel(ev) };
+        }
+    });
+}
+
+unsafe fn launch_record(
+    q: cl_command_queue,
+    k: cl_kernel,
+    work_dim: cl_uint,
+    offset: *const usize,
+    global: *const usize,
+    local: *const usize,
+) -> LaunchRecord {
+    let (name, program) = TABLES
+        .kernels
+        .with(k as Key, |i| (i.name.clone(), i.program_hash.clone()))
+        .unwrap_or_else(|| (kernel_name(k), "unknown".into()));
+    let device = queue_info(q)
+        .map(|i| (*i.device_ref).clone())
+        .unwrap_or(log::DeviceRef {
+            index: "?".into(),
+            name: "unknown".into(),
+            kind: "other".into(),
+        });
+    LaunchRecord {
+        schema: log::SCHEMA,
+        seq: log::next_seq(),
+        time_ns: log::unix_ns(),
+        pid: log::pid(),
+        thread: log::thread_id(),
+        mode: crate::config::get().mode.as_str(),
+        kernel: name,
+        program,
+        work_dim,
+        global: dims(global, work_dim).unwrap_or_default(),
+        local: dims(local, work_dim),
+        offset: dims(offset, work_dim),
+        device,
+        status: "pending",
+        error_code: None,
+        device_ns: None,
+        queued_ns: None,
+        extra: Default::default(),
+    }
+}
+
+/// Enqueues through `enqueue` (which receives the event slot to fill) and logs the launch.
+unsafe fn logged_launch(
+    mut rec: LaunchRecord,
+    event: *mut cl_event,
+    enqueue: impl FnOnce(*mut cl_event) -> cl_int,
+) -> cl_int {
+    let mut own: cl_event = std::ptr::null_mut();
+    let slot = if event.is_null() {
+        &mut own as *mut cl_event
+    } else {
+        event
+    };
+    let r = enqueue(slot);
+    if r != CL_SUCCESS {
+        rec.status = "enqueue_failed";
+        rec.error_code = Some(r);
+        log::finished(rec);
+        return r;
+    }
+    let ev = *slot;
+    let t = crate::loader::table();
+    // clprism's own reference, released by the callback
+    if !event.is_null() {
+        if let Some(retain) = t.and_then(|t| t.clRetainEvent) {
+            retain(ev);
+        }
+    }
+    let seq = rec.seq;
+    log::pending(rec);
+    let cb_ok = t
+        .and_then(|t| t.clSetEventCallback)
+        .map(|f| {
+            f(
+                ev,
+                CL_COMPLETE,
+                on_complete as *mut c_void,
+                seq as *mut c_void,
+            ) == CL_SUCCESS
+        })
+        .unwrap_or(false);
+    if !cb_ok {
+        log::complete(seq, CL_SUCCESS, None);
+        if let Some(rel) = t.and_then(|t| t.clReleaseEvent) {
+            rel(ev);
+        }
+    }
+    r
+}
+
+pub unsafe fn clEnqueueNDRangeKernel(
+    q: cl_command_queue,
+    k: cl_kernel,
+    work_dim: cl_uint,
+    offset: *const usize,
+    global: *const usize,
+    local: *const usize,
+    n_wait: cl_uint,
+    wait: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let f = real!(clEnqueueNDRangeKernel, crate::api::UNAVAILABLE);
+    if passthrough() || !(1..=3).contains(&work_dim) || global.is_null() {
+        return f(q, k, work_dim, offset, global, local, n_wait, wait, event);
+    }
+    let rec = launch_record(q, k, work_dim, offset, global, local);
+    logged_launch(rec, event, |slot| {
+        f(q, k, work_dim, offset, global, local, n_wait, wait, slot)
+    })
+}
+
+pub unsafe fn clEnqueueTask(
+    q: cl_command_queue,
+    k: cl_kernel,
+    n_wait: cl_uint,
+    wait: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let f = real!(clEnqueueTask, crate::api::UNAVAILABLE);
+    if passthrough() {
+        return f(q, k, n_wait, wait, event);
+    }
+    let one = [1usize];
+    let rec = launch_record(q, k, 1, std::ptr::null(), one.as_ptr(), one.as_ptr());
+    logged_launch(rec, event, |slot| f(q, k, n_wait, wait, slot))
+}
+
+// ---------------------------------------------------------------- extension functions
+
+pub unsafe fn clGetExtensionFunctionAddress(name: *const c_char) -> *mut c_void {
+    real!(clGetExtensionFunctionAddress, std::ptr::null_mut())(name)
+}
+
+pub unsafe fn clGetExtensionFunctionAddressForPlatform(
+    p: cl_platform_id,
+    name: *const c_char,
+) -> *mut c_void {
+    real!(
+        clGetExtensionFunctionAddressForPlatform,
+        std::ptr::null_mut()
+    )(p, name)
+}

@@ -1,0 +1,19 @@
+//! The OpenCL calls clprism needs to see (DESIGN.md §1-§2): object creation and release,
+//! `clSetKernelArg`, `clEnqueueNDRangeKernel`. Every hook forwards to the real library and
+//! records into side tables keyed by the real handles; the application's handles are never
+//! wrapped. Error codes returned are always the real driver's.
+
+pub mod device;
+pub mod hooks;
+pub mod tables;
+
+use once_cell::sync::Lazy;
+
+/// The process-wide side tables.
+pub static TABLES: Lazy<tables::Tables> = Lazy::new(tables::Tables::default);
+
+/// True when clprism only forwards (`CLPRISM_MODE=off`).
+#[inline]
+pub fn passthrough() -> bool {
+    crate::config::get().mode == crate::config::Mode::Off
+}

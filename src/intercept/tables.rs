@@ -1,0 +1,263 @@
+//! Side tables keyed by the real OpenCL handles (never wrapped). Each entry mirrors the
+//! application's reference count (create = 1, retain +1, release −1) and is removed when the
+//! application's count reaches zero, so the tables stay bounded in long runs.
+
+use opencl_sys::*;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+use crate::log::DeviceRef;
+
+/// A handle as a map key.
+pub type Key = usize;
+
+/// What clprism knows about a context.
+#[derive(Debug, Clone)]
+pub struct ContextInfo {
+    /// Devices of the context.
+    pub devices: Vec<Key>,
+}
+
+/// What clprism knows about a command queue.
+#[derive(Debug, Clone)]
+pub struct QueueInfo {
+    /// Context handle.
+    pub context: Key,
+    /// Device handle.
+    pub device: Key,
+    /// The device, as logged.
+    pub device_ref: Arc<DeviceRef>,
+    /// `CL_QUEUE_PROPERTIES` as the application asked for them.
+    pub app_properties: cl_command_queue_properties,
+    /// The property list the application passed to `clCreateCommandQueueWithProperties`
+    /// (zero-terminated, as given), for `CL_QUEUE_PROPERTIES_ARRAY`.
+    pub app_property_array: Option<Vec<cl_queue_properties>>,
+    /// Whether clprism enabled profiling (true: device times are available).
+    pub profiling: bool,
+}
+
+/// A buffer (or sub-buffer) as created by the application.
+#[derive(Debug, Clone)]
+pub struct BufferInfo {
+    /// Context handle.
+    pub context: Key,
+    /// Size, bytes.
+    pub size: usize,
+    /// `cl_mem_flags` as given.
+    pub flags: cl_mem_flags,
+    /// Host pointer as given (USE_HOST_PTR / COPY_HOST_PTR), 0 if none.
+    pub host_ptr: usize,
+    /// For sub-buffers: parent buffer and origin, bytes.
+    pub parent: Option<(Key, usize)>,
+}
+
+/// Where a program came from.
+#[derive(Debug, Clone)]
+pub enum ProgramOrigin {
+    /// `clCreateProgramWithSource`: the concatenated source text.
+    Source(Arc<str>),
+    /// `clCreateProgramWithBinary`: (device, binary) pairs.
+    Binary(Vec<(Key, Arc<[u8]>)>),
+    /// `clCreateProgramWithIL`: SPIR-V (or other IL) bytes.
+    Il(Arc<[u8]>),
+    /// `clLinkProgram`: the input programs.
+    Linked(Vec<Key>),
+    /// `clCreateProgramWithBuiltInKernels` or unknown.
+    Other,
+}
+
+/// What clprism knows about a program.
+#[derive(Debug, Clone)]
+pub struct ProgramInfo {
+    /// Context handle.
+    pub context: Key,
+    /// Source, binaries or IL.
+    pub origin: ProgramOrigin,
+    /// Options of the last `clBuildProgram` / `clCompileProgram` / `clLinkProgram`.
+    pub options: Arc<str>,
+    /// 16 hex digits: hash of the content.
+    pub hash: Arc<str>,
+}
+
+/// One kernel argument as last set by `clSetKernelArg`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KernelArg {
+    /// A value (`arg_value` non-null): its bytes. Memory objects are their handle's bytes.
+    Value(ArgBytes),
+    /// A `__local` argument (`arg_value` null): its size, bytes.
+    Local(usize),
+}
+
+/// Argument bytes, stored inline up to 16 bytes (handles and scalars) to keep
+/// `clSetKernelArg` cheap.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgBytes {
+    /// Up to 16 bytes inline: (bytes, length).
+    Inline([u8; 16], u8),
+    /// Larger values (structs).
+    Heap(Box<[u8]>),
+}
+
+impl ArgBytes {
+    /// Copies `len` bytes from `p`.
+    ///
+    /// # Safety
+    /// `p` points to `len` readable bytes.
+    pub unsafe fn copy_from(p: *const u8, len: usize) -> ArgBytes {
+        if len <= 16 {
+            let mut b = [0u8; 16];
+            std::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), len);
+            ArgBytes::Inline(b, len as u8)
+        } else {
+            ArgBytes::Heap(std::slice::from_raw_parts(p, len).into())
+        }
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            ArgBytes::Inline(b, n) => &b[..*n as usize],
+            ArgBytes::Heap(b) => b,
+        }
+    }
+}
+
+/// What clprism knows about a kernel.
+#[derive(Debug, Clone)]
+pub struct KernelInfo {
+    /// Program handle.
+    pub program: Key,
+    /// Function name.
+    pub name: Arc<str>,
+    /// Program content hash (copied from the program for the log).
+    pub program_hash: Arc<str>,
+    /// Arguments by index, as last set.
+    pub args: Vec<Option<KernelArg>>,
+}
+
+/// A reference-counted table of one object kind.
+pub struct Table<T> {
+    map: Mutex<FxHashMap<Key, (u32, T)>>,
+}
+
+impl<T: Clone> Default for Table<T> {
+    fn default() -> Self {
+        Table {
+            map: Mutex::new(FxHashMap::default()),
+        }
+    }
+}
+
+impl<T: Clone> Table<T> {
+    /// Records a new object with application reference count 1 (replacing a stale entry with
+    /// the same handle value).
+    pub fn insert(&self, k: Key, v: T) {
+        self.map.lock().insert(k, (1, v));
+    }
+    /// Application retained the object.
+    pub fn retain(&self, k: Key) {
+        if let Some(e) = self.map.lock().get_mut(&k) {
+            e.0 += 1;
+        }
+    }
+    /// Application released the object; returns the entry if this was the last reference.
+    pub fn release(&self, k: Key) -> Option<T> {
+        let mut m = self.map.lock();
+        let e = m.get_mut(&k)?;
+        e.0 = e.0.saturating_sub(1);
+        if e.0 == 0 {
+            m.remove(&k).map(|e| e.1)
+        } else {
+            None
+        }
+    }
+    /// A copy of the entry.
+    pub fn get(&self, k: Key) -> Option<T> {
+        self.map.lock().get(&k).map(|e| e.1.clone())
+    }
+    /// Runs `f` on the entry in place.
+    pub fn with_mut<R>(&self, k: Key, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.map.lock().get_mut(&k).map(|e| f(&mut e.1))
+    }
+    /// Runs `f` on the entry.
+    pub fn with<R>(&self, k: Key, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.map.lock().get(&k).map(|e| f(&e.1))
+    }
+    /// Number of live entries.
+    pub fn len(&self) -> usize {
+        self.map.lock().len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// All side tables.
+#[derive(Default)]
+pub struct Tables {
+    /// Contexts.
+    pub contexts: Table<ContextInfo>,
+    /// Command queues.
+    pub queues: Table<QueueInfo>,
+    /// Buffers and sub-buffers.
+    pub buffers: Table<BufferInfo>,
+    /// Programs.
+    pub programs: Table<ProgramInfo>,
+    /// Kernels.
+    pub kernels: Table<KernelInfo>,
+}
+
+/// 16 hex digits of the SHA-256 of `parts` (length-prefixed).
+pub fn content_hash(parts: &[&[u8]]) -> Arc<str> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    let d = h.finalize();
+    d[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refcount_mirrors_app() {
+        let t: Table<u32> = Table::default();
+        t.insert(7, 1);
+        t.retain(7);
+        assert!(t.release(7).is_none());
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.release(7), Some(1));
+        assert!(t.is_empty());
+        assert!(t.release(7).is_none());
+    }
+
+    #[test]
+    fn arg_bytes_inline_and_heap() {
+        let small = [1u8, 2, 3, 4, 5, 6, 7, 8];
+        let big = [9u8; 40];
+        let a = unsafe { ArgBytes::copy_from(small.as_ptr(), small.len()) };
+        let b = unsafe { ArgBytes::copy_from(big.as_ptr(), big.len()) };
+        assert!(matches!(a, ArgBytes::Inline(_, 8)));
+        assert_eq!(a.as_slice(), &small);
+        assert_eq!(b.as_slice(), &big[..]);
+    }
+
+    #[test]
+    fn hash_is_stable_and_content_sensitive() {
+        let a = content_hash(&[b"kernel void k(){}"]);
+        assert_eq!(a.len(), 16);
+        assert_eq!(a, content_hash(&[b"kernel void k(){}"]));
+        assert_ne!(a, content_hash(&[b"kernel void k(){ }"]));
+        assert_ne!(content_hash(&[b"ab", b"c"]), content_hash(&[b"a", b"bc"]));
+    }
+}

@@ -1,0 +1,181 @@
+//! Finds and opens the real OpenCL library (the ICD loader) and holds its function table
+//! (DESIGN.md §2).
+//!
+//! Search order: `CLPRISM_REAL_OPENCL` if set (and nothing else), else `libOpenCL.so.1` /
+//! `libOpenCL.so` in the directories of `LD_LIBRARY_PATH` and the usual system library
+//! directories. A candidate that is this library itself (same device and inode as the file
+//! `dladdr` reports for our own symbol) or another copy of clprism (it exports
+//! `clprism_identity`) is skipped. The library is opened by absolute path, never by bare name,
+//! because a bare `dlopen("libOpenCL.so.1")` can return clprism itself.
+
+use crate::api::RealTable;
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The opened real library and its resolved entry points.
+pub struct RealLibrary {
+    /// Absolute path that was opened.
+    pub path: PathBuf,
+    /// Resolved entry points.
+    pub table: RealTable,
+    _lib: libloading::Library,
+}
+
+static REAL: Lazy<Result<RealLibrary, String>> = Lazy::new(|| {
+    let r = open_real(crate::config::get().real_opencl.as_deref());
+    if let Err(e) = &r {
+        crate::config::error(&format!(
+            "cannot load the real OpenCL library: {e}; every OpenCL call will fail \
+             (set CLPRISM_REAL_OPENCL=/path/to/libOpenCL.so.1)"
+        ));
+    }
+    r
+});
+
+/// The real library, or the reason it could not be loaded (reported once on stderr).
+pub fn real() -> Result<&'static RealLibrary, &'static str> {
+    REAL.as_ref().map_err(|e| e.as_str())
+}
+
+/// The real function table, if the real library was loaded.
+#[inline]
+pub fn table() -> Option<&'static RealTable> {
+    REAL.as_ref().ok().map(|r| &r.table)
+}
+
+static REPORTED: Lazy<Mutex<HashSet<String>>> = Lazy::new(|| Mutex::new(HashSet::new()));
+
+/// Reports once per entry point that it cannot be forwarded.
+pub fn report_unavailable(name: &str) {
+    if let Ok(r) = real() {
+        if REPORTED.lock().insert(name.to_string()) {
+            crate::config::error(&format!(
+                "{name} is not provided by the real OpenCL library {}",
+                r.path.display()
+            ));
+        }
+    }
+}
+
+/// Path of the file this code was loaded from (clprism's own library or test binary).
+pub fn own_path() -> Option<PathBuf> {
+    // SAFETY: dladdr only reads loader data for an address inside this object.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        let addr = crate::api::clprism_identity as *const libc::c_void;
+        if libc::dladdr(addr, &mut info) != 0 && !info.dli_fname.is_null() {
+            let s = std::ffi::CStr::from_ptr(info.dli_fname)
+                .to_string_lossy()
+                .into_owned();
+            return std::fs::canonicalize(&s).ok().or(Some(PathBuf::from(s)));
+        }
+    }
+    None
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// System directories searched after `LD_LIBRARY_PATH`.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/lib64",
+    "/usr/lib",
+    "/usr/local/lib",
+    "/usr/local/cuda/lib64",
+    "/opt/rocm/lib",
+];
+
+/// Candidate paths for the real library, in search order.
+pub fn candidates() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    dirs.extend(SYSTEM_DIRS.iter().map(PathBuf::from));
+    let mut out = Vec::new();
+    for d in dirs {
+        for n in ["libOpenCL.so.1", "libOpenCL.so"] {
+            let p = d.join(n);
+            if p.exists() && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Opens one candidate and checks that it is a real OpenCL library and not clprism.
+///
+/// Errors: the file is clprism itself or another copy of it, cannot be opened, or exports no
+/// OpenCL entry point.
+pub fn open_candidate(path: &Path) -> Result<RealLibrary, String> {
+    if let Some(me) = own_path() {
+        if same_file(path, &me) {
+            return Err(format!("{} is clprism itself", path.display()));
+        }
+    }
+    if !path.exists() {
+        return Err(format!("{} does not exist", path.display()));
+    }
+    // SAFETY: opening a shared library runs its initialisers; an OpenCL ICD loader is expected.
+    let lib = unsafe {
+        libloading::os::unix::Library::open(
+            Some(path),
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
+        )
+    }
+    .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    // SAFETY: probing for a symbol by name.
+    if unsafe { lib.get::<*const ()>(b"clprism_identity\0") }.is_ok() {
+        return Err(format!(
+            "{} is a copy of clprism, not the real OpenCL library",
+            path.display()
+        ));
+    }
+    let lib: libloading::Library = lib.into();
+    // SAFETY: the table's prototypes are those of the Khronos headers.
+    let table = unsafe { RealTable::resolve(&lib) };
+    if table.clGetPlatformIDs.is_none() || table.resolved_count() < 10 {
+        return Err(format!("{} exports no OpenCL entry points", path.display()));
+    }
+    Ok(RealLibrary {
+        path: path.to_path_buf(),
+        table,
+        _lib: lib,
+    })
+}
+
+/// Finds and opens the real library: `explicit` only when given, else the first good candidate.
+pub fn open_real(explicit: Option<&Path>) -> Result<RealLibrary, String> {
+    if let Some(p) = explicit {
+        return open_candidate(p).map_err(|e| format!("CLPRISM_REAL_OPENCL: {e}"));
+    }
+    let mut reasons = Vec::new();
+    for c in candidates() {
+        match open_candidate(&c) {
+            Ok(r) => return Ok(r),
+            Err(e) => reasons.push(e),
+        }
+    }
+    if reasons.is_empty() {
+        Err(
+            "no libOpenCL.so.1 found on LD_LIBRARY_PATH or in the system library directories"
+                .into(),
+        )
+    } else {
+        Err(reasons.join("; "))
+    }
+}
