@@ -1,0 +1,182 @@
+//! Shared helpers of the integration tests: paths, building the C programs, running them
+//! natively and under clprism, reading logs.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The interposer library under test: `CLPRISM_TEST_LIB` or target/{release,debug}/libOpenCL.so
+/// (whichever is newer).
+pub fn lib() -> PathBuf {
+    if let Ok(p) = std::env::var("CLPRISM_TEST_LIB") {
+        return PathBuf::from(p);
+    }
+    let cands = ["target/debug/libOpenCL.so", "target/release/libOpenCL.so"];
+    let best = cands
+        .iter()
+        .map(|c| root().join(c))
+        .filter(|p| p.exists())
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok());
+    best.expect(
+        "libOpenCL.so not built: run `cargo build` before `cargo test` (scripts/test.sh does)",
+    )
+}
+
+/// Builds examples/ (and bench/) once per test process; returns examples/build.
+pub fn examples() -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(root().join("examples"))
+            .output()
+            .expect("make");
+        assert!(
+            out.status.success(),
+            "make -C examples failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+    root().join("examples/build")
+}
+
+/// Compiles one C test program from tests/c/ into target/ctests/ (once per name).
+pub fn c_program(name: &str) -> PathBuf {
+    let dir = root().join("target/ctests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(name);
+    let src = root().join(format!("tests/c/{name}.c"));
+    let stale = match (exe.metadata(), src.metadata()) {
+        (Ok(e), Ok(s)) => e.modified().unwrap() < s.modified().unwrap(),
+        _ => true,
+    };
+    if stale {
+        let tmp = dir.join(format!("{name}.{}", std::process::id()));
+        let out = Command::new("cc")
+            .args(["-O2", "-Wall", "-o"])
+            .arg(&tmp)
+            .arg(&src)
+            .args(["-lOpenCL", "-lpthread"])
+            .output()
+            .expect("cc");
+        assert!(
+            out.status.success(),
+            "compiling {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::rename(&tmp, &exe).unwrap();
+    }
+    exe
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(test: &str) -> PathBuf {
+    let d = root().join("target/test-scratch").join(test);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// PoCL devices used by the tests unless the caller sets `POCL_DEVICES`.
+pub const POCL: &str = "pthread pthread";
+
+/// How a program is run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Via {
+    /// Straight against the system loader.
+    Native,
+    /// `LD_PRELOAD=libOpenCL.so` with the given `CLPRISM_MODE`.
+    Preload(&'static str),
+}
+
+/// Runs `exe args` with `env`, via the interposer or not. Clears inherited CLPRISM_* variables.
+pub fn run(exe: &Path, args: &[&str], via: Via, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(exe);
+    c.args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CLPRISM_") && k != "CLPRISM_TEST_LIB" {
+            c.env_remove(k);
+        }
+    }
+    c.env(
+        "POCL_DEVICES",
+        std::env::var("POCL_DEVICES").unwrap_or_else(|_| POCL.into()),
+    );
+    if let Via::Preload(mode) = via {
+        c.env("LD_PRELOAD", lib()).env("CLPRISM_MODE", mode);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("spawn")
+}
+
+/// Parses a JSONL log.
+pub fn read_log(p: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(p).unwrap_or_else(|e| panic!("reading log {}: {e}", p.display()));
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l}: {e}")))
+        .collect()
+}
+
+/// The `kernels: N` count a program printed.
+pub fn launches_printed(out: &Output) -> usize {
+    let s = String::from_utf8_lossy(&out.stdout);
+    s.lines()
+        .find_map(|l| l.strip_prefix("kernels: "))
+        .unwrap_or_else(|| panic!("no 'kernels: N' line in output:\n{s}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Kernel function names declared in an OpenCL C file.
+pub fn kernel_names(cl: &Path) -> Vec<String> {
+    let src = std::fs::read_to_string(cl).unwrap();
+    let mut names = Vec::new();
+    let toks: Vec<&str> = src
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    for w in toks.windows(3) {
+        if (w[0] == "__kernel" || w[0] == "kernel") && w[1] == "void" {
+            names.push(w[2].to_string());
+        }
+    }
+    names
+}
+
+/// Asserts a process succeeded, printing its output if not.
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?})\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The example programs (all but the multi-threaded one), from examples/kernels/*.cl.
+pub fn example_names() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root().join("examples/kernels"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.path()
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .filter(|n| n != "mt_launch")
+        .collect();
+    v.sort();
+    v
+}
