@@ -1,0 +1,723 @@
+//! Discrete-event simulator of chunk scheduling on devices with given per-work-group rates
+//! (DESIGN.md §7–8): plan and compare schedulers without OpenCL, and predict a run from
+//! measured rates.
+//!
+//! Device model: each device runs its chunks in assignment order (an in-order queue). A
+//! chunk starts when it is assigned or when the device's previous chunk ends, whichever is
+//! later; it takes a fixed per-chunk overhead (launch + transfers, ns) and then its
+//! work-groups at the device's rate, which may change over time (piecewise constant, in
+//! work-groups per µs); a rate of 0 stalls the device from then on, and a blocked device
+//! never completes anything. The elapsed time reported to the scheduler is the chunk's end
+//! minus its start (overhead included, as Ω of Boyer §4.3.1 includes transfers).
+//!
+//! Metrics (Boyer ch. 4): makespan; efficiency = measured throughput / sum of the devices'
+//! throughputs when each runs the whole launch alone (§4.1.1, footnote 1), i.e. the ideal
+//! finish time where all devices finish together, 1/Σ(1/T_alone,i), divided by the makespan;
+//! idle tail = time between the first and the last participating device finishing (§4.5.3,
+//! Fig. 4.14).
+
+use super::{Action, BoyerParams, ChunkId, ChunkRecord, ChunkScheduler, Exclusion, SchedulerKind};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+
+/// A pending completion: (end time ns, sequence, device, chunk, elapsed ns).
+type Event = (u64, u64, usize, ChunkId, u64);
+
+/// A simulated device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimDevice {
+    /// Rate segments `(from_ns, work-groups per ns)`, sorted by `from_ns`, first at 0.
+    segments: Vec<(u64, f64)>,
+    /// Never completes anything (an enqueue that waits on an event that never fires, §4.5.6).
+    pub blocked: bool,
+}
+
+impl SimDevice {
+    /// Constant rate in work-groups per µs (≥ 0; 0 = never finishes computing).
+    pub fn constant(wg_per_us: f64) -> Self {
+        SimDevice {
+            segments: vec![(0, (wg_per_us / 1000.0).max(0.0))],
+            blocked: false,
+        }
+    }
+
+    /// Constant rate given as Ω, ns per work-group (> 0).
+    pub fn from_ns_per_wg(ns_per_wg: f64) -> Self {
+        let r = if ns_per_wg > 0.0 {
+            1.0 / ns_per_wg
+        } else {
+            0.0
+        };
+        SimDevice {
+            segments: vec![(0, r)],
+            blocked: false,
+        }
+    }
+
+    /// A device that never completes a chunk.
+    pub fn blocked() -> Self {
+        SimDevice {
+            segments: vec![(0, 0.0)],
+            blocked: true,
+        }
+    }
+
+    /// From `at_ns` on, the rate is `wg_per_us` work-groups per µs (0 stalls the device).
+    pub fn with_change(mut self, at_ns: u64, wg_per_us: f64) -> Self {
+        let r = (wg_per_us / 1000.0).max(0.0);
+        self.segments.retain(|&(t, _)| t != at_ns);
+        let pos = self.segments.partition_point(|&(t, _)| t < at_ns);
+        self.segments.insert(pos, (at_ns, r));
+        self
+    }
+
+    /// When a chunk of `wgs` work-groups started at `start_ns` ends: `overhead_ns` first,
+    /// then the work-groups at the piecewise rate. `None`: never (blocked or stalled).
+    pub fn finish_ns(&self, start_ns: u64, wgs: u64, overhead_ns: u64) -> Option<u64> {
+        if self.blocked {
+            return None;
+        }
+        let mut t = start_ns.saturating_add(overhead_ns) as f64;
+        let mut rem = wgs as f64;
+        if rem <= 0.0 {
+            return Some(t.ceil() as u64);
+        }
+        let n = self.segments.len();
+        for i in 0..n {
+            let end = if i + 1 < n {
+                self.segments[i + 1].0 as f64
+            } else {
+                f64::INFINITY
+            };
+            if end <= t {
+                continue;
+            }
+            let r = self.segments[i].1;
+            if r > 0.0 {
+                let cap = r * (end - t);
+                if cap >= rem {
+                    let f = t + rem / r;
+                    return if f < u64::MAX as f64 {
+                        Some(f.ceil() as u64)
+                    } else {
+                        None
+                    };
+                }
+                rem -= cap;
+            }
+            t = end;
+        }
+        None
+    }
+}
+
+/// A simulation setup.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The devices, indexed as the scheduler sees them.
+    pub devices: Vec<SimDevice>,
+    /// Work-groups along the split dimension.
+    pub total_wgs: u64,
+    /// Fixed cost of every chunk (launch + transfers), ns.
+    pub overhead_ns: u64,
+    /// Injected enqueue failures `(device, n)`: the n-th (0-based) chunk assigned to that
+    /// device fails at enqueue (reported at once through `on_chunk_failed`).
+    pub fail_enqueue: Vec<(usize, u32)>,
+    /// Safety bound on simulated events.
+    pub max_events: usize,
+}
+
+impl SimConfig {
+    /// Devices with the given work-groups/µs rates, no failures.
+    pub fn new(devices: Vec<SimDevice>, total_wgs: u64, overhead_ns: u64) -> Self {
+        SimConfig {
+            devices,
+            total_wgs,
+            overhead_ns,
+            fail_enqueue: Vec::new(),
+            max_events: 10_000_000,
+        }
+    }
+}
+
+/// Per-device outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimDeviceReport {
+    /// Work-groups in merged (completed, not abandoned) chunks.
+    pub wgs_done: u64,
+    /// Merged chunks.
+    pub chunks_done: u32,
+    /// When its last merged chunk ended (ns).
+    pub finish_ns: Option<u64>,
+    /// Whether and why the scheduler excluded it.
+    pub excluded: Option<Exclusion>,
+}
+
+/// Result of one simulated launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimReport {
+    /// Scheduler label.
+    pub scheduler: String,
+    /// Every work-group completed.
+    pub complete: bool,
+    /// Time at which the last merged chunk ended (ns), if complete.
+    pub makespan_ns: Option<u64>,
+    /// Ideal finish: 1/Σ(1/T_alone,i) (ns); `None` if no device can finish alone.
+    pub ideal_ns: Option<f64>,
+    /// ideal / makespan (Boyer §4.1.1 efficiency), if complete.
+    pub efficiency: Option<f64>,
+    /// Last minus first finishing time over devices that did merged work (ns).
+    pub idle_tail_ns: Option<u64>,
+    /// Chunks assigned (including failed and abandoned ones).
+    pub chunks_assigned: usize,
+    /// Chunks abandoned.
+    pub chunks_abandoned: usize,
+    /// Chunks whose enqueue failed.
+    pub chunks_failed: usize,
+    /// Per device.
+    pub per_device: Vec<SimDeviceReport>,
+    /// Chunks the simulated caller merged `(device, first_wg, count)`, in completion order:
+    /// derived from the actions alone, independent of the scheduler's own records.
+    pub merged: Vec<(usize, u64, u64)>,
+    /// The scheduler's records of all chunks.
+    pub chunks: Vec<ChunkRecord>,
+    /// Protocol violations seen by the simulated caller (should stay empty).
+    pub violations: Vec<String>,
+}
+
+/// Runs one launch of `kind` on `cfg`.
+///
+/// Errors: the scheduler refuses the setup (see [`ChunkScheduler::new`]), a scheduler call
+/// returns an error, or `max_events` is exceeded.
+pub fn simulate(
+    kind: &SchedulerKind,
+    params: &BoyerParams,
+    cfg: &SimConfig,
+) -> Result<SimReport, String> {
+    let n = cfg.devices.len();
+    let mut s = ChunkScheduler::new(kind, params, n, cfg.total_wgs)?;
+    // (end time, sequence, device, chunk, elapsed)
+    let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut free_at: Vec<Option<u64>> = vec![Some(0); n];
+    let mut assigned_per_dev = vec![0u32; n];
+    let mut abandoned: HashSet<ChunkId> = HashSet::new();
+    let mut reported: HashSet<ChunkId> = HashSet::new();
+    let mut ranges: Vec<Option<(usize, u64, u64)>> = Vec::new();
+    let mut merged = Vec::new();
+    let mut violations = Vec::new();
+    let mut per_dev: Vec<SimDeviceReport> = (0..n)
+        .map(|_| SimDeviceReport {
+            wgs_done: 0,
+            chunks_done: 0,
+            finish_ns: None,
+            excluded: None,
+        })
+        .collect();
+    let mut events = 0usize;
+
+    let mut pending: Vec<Action> = s.start(0);
+    let mut now = 0u64;
+    let mut poll_floor = 0u64;
+    loop {
+        // perform actions (failures feed back more actions)
+        let mut i = 0;
+        while i < pending.len() {
+            match pending[i] {
+                Action::Assign {
+                    device,
+                    chunk_id,
+                    first_wg,
+                    count,
+                } => {
+                    let id = chunk_id as usize;
+                    if ranges.len() <= id {
+                        ranges.resize(id + 1, None);
+                    }
+                    if ranges[id].is_some() {
+                        violations.push(format!("chunk {chunk_id} assigned twice"));
+                    }
+                    ranges[id] = Some((device, first_wg, count));
+                    if count == 0 {
+                        violations.push(format!("chunk {chunk_id} is empty"));
+                    }
+                    let nth = assigned_per_dev[device];
+                    assigned_per_dev[device] += 1;
+                    if cfg.fail_enqueue.contains(&(device, nth)) {
+                        let more = s.on_chunk_failed(device, chunk_id, now)?;
+                        pending.extend(more);
+                    } else {
+                        let start = free_at[device].map(|f| f.max(now));
+                        let end = start.and_then(|st| {
+                            cfg.devices[device].finish_ns(st, count, cfg.overhead_ns)
+                        });
+                        free_at[device] = end;
+                        if let (Some(st), Some(e)) = (start, end) {
+                            heap.push(Reverse((e, seq, device, chunk_id, e - st)));
+                            seq += 1;
+                        }
+                    }
+                }
+                Action::Abandon { device, chunk_id } => {
+                    if reported.contains(&chunk_id) {
+                        violations.push(format!("chunk {chunk_id} abandoned after completion"));
+                    }
+                    if ranges
+                        .get(chunk_id as usize)
+                        .copied()
+                        .flatten()
+                        .map(|r| r.0)
+                        != Some(device)
+                    {
+                        violations.push(format!("abandon of unknown chunk {chunk_id}"));
+                    }
+                    abandoned.insert(chunk_id);
+                }
+            }
+            i += 1;
+        }
+        pending.clear();
+        if s.is_complete() {
+            break;
+        }
+        events += 1;
+        if events > cfg.max_events {
+            return Err(format!("simulation exceeded {} events", cfg.max_events));
+        }
+        let next_ev = heap.peek().map(|Reverse(e)| e.0);
+        let next_poll = s.next_poll_ns().map(|t| t.max(poll_floor).max(now));
+        match (next_ev, next_poll) {
+            (None, None) => break, // nothing can happen any more
+            (ev, Some(p)) if ev.is_none_or(|e| p < e) => {
+                now = p;
+                poll_floor = p + 1;
+                pending = s.poll(now);
+            }
+            _ => {
+                let Some(Reverse((t, _, device, chunk_id, elapsed))) = heap.pop() else {
+                    break;
+                };
+                now = t;
+                if abandoned.contains(&chunk_id) {
+                    continue; // the device finished work nobody waits for any more
+                }
+                reported.insert(chunk_id);
+                if let Some(Some((_, first, count))) = ranges.get(chunk_id as usize) {
+                    merged.push((device, *first, *count));
+                    let r = &mut per_dev[device];
+                    r.wgs_done += count;
+                    r.chunks_done += 1;
+                    r.finish_ns = Some(t);
+                }
+                pending = s.on_chunk_done(device, chunk_id, now, elapsed)?;
+            }
+        }
+    }
+
+    for (d, r) in per_dev.iter_mut().enumerate() {
+        r.excluded = s.exclusion(d);
+    }
+    let complete = s.is_complete();
+    let makespan = if complete {
+        Some(
+            per_dev
+                .iter()
+                .filter_map(|r| r.finish_ns)
+                .max()
+                .unwrap_or(0),
+        )
+    } else {
+        None
+    };
+    let ideal = ideal_finish_ns(cfg);
+    let efficiency = match (makespan, ideal) {
+        (Some(m), Some(i)) if m > 0 => Some(i / m as f64),
+        _ => None,
+    };
+    let finishes: Vec<u64> = per_dev
+        .iter()
+        .filter(|r| r.chunks_done > 0 && r.excluded.is_none())
+        .filter_map(|r| r.finish_ns)
+        .collect();
+    let idle_tail = if complete && !finishes.is_empty() {
+        Some(finishes.iter().max().unwrap_or(&0) - finishes.iter().min().unwrap_or(&0))
+    } else {
+        None
+    };
+    let chunks = s.chunks().to_vec();
+    Ok(SimReport {
+        scheduler: kind.to_string(),
+        complete,
+        makespan_ns: makespan,
+        ideal_ns: ideal,
+        efficiency,
+        idle_tail_ns: idle_tail,
+        chunks_assigned: chunks.len(),
+        chunks_abandoned: chunks
+            .iter()
+            .filter(|c| c.state == super::ChunkState::Abandoned)
+            .count(),
+        chunks_failed: chunks
+            .iter()
+            .filter(|c| c.state == super::ChunkState::Failed)
+            .count(),
+        per_device: per_dev,
+        merged,
+        chunks,
+        violations,
+    })
+}
+
+/// Ideal finish time 1/Σ(1/T_alone,i) (ns), where T_alone,i is device i running all
+/// work-groups as one chunk from t = 0 (Boyer's efficiency reference, §4.1.1 footnote 1).
+/// `None` when no device can finish alone.
+pub fn ideal_finish_ns(cfg: &SimConfig) -> Option<f64> {
+    let s: f64 = cfg
+        .devices
+        .iter()
+        .filter_map(|d| d.finish_ns(0, cfg.total_wgs, cfg.overhead_ns))
+        .map(|t| 1.0 / (t.max(1) as f64))
+        .sum();
+    if s > 0.0 {
+        Some(1.0 / s)
+    } else {
+        None
+    }
+}
+
+/// Boyer's efficiency (§4.1.1, footnote 1): measured throughput divided by the sum of the
+/// devices' throughputs when executing separately, from times: `alone_ns[i]` is device i's
+/// time for the whole launch alone, `measured_ns` the balanced time.
+pub fn efficiency(measured_ns: f64, alone_ns: &[f64]) -> f64 {
+    let s: f64 = alone_ns.iter().filter(|t| **t > 0.0).map(|t| 1.0 / t).sum();
+    if measured_ns > 0.0 && s > 0.0 {
+        (1.0 / measured_ns) / s
+    } else {
+        0.0
+    }
+}
+
+/// Predicts a balanced launch from measured per-device rates: `ns_per_wg[i]` is device i's
+/// time per work-group (kernel only, ns), `overhead_ns` the fixed per-chunk cost (launch +
+/// transfers). For planning (e.g. choosing a scheduler, or devices on a remote PoCL
+/// runtime, DESIGN.md §8) before running anything.
+pub fn predict(
+    kind: &SchedulerKind,
+    params: &BoyerParams,
+    ns_per_wg: &[f64],
+    overhead_ns: u64,
+    total_wgs: u64,
+) -> Result<SimReport, String> {
+    let devices = ns_per_wg
+        .iter()
+        .map(|&x| SimDevice::from_ns_per_wg(x))
+        .collect();
+    simulate(
+        kind,
+        params,
+        &SimConfig::new(devices, total_wgs, overhead_ns),
+    )
+}
+
+/// The schedulers `--scheduler all` compares for devices with initial rates `rates`
+/// (work-groups/µs): boyer; static with fractions proportional to the rates (the best static
+/// partition when rates stay fixed); CSS with Boyer's best two-device chunk of 21% (§4.5.1)
+/// scaled by 2/N; GSS; TSS; single on the fastest device.
+pub fn comparison_set(rates: &[f64]) -> Vec<SchedulerKind> {
+    let n = rates.len().max(1);
+    let css = (0.21 * 2.0 / n as f64).min(1.0);
+    let fastest = rates
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|x| x.0)
+        .unwrap_or(0);
+    let fr: Vec<f64> = if rates.iter().any(|&r| r > 0.0) {
+        rates.to_vec()
+    } else {
+        vec![1.0; n]
+    };
+    vec![
+        SchedulerKind::Boyer,
+        SchedulerKind::Static(fr),
+        SchedulerKind::Css(css),
+        SchedulerKind::Gss { min_frac: 0.0 },
+        SchedulerKind::Tss { last_frac: 0.0 },
+        SchedulerKind::Single(fastest),
+    ]
+}
+
+fn fmt_ms(ns: Option<u64>) -> String {
+    ns.map(|x| format!("{:.3}", x as f64 / 1e6))
+        .unwrap_or_else(|| "never".into())
+}
+
+/// Formats reports as a table (one row per scheduler).
+pub fn format_table(reports: &[SimReport]) -> String {
+    let mut s = format!(
+        "{:<28} {:>12} {:>10} {:>10} {:>12} {:>7} {:>7} {:>9}\n",
+        "scheduler",
+        "makespan_ms",
+        "ideal_ms",
+        "efficiency",
+        "idle_tail_ms",
+        "chunks",
+        "aband.",
+        "excluded"
+    );
+    for r in reports {
+        let mut label = r.scheduler.clone();
+        if label.len() > 28 {
+            label.truncate(25);
+            label.push_str("...");
+        }
+        let tail = match (r.idle_tail_ns, r.makespan_ns) {
+            (Some(t), Some(m)) if m > 0 => {
+                format!("{} ({:.1}%)", fmt_ms(Some(t)), 100.0 * t as f64 / m as f64)
+            }
+            _ => "-".into(),
+        };
+        let excl: Vec<String> = r
+            .per_device
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.excluded.is_some())
+            .map(|(i, _)| i.to_string())
+            .collect();
+        s.push_str(&format!(
+            "{:<28} {:>12} {:>10} {:>10} {:>12} {:>7} {:>7} {:>9}\n",
+            label,
+            fmt_ms(r.makespan_ns),
+            r.ideal_ns
+                .map(|x| format!("{:.3}", x / 1e6))
+                .unwrap_or_else(|| "-".into()),
+            r.efficiency
+                .map(|e| format!("{:.4}", e))
+                .unwrap_or_else(|| "-".into()),
+            tail,
+            r.chunks_assigned,
+            r.chunks_abandoned,
+            if excl.is_empty() {
+                "-".into()
+            } else {
+                excl.join(",")
+            },
+        ));
+    }
+    s
+}
+
+const USAGE: &str =
+    "usage: clprism simulate [--devices N] [--rates r1,r2,...] [--wgs W] [--overhead-ns X]
+                        [--scheduler boyer|static:f,..|css:f|gss|tss|single[:i]|all]
+                        [--block i[,j..]] [--change dev:at_ns:rate]... [--fail dev:n]...
+                        [--boyer beta=..,delta=..,gamma=..,overdue=..] [--chunks]
+  rates are work-groups per microsecond (one value = the same for every device);
+  --block: device never completes; --change: rate from at_ns on (0 stalls it);
+  --fail dev:n: the n-th (0-based) chunk enqueue on dev fails.
+  Efficiency = ideal finish (all devices finish together; 1/sum(1/T_alone)) / makespan
+  (Boyer ch.4 footnote 1); idle tail = last minus first device finishing.";
+
+fn parse_num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("{what}: '{s}' is not a valid number"))
+}
+
+struct Cli {
+    cfg: SimConfig,
+    kinds: Vec<SchedulerKind>,
+    params: BoyerParams,
+    show_chunks: bool,
+}
+
+fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
+    let mut devices: Option<usize> = None;
+    let mut rates: Option<Vec<f64>> = None;
+    let mut wgs: u64 = 100_000;
+    let mut overhead: u64 = 20_000;
+    let mut sched = "all".to_string();
+    let mut blocks: Vec<usize> = Vec::new();
+    let mut changes: Vec<(usize, u64, f64)> = Vec::new();
+    let mut fails: Vec<(usize, u32)> = Vec::new();
+    let mut params = BoyerParams::default();
+    let mut show_chunks = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (key, inline) = match a.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => (k.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut val = || -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().cloned().ok_or(format!("{key} needs a value")),
+            }
+        };
+        match key.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--devices" => devices = Some(parse_num("--devices", &val()?)?),
+            "--rates" => {
+                rates = Some(
+                    val()?
+                        .split(',')
+                        .map(|x| parse_num::<f64>("--rates", x))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            "--wgs" => wgs = parse_num("--wgs", &val()?)?,
+            "--overhead-ns" => overhead = parse_num("--overhead-ns", &val()?)?,
+            "--scheduler" => sched = val()?,
+            "--block" => {
+                for x in val()?.split(',') {
+                    blocks.push(parse_num("--block", x)?);
+                }
+            }
+            "--change" => {
+                let v = val()?;
+                let p: Vec<&str> = v.split(':').collect();
+                if p.len() != 3 {
+                    return Err(format!("--change '{v}': expected dev:at_ns:rate"));
+                }
+                changes.push((
+                    parse_num("--change device", p[0])?,
+                    parse_num("--change at_ns", p[1])?,
+                    parse_num("--change rate", p[2])?,
+                ));
+            }
+            "--fail" => {
+                let v = val()?;
+                let (d, k) = v
+                    .split_once(':')
+                    .ok_or(format!("--fail '{v}': expected dev:n"))?;
+                fails.push((parse_num("--fail device", d)?, parse_num("--fail n", k)?));
+            }
+            "--boyer" => params = super::parse_boyer_params(&val()?)?,
+            "--chunks" => show_chunks = true,
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    let n = devices.or(rates.as_ref().map(|r| r.len())).unwrap_or(2);
+    if n == 0 {
+        return Err("--devices must be at least 1".into());
+    }
+    let rates = match rates {
+        None => vec![1.0; n],
+        Some(r) if r.len() == 1 => vec![r[0]; n],
+        Some(r) if r.len() == n => r,
+        Some(r) => return Err(format!("--rates has {} values for {n} devices", r.len())),
+    };
+    if rates
+        .iter()
+        .any(|&r| r.is_nan() || r < 0.0 || !r.is_finite())
+    {
+        return Err("--rates must be finite and >= 0".into());
+    }
+    let mut devs: Vec<SimDevice> = rates.iter().map(|&r| SimDevice::constant(r)).collect();
+    for &(d, at, r) in &changes {
+        let dev = devs.get_mut(d).ok_or(format!("--change: no device {d}"))?;
+        *dev = dev.clone().with_change(at, r);
+    }
+    for &b in &blocks {
+        let dev = devs.get_mut(b).ok_or(format!("--block: no device {b}"))?;
+        dev.blocked = true;
+    }
+    for &(d, _) in &fails {
+        if d >= n {
+            return Err(format!("--fail: no device {d}"));
+        }
+    }
+    let kinds = if sched.trim().eq_ignore_ascii_case("all") {
+        comparison_set(&rates)
+    } else {
+        let k = super::parse_scheduler(&sched)?;
+        if k == SchedulerKind::Best {
+            // the projected-best device, here: the fastest by initial rate
+            let fastest = rates
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map(|x| x.0)
+                .unwrap_or(0);
+            vec![SchedulerKind::Single(fastest)]
+        } else {
+            vec![k]
+        }
+    };
+    let mut cfg = SimConfig::new(devs, wgs, overhead);
+    cfg.fail_enqueue = fails;
+    Ok(Some(Cli {
+        cfg,
+        kinds,
+        params,
+        show_chunks,
+    }))
+}
+
+/// `clprism simulate ...` (arguments after `simulate`): prints a comparison table to
+/// stdout. Returns the process exit status: 0 ok, 2 usage error, 1 simulation error.
+pub fn simulate_main(args: &[String]) -> i32 {
+    let cli = match parse_cli(args) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            println!("{USAGE}");
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("clprism simulate: {e}\n{USAGE}");
+            return 2;
+        }
+    };
+    let c = &cli.cfg;
+    println!(
+        "devices={} wgs={} overhead_ns={} beta={} delta={} gamma={}",
+        c.devices.len(),
+        c.total_wgs,
+        c.overhead_ns,
+        cli.params.beta,
+        cli.params.delta,
+        cli.params.gamma
+    );
+    let mut reports = Vec::new();
+    let mut status = 0;
+    for k in &cli.kinds {
+        match simulate(k, &cli.params, c) {
+            Ok(r) => reports.push(r),
+            Err(e) => {
+                eprintln!("clprism simulate: {k}: {e}");
+                status = 1;
+            }
+        }
+    }
+    print!("{}", format_table(&reports));
+    if cli.show_chunks {
+        for r in &reports {
+            println!(
+                "\n{}: chunks (id device first_wg count assigned_ms end_ms state)",
+                r.scheduler
+            );
+            for ch in &r.chunks {
+                println!(
+                    "  {:>4} {:>4} {:>10} {:>9} {:>10.3} {:>10} {:?}",
+                    ch.id,
+                    ch.device,
+                    ch.first_wg,
+                    ch.count,
+                    ch.assigned_ns as f64 / 1e6,
+                    fmt_ms(ch.end_ns),
+                    ch.state
+                );
+            }
+        }
+    }
+    for r in &reports {
+        if !r.violations.is_empty() {
+            eprintln!(
+                "clprism simulate: {}: protocol violations: {:?}",
+                r.scheduler, r.violations
+            );
+            status = 1;
+        }
+    }
+    status
+}
