@@ -18,6 +18,8 @@ struct Entry {
     ret: String,
     params: Vec<String>,
     intercept: bool,
+    /// Index of an argument naming a buffer the command writes (`writes:N`).
+    writes: Option<usize>,
 }
 
 /// Splits a C parameter list at top-level commas.
@@ -134,6 +136,9 @@ fn main() {
             ret: f[2].into(),
             params,
             intercept: f[4] == "intercept",
+            writes: f[4]
+                .strip_prefix("writes:")
+                .map(|n| n.parse().expect("writes:N")),
         });
     }
 
@@ -225,6 +230,9 @@ fn main() {
             )
             .unwrap();
         } else {
+            if let Some(n) = e.writes {
+                writeln!(rs, "    crate::intercept::wrote_buffer(a{n} as usize);").unwrap();
+            }
             writeln!(rs, "    match crate::loader::table().and_then(|t| t.{}) {{\n        Some(f) => f({}),\n        None => {{ crate::api::unavailable(\"{}\"); {} }}\n    }}", e.name, args.join(", "), e.name, fail).unwrap();
         }
         rs.push_str("}\n\n");

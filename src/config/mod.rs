@@ -34,7 +34,7 @@ impl Mode {
 
 /// Modes this build implements; a requested mode outside this list falls back to `log` with
 /// one warning.
-pub const IMPLEMENTED_MODES: &[Mode] = &[Mode::Off, Mode::Log];
+pub const IMPLEMENTED_MODES: &[Mode] = &[Mode::Off, Mode::Log, Mode::Balance];
 
 /// Where the end-of-run summary goes (`CLPRISM_SUMMARY`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,6 +187,17 @@ pub fn get() -> &'static Config {
 /// Prints one `clprism: warning:` line on stderr.
 pub fn warn(msg: &str) {
     eprintln_safe(&format!("clprism: warning: {msg}"));
+}
+
+static ONCE_KEYS: Lazy<parking_lot::Mutex<std::collections::HashSet<String>>> =
+    Lazy::new(Default::default);
+
+/// Prints a warning only the first time `key` is seen in this process (repeated fallbacks of
+/// one kernel, one bad variable).
+pub fn warn_once_per(msg: &str, key: &str) {
+    if ONCE_KEYS.lock().insert(key.to_string()) {
+        warn(msg);
+    }
 }
 
 /// Prints one `clprism: error:` line on stderr.

@@ -1,2 +1,235 @@
-//! Multi-device execution for balance mode (DESIGN.md §7): shadow contexts, replicas,
-//! chunk launches and merging.
+//! Multi-device execution for balance mode (DESIGN.md §7; Boyer ch. 4): each intercepted
+//! `clEnqueueNDRangeKernel` is split into chunks of whole work-groups along the
+//! slowest-varying dimension and run on every participating device, with byte-identical
+//! results.
+//!
+//! Ordering (a deliberate change from DESIGN.md §7): the balanced launch runs synchronously in
+//! the enqueuing thread. The hook enqueues a barrier on the application's queue (its wait list
+//! and every earlier command) and waits for it; then this module takes the pre-launch contents
+//! of the buffers, brings the per-device replicas up to date, runs the chunks as the scheduler
+//! (`sched`) assigns them, and merges what each device wrote into the app's buffer
+//! (diff-merge against the pre-launch contents). The app gets a marker event enqueued after
+//! that. The design's asynchronous variant (an end marker gated by a user event) is not used
+//! because PoCL 3.1 lets later commands pass a user-event-gated barrier whenever a `basic`
+//! device is configured, which would hand the app stale data. Chunk completions arrive
+//! through event callbacks into a channel; callbacks do nothing else. Launches are serialised
+//! by one lock.
+
+pub mod cl;
+pub mod devices;
+mod launch;
+pub mod program;
+
+use crate::intercept::tables::{KernelArg, Key, ProgramInfo};
+use crate::log::LaunchRecord;
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use devices::Device;
+use once_cell::sync::{Lazy, OnceCell};
+use opencl_sys::*;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use std::ffi::c_void;
+
+/// One intercepted launch handed to the worker.
+pub struct Job {
+    /// The pending log record.
+    pub rec: LaunchRecord,
+    /// The application's queue, context and device (queue retained by clprism).
+    pub app_queue: cl_command_queue,
+    /// Context of the application's queue.
+    pub app_context: cl_context,
+    /// Device of the application's queue.
+    pub app_device: cl_device_id,
+    /// The application's program (retained by clprism) and what clprism knows of it.
+    pub app_program: cl_program,
+    /// Recorded program origin and options.
+    pub program: ProgramInfo,
+    /// Kernel function name.
+    pub kernel: String,
+    /// Argument values as set at enqueue time.
+    pub args: Vec<KernelArg>,
+    /// NDRange dimensions.
+    pub work_dim: u32,
+    /// Global size, offset and local size (work-items) in 3 dimensions.
+    pub global: [usize; 3],
+    /// Global offset (work-items).
+    pub offset: [usize; 3],
+    /// Local size (work-items); chosen by clprism when the app gave none.
+    pub local: [usize; 3],
+    /// Whether the app passed a local size.
+    pub local_given: bool,
+    /// Epoch of each buffer argument when the app enqueued the launch (later app writes bump
+    /// the live epoch and must not be mistaken for data this launch uploaded).
+    pub epochs: FxHashMap<Key, u64>,
+}
+
+// SAFETY: OpenCL handles are thread-safe.
+unsafe impl Send for Job {}
+
+/// A chunk completion reported by an event callback.
+pub(crate) struct ChunkDone {
+    pub launch: u64,
+    pub chunk: u64,
+    /// Index among the launch's participating devices.
+    pub device: usize,
+    /// Index in [`Engine::devices`].
+    pub global_device: usize,
+    pub status: cl_int,
+    pub device_ns: Option<u64>,
+}
+
+/// The balance engine: participating devices, caches and the chunk-completion channel.
+pub struct Engine {
+    /// Participating devices.
+    pub devices: Vec<Device>,
+    state: Mutex<launch::WorkerState>,
+    done_tx: Sender<ChunkDone>,
+    done_rx: Receiver<ChunkDone>,
+}
+
+/// A balanced launch that completed.
+pub struct Balanced {
+    /// Time from the first chunk's enqueue to the last chunk's completion, ns.
+    pub makespan_ns: u64,
+    /// The `schedule` log record.
+    pub schedule: serde_json::Value,
+}
+
+/// Runs a launch balanced across the engine's devices, synchronously. `Err(reason)`: nothing
+/// of the app's data was changed and the caller runs the launch natively.
+pub fn run(job: &Job) -> Result<Balanced, String> {
+    let e = engine().map_err(|e| format!("balance engine unavailable: {e}"))?;
+    let mut st = e.state.lock();
+    st.run(e, job)
+}
+
+static ENGINE: OnceCell<Result<Engine, String>> = OnceCell::new();
+
+/// Buffer epochs: bumped whenever the application writes a buffer, so replicas know they are
+/// stale. Absent = epoch 1.
+static EPOCHS: Lazy<Mutex<FxHashMap<Key, u64>>> = Lazy::new(Default::default);
+
+/// The application wrote buffer `m` (any command other than a balanced launch): every
+/// replica of it is stale.
+pub fn invalidate(m: Key) {
+    let mut e = EPOCHS.lock();
+    *e.entry(m).or_insert(1) += 1;
+}
+
+/// Current epoch of buffer `m`.
+pub fn epoch(m: Key) -> u64 {
+    EPOCHS.lock().get(&m).copied().unwrap_or(1)
+}
+
+/// The application released buffer `m` for the last time: drop its replicas.
+pub fn forget(m: Key) {
+    EPOCHS.lock().remove(&m);
+    if let Some(Ok(e)) = ENGINE.get() {
+        e.state.lock().forget(m);
+    }
+}
+
+/// The engine, started on first use. Errors (no usable device) are reported once.
+pub fn engine() -> Result<&'static Engine, &'static str> {
+    ENGINE
+        .get_or_init(|| {
+            let cfg = crate::config::get();
+            let sel = match cfg.devices.as_deref().map(devices::parse_selection) {
+                None => devices::DeviceSelection::Gpu,
+                Some(Ok(s)) => s,
+                Some(Err(e)) => {
+                    crate::config::warn(&crate::config::malformed(
+                        "CLPRISM_DEVICES",
+                        cfg.devices.as_deref().unwrap_or(""),
+                        &format!("all|gpu|cpu|P:D,... ({e})"),
+                        "gpu",
+                    ));
+                    devices::DeviceSelection::Gpu
+                }
+            };
+            let fault = std::env::var("CLPRISM_FAULT")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .and_then(|s| match devices::parse_fault(&s) {
+                    Ok(f) => Some(f),
+                    Err(e) => {
+                        crate::config::warn(&format!("CLPRISM_FAULT: {e}; no fault injected"));
+                        None
+                    }
+                });
+            let devs = devices::open(&sel, fault).map_err(|e| {
+                crate::config::error(&format!(
+                    "balance mode unavailable: {e}; launches run natively"
+                ));
+                e
+            })?;
+            let (done_tx, done_rx) = unbounded();
+            // SAFETY: plain extern "C" function, tied to this DSO by glibc.
+            unsafe { libc::atexit(release_faults) };
+            Ok(Engine {
+                devices: devs,
+                state: Mutex::new(Default::default()),
+                done_tx,
+                done_rx,
+            })
+        })
+        .as_ref()
+        .map_err(|e| e.as_str())
+}
+
+extern "C" fn release_faults() {
+    // Let a device blocked by fault injection drain, so the driver can shut down.
+    if let Some(Ok(e)) = ENGINE.get() {
+        for d in &e.devices {
+            if let Some(ev) = d.block_event {
+                // SAFETY: clprism's own user event.
+                unsafe {
+                    let _ = cl::set_user_event(ev, -1);
+                }
+            }
+        }
+    }
+}
+
+/// Tag passed to a chunk's event callback.
+struct ChunkTag {
+    launch: u64,
+    chunk: u64,
+    device: usize,
+    global_device: usize,
+}
+
+/// Chunk event callback: reads the kernel's device time and posts the completion.
+extern "C" fn chunk_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: `user` is the Box<ChunkTag> leaked at enqueue time, reclaimed exactly once.
+        let tag = unsafe { Box::from_raw(user as *mut ChunkTag) };
+        let mut device_ns = None;
+        if status >= 0 {
+            if let Some(f) = crate::loader::table().and_then(|t| t.clGetEventProfilingInfo) {
+                // SAFETY: cl_ulong outputs of a completed event.
+                unsafe {
+                    let s: Option<u64> =
+                        cl::info(|n, p, r| f(ev, CL_PROFILING_COMMAND_START, n, p, r));
+                    let e: Option<u64> =
+                        cl::info(|n, p, r| f(ev, CL_PROFILING_COMMAND_END, n, p, r));
+                    if let (Some(s), Some(e)) = (s, e) {
+                        device_ns = Some(e.saturating_sub(s));
+                    }
+                }
+            }
+        }
+        if let Some(Ok(e)) = ENGINE.get() {
+            let _ = e.done_tx.send(ChunkDone {
+                launch: tag.launch,
+                chunk: tag.chunk,
+                device: tag.device,
+                global_device: tag.global_device,
+                status,
+                device_ns,
+            });
+        }
+        // SAFETY: the callback owns the chunk's event.
+        unsafe { cl::release_event(ev) };
+    });
+}

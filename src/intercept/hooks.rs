@@ -476,8 +476,8 @@ pub unsafe fn clRetainMemObject(m: cl_mem) -> cl_int {
 
 pub unsafe fn clReleaseMemObject(m: cl_mem) -> cl_int {
     let r = real!(clReleaseMemObject, crate::api::UNAVAILABLE)(m);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.buffers.release(m as Key);
+    if r == CL_SUCCESS && !passthrough() && TABLES.buffers.release(m as Key).is_some() {
+        crate::exec::forget(m as Key);
     }
     r
 }
@@ -905,7 +905,7 @@ extern "C" fn on_complete(ev: cl_event, status: cl_int, user: *mut c_void) {
     });
 }
 
-unsafe fn launch_record(
+pub(crate) unsafe fn launch_record(
     q: cl_command_queue,
     k: cl_kernel,
     work_dim: cl_uint,
@@ -1010,7 +1010,18 @@ pub unsafe fn clEnqueueNDRangeKernel(
     if passthrough() || !(1..=3).contains(&work_dim) || global.is_null() {
         return f(q, k, work_dim, offset, global, local, n_wait, wait, event);
     }
-    let rec = launch_record(q, k, work_dim, offset, global, local);
+    let mut rec = launch_record(q, k, work_dim, offset, global, local);
+    if crate::config::get().mode == crate::config::Mode::Balance {
+        match super::balance::try_balance(
+            q, k, work_dim, offset, global, local, n_wait, wait, event, &rec,
+        ) {
+            Ok(code) => return code,
+            Err(reason) => {
+                rec.extra.insert("schedule".into(), serde_json::json!({"merge": "none", "fallback": reason, "devices": [], "chunks": []}));
+                super::balance::invalidate_args(k);
+            }
+        }
+    }
     logged_launch(rec, event, |slot| {
         f(q, k, work_dim, offset, global, local, n_wait, wait, slot)
     })

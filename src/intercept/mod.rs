@@ -3,6 +3,7 @@
 //! records into side tables keyed by the real handles; the application's handles are never
 //! wrapped. Error codes returned are always the real driver's.
 
+pub mod balance;
 pub mod device;
 pub mod hooks;
 pub mod tables;
@@ -16,4 +17,17 @@ pub static TABLES: Lazy<tables::Tables> = Lazy::new(tables::Tables::default);
 #[inline]
 pub fn passthrough() -> bool {
     crate::config::get().mode == crate::config::Mode::Off
+}
+
+/// An application command writes buffer `m` (generated stubs of the `writes:N` entry points):
+/// in balance mode its replicas become stale, and so do its parent's or sub-buffers'.
+#[inline]
+pub fn wrote_buffer(m: tables::Key) {
+    if crate::config::get().mode != crate::config::Mode::Balance {
+        return;
+    }
+    crate::exec::invalidate(m);
+    if let Some(Some((parent, _))) = TABLES.buffers.with(m, |b| b.parent) {
+        crate::exec::invalidate(parent);
+    }
 }

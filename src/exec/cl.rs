@@ -1,0 +1,400 @@
+//! Thin wrappers over the real library's function table for clprism's own OpenCL work
+//! (shadow contexts, replicas, chunk launches, merges). They go straight to the real table,
+//! never through clprism's exported symbols, so they are neither intercepted nor logged.
+//! Every wrapper returns the driver's error code on failure.
+
+#![allow(clippy::missing_safety_doc)]
+
+use crate::api::RealTable;
+use opencl_sys::*;
+use std::ffi::{c_void, CString};
+
+/// A driver error: the failing call and its code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClError {
+    /// Name of the OpenCL call.
+    pub call: &'static str,
+    /// The driver's error code.
+    pub code: cl_int,
+}
+
+impl std::fmt::Display for ClError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} returned {}", self.call, self.code)
+    }
+}
+
+/// Result of a real OpenCL call.
+pub type ClResult<T> = Result<T, ClError>;
+
+/// The real function table (exec runs only after the real library loaded).
+pub fn rt() -> ClResult<&'static RealTable> {
+    crate::loader::table().ok_or(ClError {
+        call: "loader",
+        code: CL_INVALID_OPERATION,
+    })
+}
+
+macro_rules! f {
+    ($name:ident) => {
+        rt()?.$name.ok_or(ClError {
+            call: stringify!($name),
+            code: CL_INVALID_OPERATION,
+        })?
+    };
+}
+
+fn check(call: &'static str, code: cl_int) -> ClResult<()> {
+    if code == CL_SUCCESS {
+        Ok(())
+    } else {
+        Err(ClError { call, code })
+    }
+}
+
+/// A context holding exactly `dev`.
+pub unsafe fn create_context(dev: cl_device_id) -> ClResult<cl_context> {
+    let mut e = 0;
+    let c = f!(clCreateContext)(
+        std::ptr::null(),
+        1,
+        &dev,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        &mut e,
+    );
+    check("clCreateContext", e).map(|_| c)
+}
+
+/// An in-order queue with profiling.
+pub unsafe fn create_queue(ctx: cl_context, dev: cl_device_id) -> ClResult<cl_command_queue> {
+    let mut e = 0;
+    let q = f!(clCreateCommandQueue)(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &mut e);
+    check("clCreateCommandQueue", e).map(|_| q)
+}
+
+/// A buffer of `size` bytes.
+pub unsafe fn create_buffer(ctx: cl_context, size: usize) -> ClResult<cl_mem> {
+    let mut e = 0;
+    let m = f!(clCreateBuffer)(
+        ctx,
+        CL_MEM_READ_WRITE,
+        size.max(1),
+        std::ptr::null_mut(),
+        &mut e,
+    );
+    check("clCreateBuffer", e).map(|_| m)
+}
+
+/// Builds `source` for `dev` with `options`; on failure returns the build log in the error.
+pub unsafe fn build_source(
+    ctx: cl_context,
+    dev: cl_device_id,
+    source: &str,
+    options: &str,
+) -> Result<cl_program, String> {
+    let t = rt().map_err(|e| e.to_string())?;
+    let cs = CString::new(source).map_err(|_| "source contains NUL".to_string())?;
+    let mut e = 0;
+    let mut p = cs.as_ptr();
+    let prog = (t
+        .clCreateProgramWithSource
+        .ok_or("no clCreateProgramWithSource")?)(
+        ctx, 1, &mut p, std::ptr::null(), &mut e
+    );
+    if e != CL_SUCCESS {
+        return Err(format!("clCreateProgramWithSource returned {e}"));
+    }
+    finish_build(prog, dev, options)
+}
+
+/// Builds a program from a device binary (same device model) for `dev`.
+pub unsafe fn build_binary(
+    ctx: cl_context,
+    dev: cl_device_id,
+    bin: &[u8],
+    options: &str,
+) -> Result<cl_program, String> {
+    let t = rt().map_err(|e| e.to_string())?;
+    let mut e = 0;
+    let mut st = 0;
+    let len = bin.len();
+    let mut ptr = bin.as_ptr();
+    let prog = (t
+        .clCreateProgramWithBinary
+        .ok_or("no clCreateProgramWithBinary")?)(
+        ctx, 1, &dev, &len, &mut ptr, &mut st, &mut e
+    );
+    if e != CL_SUCCESS {
+        return Err(format!("clCreateProgramWithBinary returned {e}"));
+    }
+    finish_build(prog, dev, options)
+}
+
+unsafe fn finish_build(
+    prog: cl_program,
+    dev: cl_device_id,
+    options: &str,
+) -> Result<cl_program, String> {
+    let t = rt().map_err(|e| e.to_string())?;
+    let co = CString::new(options).unwrap_or_default();
+    let r = (t.clBuildProgram.ok_or("no clBuildProgram")?)(
+        prog,
+        1,
+        &dev,
+        co.as_ptr(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    if r != CL_SUCCESS {
+        let log = t
+            .clGetProgramBuildInfo
+            .and_then(|f| {
+                crate::intercept::device::info_string(|n, p, s| {
+                    f(prog, dev, CL_PROGRAM_BUILD_LOG, n, p, s)
+                })
+            })
+            .unwrap_or_default();
+        release_program(prog);
+        return Err(format!("clBuildProgram returned {r}: {}", log.trim()));
+    }
+    Ok(prog)
+}
+
+/// A kernel of `prog`.
+pub unsafe fn create_kernel(prog: cl_program, name: &str) -> ClResult<cl_kernel> {
+    let cn = CString::new(name).unwrap_or_default();
+    let mut e = 0;
+    let k = f!(clCreateKernel)(prog, cn.as_ptr(), &mut e);
+    check("clCreateKernel", e).map(|_| k)
+}
+
+/// Sets one kernel argument (`value` null for `__local`).
+pub unsafe fn set_arg(k: cl_kernel, i: u32, size: usize, value: *const c_void) -> ClResult<()> {
+    check("clSetKernelArg", f!(clSetKernelArg)(k, i, size, value))
+}
+
+/// Enqueues an NDRange with explicit offset/global/local, returning its event.
+pub unsafe fn enqueue_ndrange(
+    q: cl_command_queue,
+    k: cl_kernel,
+    dim: u32,
+    off: &[usize],
+    g: &[usize],
+    l: &[usize],
+    wait: &[cl_event],
+) -> ClResult<cl_event> {
+    let mut ev = std::ptr::null_mut();
+    let wp = if wait.is_empty() {
+        std::ptr::null()
+    } else {
+        wait.as_ptr()
+    };
+    let r = f!(clEnqueueNDRangeKernel)(
+        q,
+        k,
+        dim,
+        off.as_ptr(),
+        g.as_ptr(),
+        l.as_ptr(),
+        wait.len() as u32,
+        wp,
+        &mut ev,
+    );
+    check("clEnqueueNDRangeKernel", r).map(|_| ev)
+}
+
+/// Reads `dst.len()` bytes at `offset` of `m` (blocking).
+pub unsafe fn read(q: cl_command_queue, m: cl_mem, offset: usize, dst: &mut [u8]) -> ClResult<()> {
+    if dst.is_empty() {
+        return Ok(());
+    }
+    check(
+        "clEnqueueReadBuffer",
+        f!(clEnqueueReadBuffer)(
+            q,
+            m,
+            CL_TRUE,
+            offset,
+            dst.len(),
+            dst.as_mut_ptr().cast(),
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        ),
+    )
+}
+
+/// Writes `src` at `offset` of `m`; blocking when `blocking`.
+pub unsafe fn write(
+    q: cl_command_queue,
+    m: cl_mem,
+    offset: usize,
+    src: &[u8],
+    blocking: bool,
+) -> ClResult<()> {
+    if src.is_empty() {
+        return Ok(());
+    }
+    let b = if blocking { CL_TRUE } else { CL_FALSE };
+    check(
+        "clEnqueueWriteBuffer",
+        f!(clEnqueueWriteBuffer)(
+            q,
+            m,
+            b,
+            offset,
+            src.len(),
+            src.as_ptr().cast(),
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        ),
+    )
+}
+
+/// A marker on `q` waiting for `wait` (all earlier commands when empty).
+pub unsafe fn marker(q: cl_command_queue, wait: &[cl_event]) -> ClResult<cl_event> {
+    let mut ev = std::ptr::null_mut();
+    let wp = if wait.is_empty() {
+        std::ptr::null()
+    } else {
+        wait.as_ptr()
+    };
+    check(
+        "clEnqueueMarkerWithWaitList",
+        f!(clEnqueueMarkerWithWaitList)(q, wait.len() as u32, wp, &mut ev),
+    )
+    .map(|_| ev)
+}
+
+/// A barrier on `q` waiting for `wait` and every earlier command; later commands wait for it.
+pub unsafe fn barrier(q: cl_command_queue, wait: &[cl_event]) -> ClResult<cl_event> {
+    let mut ev = std::ptr::null_mut();
+    let wp = if wait.is_empty() {
+        std::ptr::null()
+    } else {
+        wait.as_ptr()
+    };
+    check(
+        "clEnqueueBarrierWithWaitList",
+        f!(clEnqueueBarrierWithWaitList)(q, wait.len() as u32, wp, &mut ev),
+    )
+    .map(|_| ev)
+}
+
+/// A user event in `ctx`.
+pub unsafe fn user_event(ctx: cl_context) -> ClResult<cl_event> {
+    let mut e = 0;
+    let ev = f!(clCreateUserEvent)(ctx, &mut e);
+    check("clCreateUserEvent", e).map(|_| ev)
+}
+
+/// Sets a user event's status (`CL_COMPLETE` or a negative error).
+pub unsafe fn set_user_event(ev: cl_event, status: cl_int) -> ClResult<()> {
+    check("clSetUserEventStatus", f!(clSetUserEventStatus)(ev, status))
+}
+
+/// Waits for events.
+pub unsafe fn wait(evs: &[cl_event]) -> ClResult<()> {
+    if evs.is_empty() {
+        return Ok(());
+    }
+    check(
+        "clWaitForEvents",
+        f!(clWaitForEvents)(evs.len() as u32, evs.as_ptr()),
+    )
+}
+
+/// Registers a completion callback.
+pub unsafe fn on_complete(
+    ev: cl_event,
+    cb: extern "C" fn(cl_event, cl_int, *mut c_void),
+    user: *mut c_void,
+) -> ClResult<()> {
+    check(
+        "clSetEventCallback",
+        f!(clSetEventCallback)(ev, CL_COMPLETE, cb as *mut c_void, user),
+    )
+}
+
+/// Flushes a queue.
+pub unsafe fn flush(q: cl_command_queue) -> ClResult<()> {
+    check("clFlush", f!(clFlush)(q))
+}
+
+/// Waits for a queue to drain.
+pub unsafe fn finish(q: cl_command_queue) -> ClResult<()> {
+    check("clFinish", f!(clFinish)(q))
+}
+
+/// Releases an event (errors ignored).
+pub unsafe fn release_event(ev: cl_event) {
+    if let Ok(t) = rt() {
+        if let (Some(f), false) = (t.clReleaseEvent, ev.is_null()) {
+            f(ev);
+        }
+    }
+}
+
+/// Releases a memory object (errors ignored).
+pub unsafe fn release_mem(m: cl_mem) {
+    if let Ok(t) = rt() {
+        if let (Some(f), false) = (t.clReleaseMemObject, m.is_null()) {
+            f(m);
+        }
+    }
+}
+
+/// Releases a program (errors ignored).
+pub unsafe fn release_program(p: cl_program) {
+    if let Ok(t) = rt() {
+        if let (Some(f), false) = (t.clReleaseProgram, p.is_null()) {
+            f(p);
+        }
+    }
+}
+
+/// Releases a kernel (errors ignored).
+pub unsafe fn release_kernel(k: cl_kernel) {
+    if let Ok(t) = rt() {
+        if let (Some(f), false) = (t.clReleaseKernel, k.is_null()) {
+            f(k);
+        }
+    }
+}
+
+/// A fixed-size info value (`T` plain data).
+pub unsafe fn info<T: Copy + Default>(
+    f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int,
+) -> Option<T> {
+    let mut v = T::default();
+    (f(
+        std::mem::size_of::<T>(),
+        (&mut v as *mut T).cast(),
+        std::ptr::null_mut(),
+    ) == CL_SUCCESS)
+        .then_some(v)
+}
+
+/// The device of a queue.
+pub unsafe fn queue_device(q: cl_command_queue) -> ClResult<cl_device_id> {
+    let g = f!(clGetCommandQueueInfo);
+    info::<usize>(|n, p, s| g(q, CL_QUEUE_DEVICE, n, p, s))
+        .map(|d| d as cl_device_id)
+        .ok_or(ClError {
+            call: "clGetCommandQueueInfo",
+            code: CL_INVALID_COMMAND_QUEUE,
+        })
+}
+
+/// The context of a queue.
+pub unsafe fn queue_context(q: cl_command_queue) -> ClResult<cl_context> {
+    let g = f!(clGetCommandQueueInfo);
+    info::<usize>(|n, p, s| g(q, CL_QUEUE_CONTEXT, n, p, s))
+        .map(|d| d as cl_context)
+        .ok_or(ClError {
+            call: "clGetCommandQueueInfo",
+            code: CL_INVALID_COMMAND_QUEUE,
+        })
+}

@@ -1,0 +1,232 @@
+//! The devices that take part in balance mode (`CLPRISM_DEVICES`), each with its own
+//! clprism-owned context and in-order profiling queue (devices may sit on different
+//! platforms).
+
+use super::cl::{self, ClResult};
+use crate::intercept::device::{describe, enumerate};
+use opencl_sys::*;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Which devices take part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSelection {
+    /// Every device of every platform.
+    All,
+    /// GPUs only (falls back to all when there is none).
+    Gpu,
+    /// CPUs only.
+    Cpu,
+    /// An explicit list of `(platform, device)` indices.
+    List(Vec<(usize, usize)>),
+}
+
+/// Parses `CLPRISM_DEVICES`: `all`, `gpu`, `cpu` or `P:D[,P:D...]`.
+///
+/// Errors: a malformed list item, with the item named.
+pub fn parse_selection(s: &str) -> Result<DeviceSelection, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "all" => Ok(DeviceSelection::All),
+        "gpu" => Ok(DeviceSelection::Gpu),
+        "cpu" => Ok(DeviceSelection::Cpu),
+        other => {
+            let mut v = Vec::new();
+            for item in other.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                let (p, d) = item
+                    .split_once(':')
+                    .ok_or_else(|| format!("'{item}' is not P:D"))?;
+                let p = p
+                    .parse()
+                    .map_err(|_| format!("'{item}': bad platform index"))?;
+                let d = d
+                    .parse()
+                    .map_err(|_| format!("'{item}': bad device index"))?;
+                if !v.contains(&(p, d)) {
+                    v.push((p, d));
+                }
+            }
+            if v.is_empty() {
+                return Err("empty device list".into());
+            }
+            Ok(DeviceSelection::List(v))
+        }
+    }
+}
+
+/// One participating device.
+pub struct Device {
+    /// `platform:device`.
+    pub index: String,
+    /// `CL_DEVICE_NAME`.
+    pub name: String,
+    /// `gpu` / `cpu` / ...
+    pub kind: String,
+    /// The real device handle.
+    pub id: cl_device_id,
+    /// clprism's context holding only this device.
+    pub context: cl_context,
+    /// clprism's in-order profiling queue.
+    pub queue: cl_command_queue,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_wg: usize,
+    /// Chunks still running from abandoned (straggler) work: the device is skipped by new
+    /// launches until they drain, so nothing queues behind a hung kernel.
+    pub stale_chunks: AtomicU32,
+    /// Fault injection (`CLPRISM_FAULT=fail:I`): enqueues on this device fail.
+    pub inject_fail: bool,
+    /// Fault injection (`CLPRISM_FAULT=block:I`): a user event that never completes gates
+    /// every chunk on this device.
+    pub block_event: Option<cl_event>,
+    /// Set once the device produced a driver error; it no longer takes part.
+    pub broken: AtomicBool,
+}
+
+// SAFETY: OpenCL handles are thread-safe (OpenCL 1.1+ API thread safety).
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+
+impl Device {
+    /// Whether new launches may use this device.
+    pub fn available(&self) -> bool {
+        self.stale_chunks.load(Ordering::Acquire) == 0 && !self.broken.load(Ordering::Acquire)
+    }
+}
+
+/// Test-only fault injection, `CLPRISM_FAULT=block:I` or `fail:I` (I = index among the
+/// participating devices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Device I never completes a chunk (gated by a user event).
+    Block(usize),
+    /// Every enqueue on device I fails.
+    Fail(usize),
+}
+
+/// Parses `CLPRISM_FAULT`.
+pub fn parse_fault(s: &str) -> Result<Fault, String> {
+    let (k, i) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not block:I or fail:I"))?;
+    let i = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}': bad device index"))?;
+    match k.trim() {
+        "block" => Ok(Fault::Block(i)),
+        "fail" => Ok(Fault::Fail(i)),
+        _ => Err(format!("'{s}' is not block:I or fail:I")),
+    }
+}
+
+/// Opens the selected devices. Errors when none can be opened.
+pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, String> {
+    let all = enumerate();
+    let kind_of = |d: cl_device_id| describe(d).kind.clone();
+    let chosen: Vec<(usize, usize, cl_device_id)> = match sel {
+        DeviceSelection::All => all.clone(),
+        DeviceSelection::Cpu => all
+            .iter()
+            .copied()
+            .filter(|x| kind_of(x.2) == "cpu")
+            .collect(),
+        DeviceSelection::Gpu => {
+            let g: Vec<_> = all
+                .iter()
+                .copied()
+                .filter(|x| kind_of(x.2) == "gpu")
+                .collect();
+            if g.is_empty() {
+                all.clone()
+            } else {
+                g
+            }
+        }
+        DeviceSelection::List(l) => {
+            let mut v = Vec::new();
+            for (p, d) in l {
+                match all.iter().find(|x| x.0 == *p && x.1 == *d) {
+                    Some(x) => v.push(*x),
+                    None => {
+                        crate::config::warn(&format!("CLPRISM_DEVICES: no device {p}:{d}; skipped"))
+                    }
+                }
+            }
+            v
+        }
+    };
+    let mut out = Vec::new();
+    for (i, (p, d, id)) in chosen.into_iter().enumerate() {
+        let r = DeviceRefOpen::open(id);
+        match r {
+            Ok((context, queue)) => {
+                let t = cl::rt().map_err(|e| e.to_string())?;
+                let max_wg = t
+                    .clGetDeviceInfo
+                    // SAFETY: usize-sized query on a real device.
+                    .and_then(|f| unsafe {
+                        cl::info::<usize>(|n, pp, s| f(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, n, pp, s))
+                    })
+                    .unwrap_or(1);
+                let block_event = match fault {
+                    // SAFETY: a user event in clprism's own context.
+                    Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
+                    _ => None,
+                };
+                let r = describe(id);
+                out.push(Device {
+                    index: format!("{p}:{d}"),
+                    name: r.name.clone(),
+                    kind: r.kind.clone(),
+                    id,
+                    context,
+                    queue,
+                    max_wg,
+                    stale_chunks: AtomicU32::new(0),
+                    inject_fail: fault == Some(Fault::Fail(i)),
+                    block_event,
+                    broken: AtomicBool::new(false),
+                });
+            }
+            Err(e) => crate::config::warn(&format!("balance: device {p}:{d} cannot be used: {e}")),
+        }
+    }
+    if out.is_empty() {
+        return Err("no usable device for balance mode".into());
+    }
+    Ok(out)
+}
+
+struct DeviceRefOpen;
+impl DeviceRefOpen {
+    fn open(id: cl_device_id) -> ClResult<(cl_context, cl_command_queue)> {
+        // SAFETY: creating clprism-owned objects on a real device handle.
+        unsafe {
+            let c = cl::create_context(id)?;
+            let q = cl::create_queue(c, id)?;
+            Ok((c, q))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_parsing() {
+        assert_eq!(parse_selection("GPU"), Ok(DeviceSelection::Gpu));
+        assert_eq!(
+            parse_selection("0:1, 1:0,0:1"),
+            Ok(DeviceSelection::List(vec![(0, 1), (1, 0)]))
+        );
+        assert!(parse_selection("0-1").unwrap_err().contains("0-1"));
+        assert!(parse_selection("x:1").is_err());
+        assert!(parse_selection(",").is_err());
+    }
+
+    #[test]
+    fn fault_parsing() {
+        assert_eq!(parse_fault("block:1"), Ok(Fault::Block(1)));
+        assert_eq!(parse_fault("fail:0"), Ok(Fault::Fail(0)));
+        assert!(parse_fault("hang:0").is_err());
+    }
+}

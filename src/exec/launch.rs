@@ -1,0 +1,802 @@
+//! One balanced launch, run on the worker thread: replicas, chunks, merge (DESIGN.md §7).
+
+use super::cl::{self, ClError};
+use super::devices::Device;
+use super::program::{self, ArgKind};
+use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
+use crate::intercept::tables::{KernelArg, Key, ProgramOrigin};
+use crate::intercept::TABLES;
+use crate::sched::{self, Action, ChunkScheduler, SchedState, SchedulerKind};
+use crossbeam_channel::Receiver;
+use opencl_sys::*;
+use rustc_hash::FxHashMap;
+use serde_json::{json, Value};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
+
+/// A program/kernel built on one device.
+struct Built {
+    _program: cl_program,
+    kernel: cl_kernel,
+    kinds: Vec<ArgKind>,
+}
+
+/// A device's copy of one application buffer.
+struct Replica {
+    mem: cl_mem,
+    /// Application epoch the replica holds; 0 = nothing valid.
+    epoch: u64,
+    size: usize,
+}
+
+/// Worker-owned caches.
+#[derive(Default)]
+pub(super) struct WorkerState {
+    /// (variant key, kernel name) → per device build (None: failed on that device).
+    kernels: FxHashMap<(String, String), Vec<Option<Built>>>,
+    /// (app buffer, device) → replica.
+    replicas: FxHashMap<(Key, usize), Replica>,
+    /// (app context, app device) → clprism's queue there.
+    home: FxHashMap<(Key, Key), cl_command_queue>,
+    /// kernel name → measured ns per work-group per device (for the `best` scheduler).
+    measured: FxHashMap<String, Vec<Option<f64>>>,
+}
+
+// SAFETY: OpenCL handles are thread-safe; the state is only used under the engine's lock.
+unsafe impl Send for WorkerState {}
+
+/// What happened to a launch, for the `schedule` record.
+struct Outcome {
+    makespan_ns: u64,
+    schedule: Value,
+}
+
+impl WorkerState {
+    pub(super) fn forget(&mut self, m: Key) {
+        let keys: Vec<_> = self.replicas.keys().filter(|k| k.0 == m).copied().collect();
+        for k in keys {
+            if let Some(r) = self.replicas.remove(&k) {
+                // SAFETY: clprism's own replica.
+                unsafe { cl::release_mem(r.mem) };
+            }
+        }
+    }
+
+    fn home_queue(
+        &mut self,
+        ctx: cl_context,
+        dev: cl_device_id,
+    ) -> Result<cl_command_queue, ClError> {
+        if let Some(q) = self.home.get(&(ctx as Key, dev as Key)) {
+            return Ok(*q);
+        }
+        // SAFETY: a clprism-owned queue in the application's context.
+        let q = unsafe { cl::create_queue(ctx, dev)? };
+        self.home.insert((ctx as Key, dev as Key), q);
+        Ok(q)
+    }
+
+    /// Runs one balanced launch (the app's start barrier has completed).
+    pub(super) fn run(&mut self, engine: &Engine, job: &Job) -> Result<super::Balanced, String> {
+        let t0 = Instant::now();
+        let o = self.balanced(engine, &engine.done_rx, job, t0)?;
+        let mut schedule = o.schedule;
+        schedule["wall_ns"] = json!(t0.elapsed().as_nanos() as u64);
+        Ok(super::Balanced {
+            makespan_ns: o.makespan_ns,
+            schedule,
+        })
+    }
+
+    fn build(&mut self, engine: &Engine, job: &Job) -> Result<(String, Vec<usize>), String> {
+        let source = match &job.program.origin {
+            ProgramOrigin::Source(s) => s.clone(),
+            ProgramOrigin::Binary(_) => {
+                return Err(
+                    "program created from a binary: NDRange queries cannot be rewritten".into(),
+                )
+            }
+            ProgramOrigin::Il(_) => {
+                return Err("program created from IL: NDRange queries cannot be rewritten".into())
+            }
+            _ => return Err("program origin unknown to clprism (linked or built-in)".into()),
+        };
+        if let Some(r) = program::unsplittable_reason(&source) {
+            return Err(r.into());
+        }
+        let (variant, text) = if program::uses_range_queries(&source) {
+            let g = job.global.map(|x| x as u64);
+            let o = job.offset.map(|x| x as u64);
+            (
+                format!("{}|{}|{g:?}|{o:?}", job.program.hash, job.program.options),
+                program::variant_source(&source, g, o),
+            )
+        } else {
+            (
+                format!("{}|{}", job.program.hash, job.program.options),
+                source.to_string(),
+            )
+        };
+        let key = (variant.clone(), job.kernel.clone());
+        if !self.kernels.contains_key(&key) {
+            let options = format!("{} -cl-kernel-arg-info", job.program.options);
+            let mut per_dev = Vec::new();
+            for d in &engine.devices {
+                // SAFETY: building on clprism's own context.
+                let b = unsafe {
+                    cl::build_source(d.context, d.id, &text, &options).and_then(|p| {
+                        match cl::create_kernel(p, &job.kernel) {
+                            Ok(k) => match program::arg_kinds(k) {
+                                Ok(kinds) => Ok(Built {
+                                    _program: p,
+                                    kernel: k,
+                                    kinds,
+                                }),
+                                Err(e) => {
+                                    cl::release_kernel(k);
+                                    cl::release_program(p);
+                                    Err(e)
+                                }
+                            },
+                            Err(e) => {
+                                cl::release_program(p);
+                                Err(e.to_string())
+                            }
+                        }
+                    })
+                };
+                match b {
+                    Ok(b) => per_dev.push(Some(b)),
+                    Err(e) => {
+                        crate::config::warn(&format!(
+                            "balance: building {} for {} failed: {e}",
+                            job.kernel, d.name
+                        ));
+                        per_dev.push(None);
+                    }
+                }
+            }
+            self.kernels.insert(key.clone(), per_dev);
+        }
+        let builds = &self.kernels[&key];
+        let usable: Vec<usize> = (0..engine.devices.len())
+            .filter(|i| builds[*i].is_some() && engine.devices[*i].available())
+            .collect();
+        if usable.is_empty() {
+            return Err("no device could build the kernel or all are busy".into());
+        }
+        Ok((variant, usable))
+    }
+
+    fn balanced(
+        &mut self,
+        engine: &Engine,
+        done_rx: &Receiver<ChunkDone>,
+        job: &Job,
+        t0: Instant,
+    ) -> Result<Outcome, String> {
+        let (variant, mut devs) = self.build(engine, job)?;
+        let key = (variant, job.kernel.clone());
+        let kinds = self.kernels[&key][devs[0]]
+            .as_ref()
+            .map(|b| b.kinds.clone())
+            .unwrap_or_default();
+        if kinds.len() != job.args.len() {
+            return Err(format!(
+                "kernel has {} arguments, {} were set",
+                kinds.len(),
+                job.args.len()
+            ));
+        }
+        // classify buffer arguments
+        struct BufArg {
+            index: usize,
+            mem: Key,
+            size: usize,
+            written: bool,
+            always_stale: bool,
+        }
+        let mut bufs: Vec<BufArg> = Vec::new();
+        for (i, (kind, a)) in kinds.iter().zip(&job.args).enumerate() {
+            match kind {
+                ArgKind::Opaque => {
+                    return Err(format!("argument {i} is an image, sampler, pipe or queue"))
+                }
+                ArgKind::Global { .. } | ArgKind::Constant => {
+                    let Some(m) = buffer_of(a) else {
+                        if matches!(a, KernelArg::Value(b) if b.as_slice().iter().all(|x| *x == 0))
+                        {
+                            continue; // NULL buffer argument
+                        }
+                        return Err(format!("argument {i} is not a buffer clprism knows"));
+                    };
+                    let info = TABLES
+                        .buffers
+                        .get(m)
+                        .ok_or(format!("argument {i}: unknown buffer"))?;
+                    if info.parent.is_some() {
+                        return Err(format!("argument {i} is a sub-buffer"));
+                    }
+                    let written = matches!(kind, ArgKind::Global { writable: true })
+                        && info.flags & CL_MEM_READ_ONLY == 0;
+                    if let Some(b) = bufs.iter_mut().find(|b| b.mem == m) {
+                        b.written |= written;
+                        continue;
+                    }
+                    bufs.push(BufArg {
+                        index: i,
+                        mem: m,
+                        size: info.size,
+                        written,
+                        always_stale: info.flags & CL_MEM_USE_HOST_PTR != 0,
+                    });
+                }
+                _ => {}
+            }
+        }
+        // shape: split along the slowest-varying dimension with more than one work-group
+        let dim = job.work_dim as usize;
+        let groups: Vec<usize> = (0..dim).map(|d| job.global[d] / job.local[d]).collect();
+        let split = (0..dim).rev().find(|d| groups[*d] > 1).unwrap_or(0);
+        let units = groups[split] as u64;
+        let wgs_per_unit: u64 = groups
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| *d != split)
+            .map(|(_, g)| *g as u64)
+            .product();
+
+        // scheduler
+        let cfg = crate::config::get();
+        let mut kind = match cfg.scheduler.as_deref().map(sched::parse::parse_scheduler) {
+            None => SchedulerKind::Boyer,
+            Some(Ok(k)) => k,
+            Some(Err(e)) => {
+                crate::config::warn_once_per(
+                    &crate::config::malformed(
+                        "CLPRISM_SCHEDULER",
+                        cfg.scheduler.as_deref().unwrap_or(""),
+                        &e,
+                        "boyer",
+                    ),
+                    "CLPRISM_SCHEDULER",
+                );
+                SchedulerKind::Boyer
+            }
+        };
+        let boyer = match cfg.boyer.as_deref().map(sched::parse::parse_boyer_params) {
+            None => Default::default(),
+            Some(Ok(p)) => p,
+            Some(Err(e)) => {
+                crate::config::warn_once_per(
+                    &crate::config::malformed(
+                        "CLPRISM_BOYER",
+                        cfg.boyer.as_deref().unwrap_or(""),
+                        &e,
+                        "the paper's values",
+                    ),
+                    "CLPRISM_BOYER",
+                );
+                Default::default()
+            }
+        };
+        if let SchedulerKind::Static(f) = &kind {
+            if f.len() != devs.len() {
+                crate::config::warn_once_per(&format!("CLPRISM_SCHEDULER: static partition has {} fractions for {} devices; using boyer", f.len(), devs.len()), "static-len");
+                kind = SchedulerKind::Boyer;
+            }
+        }
+        if let SchedulerKind::Single(i) = kind {
+            if i >= devs.len() {
+                return Err(format!("single:{i} but only {} devices", devs.len()));
+            }
+        }
+        if kind == SchedulerKind::Best {
+            let m = self
+                .measured
+                .entry(job.kernel.clone())
+                .or_insert_with(|| vec![None; engine.devices.len()]);
+            let pick = devs
+                .iter()
+                .position(|d| m[*d].is_none())
+                .unwrap_or_else(|| {
+                    (0..devs.len())
+                        .min_by(|a, b| {
+                            m[devs[*a]]
+                                .partial_cmp(&m[devs[*b]])
+                                .unwrap_or(std::cmp::Ordering::Equal)
+                        })
+                        .unwrap_or(0)
+                });
+            kind = SchedulerKind::Single(pick);
+        }
+        let mut sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
+
+        // 2. pre-launch contents and replicas
+        let home = self
+            .home_queue(job.app_context, job.app_device)
+            .map_err(|e| e.to_string())?;
+        let mut snapshots: Vec<Option<Vec<u8>>> = Vec::new();
+        let mut upload_markers: Vec<cl_event> = Vec::new();
+        for b in &bufs {
+            let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+            let stale = b.always_stale
+                || b.written
+                || devs.iter().any(|d| {
+                    self.replicas
+                        .get(&(b.mem, *d))
+                        .map(|r| r.epoch != epoch)
+                        .unwrap_or(true)
+                });
+            if stale {
+                let mut v = vec![0u8; b.size];
+                // SAFETY: reading the app's (retained) buffer on clprism's queue.
+                unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
+                    .map_err(|e| format!("reading the app's buffer: {e}"))?;
+                snapshots.push(Some(v));
+            } else {
+                snapshots.push(None);
+            }
+        }
+        let mut dropped = Vec::new();
+        for &d in &devs {
+            let dev = &engine.devices[d];
+            let r = (|| -> Result<(), ClError> {
+                for (b, snap) in bufs.iter().zip(&snapshots) {
+                    let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+                    let rep = match self.replicas.get_mut(&(b.mem, d)) {
+                        Some(r) if r.size == b.size => r,
+                        _ => {
+                            // SAFETY: clprism-owned buffer in the device's context.
+                            let mem = unsafe { cl::create_buffer(dev.context, b.size)? };
+                            self.replicas.insert(
+                                (b.mem, d),
+                                Replica {
+                                    mem,
+                                    epoch: 0,
+                                    size: b.size,
+                                },
+                            );
+                            self.replicas.get_mut(&(b.mem, d)).unwrap()
+                        }
+                    };
+                    if rep.epoch != epoch || b.written || b.always_stale {
+                        if let Some(s) = snap {
+                            // SAFETY: the snapshot outlives the transfer (upload markers are
+                            // waited for before it is dropped).
+                            unsafe { cl::write(dev.queue, rep.mem, 0, s, false)? };
+                        }
+                        rep.epoch = if b.written { 0 } else { epoch };
+                    }
+                }
+                // SAFETY: clprism's queue.
+                unsafe {
+                    upload_markers.push(cl::marker(dev.queue, &[])?);
+                    let built = self.kernels[&key][d].as_ref().unwrap();
+                    for (i, a) in job.args.iter().enumerate() {
+                        match a {
+                            KernelArg::Local(n) => {
+                                cl::set_arg(built.kernel, i as u32, *n, std::ptr::null())?
+                            }
+                            KernelArg::Value(v) => {
+                                if let Some(m) =
+                                    buffer_of(a).filter(|m| bufs.iter().any(|b| b.mem == *m))
+                                {
+                                    let rep = self.replicas[&(m, d)].mem;
+                                    cl::set_arg(
+                                        built.kernel,
+                                        i as u32,
+                                        std::mem::size_of::<cl_mem>(),
+                                        (&rep as *const cl_mem).cast(),
+                                    )?;
+                                } else {
+                                    cl::set_arg(
+                                        built.kernel,
+                                        i as u32,
+                                        v.as_slice().len(),
+                                        v.as_slice().as_ptr().cast(),
+                                    )?;
+                                }
+                            }
+                        }
+                    }
+                    cl::flush(dev.queue)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                crate::config::warn(&format!(
+                    "balance: device {} dropped from this launch: {e}",
+                    dev.name
+                ));
+                dropped.push(d);
+            }
+        }
+        if !dropped.is_empty() {
+            devs.retain(|d| !dropped.contains(d));
+            if devs.is_empty() {
+                wait_release(&upload_markers);
+                return Err("every device failed while preparing the launch".into());
+            }
+            sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
+        }
+
+        // 3. chunks
+        let launch_id = NEXT_LAUNCH.fetch_add(1, Ordering::Relaxed);
+        let now = |t0: Instant| t0.elapsed().as_nanos() as u64;
+        let mut chunk_log: FxHashMap<u64, Value> = FxHashMap::default();
+        let mut enqueued_at: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut actions = sched.start(now(t0));
+        let deadline_free = Duration::from_millis(20);
+        loop {
+            for a in std::mem::take(&mut actions) {
+                match a {
+                    Action::Assign {
+                        device,
+                        chunk_id,
+                        first_wg,
+                        count,
+                    } => {
+                        let d = devs[device];
+                        let dev = &engine.devices[d];
+                        let built = self.kernels[&key][d].as_ref().unwrap();
+                        let mut off = job.offset;
+                        let mut glob = job.global;
+                        off[split] = job.offset[split] + first_wg as usize * job.local[split];
+                        glob[split] = count as usize * job.local[split];
+                        let t_enq = now(t0);
+                        let tag = ChunkTag {
+                            launch: launch_id,
+                            chunk: chunk_id,
+                            device,
+                            global_device: d,
+                        };
+                        let r = enqueue_chunk(
+                            dev,
+                            built.kernel,
+                            dim,
+                            &off[..dim],
+                            &glob[..dim],
+                            &job.local[..dim],
+                            tag,
+                        );
+                        chunk_log.insert(chunk_id, json!({"device": device, "first_wg": first_wg, "count": count, "work_groups": count * wgs_per_unit, "enqueue_ns": t_enq}));
+                        enqueued_at.insert(chunk_id, t_enq);
+                        if let Err(e) = r {
+                            crate::config::warn(&format!(
+                                "balance: chunk enqueue on {} failed ({e}); its work is reassigned",
+                                dev.name
+                            ));
+                            chunk_log.get_mut(&chunk_id).unwrap()["failed"] = json!(e.code);
+                            actions.extend(sched.on_chunk_failed(device, chunk_id, now(t0))?);
+                        }
+                    }
+                    Action::Abandon { device, chunk_id } => {
+                        let d = devs[device];
+                        engine.devices[d]
+                            .stale_chunks
+                            .fetch_add(1, Ordering::AcqRel);
+                        if let Some(c) = chunk_log.get_mut(&chunk_id) {
+                            c["abandoned"] = json!(true);
+                        }
+                    }
+                }
+            }
+            match sched.state() {
+                SchedState::Complete => break,
+                SchedState::Stuck => {
+                    wait_release(&upload_markers);
+                    return Err(
+                        "every device failed or stalled; the scheduler could not finish".into(),
+                    );
+                }
+                SchedState::Running => {}
+            }
+            if !actions.is_empty() {
+                continue;
+            }
+            let wait = sched
+                .next_poll_ns()
+                .map(|p| Duration::from_nanos(p.saturating_sub(now(t0))))
+                .unwrap_or(deadline_free)
+                .clamp(Duration::from_micros(50), deadline_free);
+            match done_rx.recv_timeout(wait) {
+                Ok(done) => {
+                    if done.launch != launch_id {
+                        // a late chunk of an earlier launch: an abandoned straggler draining
+                        if let Some(d) = engine.devices.get(done.global_device) {
+                            d.stale_chunks.fetch_sub(1, Ordering::AcqRel);
+                        }
+                        continue;
+                    }
+                    let t = now(t0);
+                    let elapsed =
+                        t.saturating_sub(enqueued_at.get(&done.chunk).copied().unwrap_or(0));
+                    if let Some(c) = chunk_log.get_mut(&done.chunk) {
+                        c["end_ns"] = json!(t);
+                        if let Some(dn) = done.device_ns {
+                            c["device_ns"] = json!(dn);
+                            c["start_ns"] = json!(t.saturating_sub(dn));
+                        }
+                    }
+                    let is_abandoned = chunk_log
+                        .get(&done.chunk)
+                        .map(|c| c["abandoned"] == json!(true))
+                        .unwrap_or(false);
+                    if is_abandoned {
+                        engine.devices[devs[done.device]]
+                            .stale_chunks
+                            .fetch_sub(1, Ordering::AcqRel);
+                    }
+                    if done.status < 0 {
+                        if !is_abandoned {
+                            actions.extend(sched.on_chunk_failed(done.device, done.chunk, t)?);
+                        }
+                    } else {
+                        actions.extend(sched.on_chunk_done(done.device, done.chunk, t, elapsed)?);
+                    }
+                }
+                Err(_) => actions.extend(sched.poll(now(t0))),
+            }
+        }
+        let makespan = now(t0);
+
+        // 4. merge: take from each device the bytes it changed
+        let done_chunks = sched.completed_chunks();
+        let mut per_dev_wgs = vec![0u64; devs.len()];
+        let mut finish = vec![None::<u64>; devs.len()];
+        for c in &done_chunks {
+            per_dev_wgs[c.device] += c.count;
+            let end = chunk_log
+                .get(&c.id)
+                .and_then(|v| v["end_ns"].as_u64())
+                .unwrap_or(0);
+            finish[c.device] = Some(finish[c.device].map_or(end, |f: u64| f.max(end)));
+        }
+        let mut merged_bytes = 0u64;
+        let mut results: Vec<(Key, Vec<u8>)> = Vec::new();
+        for (b, snap) in bufs.iter().zip(&snapshots) {
+            if !b.written {
+                continue;
+            }
+            let base = snap.as_ref().expect("written buffers are always read");
+            let contributors: Vec<usize> =
+                (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
+            let mut result = base.clone();
+            let mut owner: Vec<u8> = if contributors.len() > 1 {
+                vec![u8::MAX; base.len()]
+            } else {
+                Vec::new()
+            };
+            for &i in &contributors {
+                let d = devs[i];
+                let mut got = vec![0u8; b.size];
+                // SAFETY: blocking read on clprism's in-order queue, after the device's chunks.
+                if let Err(e) = unsafe {
+                    cl::read(
+                        engine.devices[d].queue,
+                        self.replicas[&(b.mem, d)].mem,
+                        0,
+                        &mut got,
+                    )
+                } {
+                    wait_release(&upload_markers);
+                    return Err(format!("reading back from {}: {e}", engine.devices[d].name));
+                }
+                if contributors.len() == 1 {
+                    result = got;
+                    continue;
+                }
+                for (j, (&g, &s)) in got.iter().zip(base.iter()).enumerate() {
+                    if g != s {
+                        if owner[j] != u8::MAX && result[j] != g {
+                            wait_release(&upload_markers);
+                            return Err(format!("argument {}: two devices wrote different values to byte {j} (work-groups overlap)", b.index));
+                        }
+                        owner[j] = i as u8;
+                        result[j] = g;
+                    }
+                }
+            }
+            merged_bytes += result.len() as u64;
+            results.push((b.mem, result));
+        }
+        wait_release(&upload_markers);
+        // Only now, with every buffer merged without conflict, touch the app's data.
+        for (mem, result) in &results {
+            // SAFETY: blocking write of the merged result into the app's buffer.
+            unsafe { cl::write(home, *mem as cl_mem, 0, result, true) }
+                .map_err(|e| format!("writing the merged result: {e}"))?;
+        }
+
+        // measured speed per device (for `best`)
+        {
+            let m = self
+                .measured
+                .entry(job.kernel.clone())
+                .or_insert_with(|| vec![None; engine.devices.len()]);
+            for (i, &d) in devs.iter().enumerate() {
+                let ns: u64 = done_chunks
+                    .iter()
+                    .filter(|c| c.device == i)
+                    .filter_map(|c| chunk_log.get(&c.id)?["device_ns"].as_u64())
+                    .sum();
+                if per_dev_wgs[i] > 0 && ns > 0 {
+                    m[d] = Some(ns as f64 / (per_dev_wgs[i] * wgs_per_unit) as f64);
+                }
+            }
+        }
+        let ends: Vec<u64> = finish.iter().flatten().copied().collect();
+        let idle_tail = match (ends.iter().min(), ends.iter().max()) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        };
+        let total: u64 = per_dev_wgs.iter().sum();
+        let mut chunks: Vec<(u64, Value)> = chunk_log.into_iter().collect();
+        chunks.sort_by_key(|c| c.0);
+        let schedule = json!({
+            "scheduler": kind.to_string(),
+            "devices": devs.iter().map(|d| json!({"index": engine.devices[*d].index, "name": engine.devices[*d].name})).collect::<Vec<_>>(),
+            "split_dim": split,
+            "work_groups": units,
+            "wgs_per_unit": wgs_per_unit,
+            "chunks": chunks.into_iter().map(|c| c.1).collect::<Vec<_>>(),
+            "share": per_dev_wgs.iter().map(|w| if total > 0 { *w as f64 / total as f64 } else { 0.0 }).collect::<Vec<_>>(),
+            "idle_tail_ns": idle_tail,
+            "makespan_ns": makespan,
+            "merge": "diff",
+            "merged_bytes": merged_bytes,
+            "local_chosen": !job.local_given,
+            "fallback": Value::Null,
+        });
+        if crate::config::get().verify {
+            let v = self.verify(
+                job,
+                &bufs
+                    .iter()
+                    .zip(&snapshots)
+                    .filter(|(b, _)| b.written)
+                    .map(|(b, s)| (b.index, b.mem, s.clone().unwrap()))
+                    .collect::<Vec<_>>(),
+            );
+            let mut s = schedule;
+            s["verify"] = v;
+            return Ok(Outcome {
+                makespan_ns: makespan,
+                schedule: s,
+            });
+        }
+        Ok(Outcome {
+            makespan_ns: makespan,
+            schedule,
+        })
+    }
+
+    /// `CLPRISM_VERIFY=1`: runs the launch natively on copies of the written buffers (their
+    /// pre-launch contents) and compares every byte with the merged result.
+    fn verify(&mut self, job: &Job, written: &[(usize, Key, Vec<u8>)]) -> Value {
+        let r = (|| -> Result<Value, ClError> {
+            let q = self.home_queue(job.app_context, job.app_device)?;
+            // SAFETY: clprism-owned scratch buffers and kernel in the app's context.
+            unsafe {
+                let k = cl::create_kernel(job.app_program, &job.kernel)?;
+                let mut scratch = Vec::new();
+                for (i, a) in job.args.iter().enumerate() {
+                    if let Some((_, _, pre)) = written
+                        .iter()
+                        .find(|w| w.0 == i || buffer_of(a) == Some(w.1))
+                    {
+                        let m = cl::create_buffer(job.app_context, pre.len())?;
+                        cl::write(q, m, 0, pre, true)?;
+                        cl::set_arg(
+                            k,
+                            i as u32,
+                            std::mem::size_of::<cl_mem>(),
+                            (&m as *const cl_mem).cast(),
+                        )?;
+                        scratch.push((i, m));
+                    } else {
+                        match a {
+                            KernelArg::Value(b) => cl::set_arg(
+                                k,
+                                i as u32,
+                                b.as_slice().len(),
+                                b.as_slice().as_ptr().cast(),
+                            )?,
+                            KernelArg::Local(n) => cl::set_arg(k, i as u32, *n, std::ptr::null())?,
+                        }
+                    }
+                }
+                let d = job.work_dim as usize;
+                let ev = cl::enqueue_ndrange(
+                    q,
+                    k,
+                    job.work_dim,
+                    &job.offset[..d],
+                    &job.global[..d],
+                    &job.local[..d],
+                    &[],
+                )?;
+                cl::wait(&[ev])?;
+                cl::release_event(ev);
+                let mut differing = 0u64;
+                for (i, m) in &scratch {
+                    let mem = buffer_of(&job.args[*i]).unwrap_or(0);
+                    let len = written
+                        .iter()
+                        .find(|w| w.1 == mem)
+                        .map(|w| w.2.len())
+                        .unwrap_or(0);
+                    let mut native = vec![0u8; len];
+                    let mut merged = vec![0u8; len];
+                    cl::read(q, *m, 0, &mut native)?;
+                    cl::read(q, mem as cl_mem, 0, &mut merged)?;
+                    differing += native.iter().zip(&merged).filter(|(a, b)| a != b).count() as u64;
+                    cl::release_mem(*m);
+                }
+                cl::release_kernel(k);
+                if differing > 0 {
+                    crate::config::warn(&format!("CLPRISM_VERIFY: kernel {} launch {}: {differing} bytes differ from the native run", job.kernel, job.rec.seq));
+                }
+                Ok(json!({"differing_bytes": differing}))
+            }
+        })();
+        r.unwrap_or_else(|e| json!({"error": e.to_string()}))
+    }
+}
+
+fn wait_release(evs: &[cl_event]) {
+    // SAFETY: clprism's own marker events.
+    unsafe {
+        let _ = cl::wait(evs);
+        for e in evs {
+            cl::release_event(*e);
+        }
+    }
+}
+
+/// The application buffer an argument value names, if any.
+pub(super) fn buffer_of(a: &KernelArg) -> Option<Key> {
+    match a {
+        KernelArg::Value(b) if b.as_slice().len() == std::mem::size_of::<cl_mem>() => {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(b.as_slice());
+            let k = usize::from_ne_bytes(x);
+            (k != 0 && TABLES.buffers.with(k, |_| ()).is_some()).then_some(k)
+        }
+        _ => None,
+    }
+}
+
+fn enqueue_chunk(
+    dev: &Device,
+    k: cl_kernel,
+    dim: usize,
+    off: &[usize],
+    g: &[usize],
+    l: &[usize],
+    tag: ChunkTag,
+) -> Result<(), ClError> {
+    if dev.inject_fail {
+        return Err(ClError {
+            call: "clEnqueueNDRangeKernel (CLPRISM_FAULT)",
+            code: CL_OUT_OF_RESOURCES,
+        });
+    }
+    let wait: Vec<cl_event> = dev.block_event.into_iter().collect();
+    // SAFETY: clprism's kernel and queue; the tag is reclaimed by the callback.
+    unsafe {
+        let ev = cl::enqueue_ndrange(dev.queue, k, dim as u32, off, g, l, &wait)?;
+        let tag = Box::into_raw(Box::new(tag));
+        if let Err(e) = cl::on_complete(ev, chunk_callback, tag as *mut c_void) {
+            drop(Box::from_raw(tag));
+            cl::release_event(ev);
+            return Err(e);
+        }
+        cl::flush(dev.queue)?;
+    }
+    Ok(())
+}

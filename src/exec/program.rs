@@ -1,0 +1,159 @@
+//! Programs and kernels rebuilt on clprism's per-device contexts from the application's
+//! source, with the NDRange queries rewritten so that a chunk (a sub-range launched with a
+//! global offset) sees the ids and sizes of the full NDRange.
+//!
+//! A chunk launched with `global_work_offset` keeps `get_global_id` and `get_local_id` right,
+//! but OpenCL defines `get_group_id`, `get_num_groups` and `get_global_size` relative to the
+//! launch. When the source uses any of them, clprism prepends a prelude that redefines them
+//! (and `get_global_offset`) from the full launch's global size and offset, baked in as
+//! program-scope `__constant` values; such variants are cached per launch shape.
+
+use super::cl;
+use opencl_sys::*;
+use std::ffi::c_void;
+
+/// The NDRange query functions the prelude redefines.
+pub const RANGE_QUERIES: [&str; 4] = [
+    "get_group_id",
+    "get_num_groups",
+    "get_global_size",
+    "get_global_offset",
+];
+
+/// True when `source` calls one of [`RANGE_QUERIES`] (a token match; comments count, which
+/// only costs a needless variant).
+pub fn uses_range_queries(source: &str) -> bool {
+    RANGE_QUERIES.iter().any(|q| {
+        source.match_indices(q).any(|(i, _)| {
+            let before = source[..i].chars().next_back();
+            let after = source[i + q.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+/// The source of the variant for a full NDRange of `global` work-items at `offset`
+/// (3 entries each; unused dimensions 1 and 0).
+pub fn variant_source(source: &str, global: [u64; 3], offset: [u64; 3]) -> String {
+    format!(
+        "/* clprism balance prelude: NDRange queries of the full launch (DESIGN.md \u{a7}7) */\n\
+__constant ulong __clprism_gsz[3] = {{{g0}UL, {g1}UL, {g2}UL}};\n\
+__constant ulong __clprism_goff[3] = {{{o0}UL, {o1}UL, {o2}UL}};\n\
+size_t __clprism_global_size(uint d) {{ return d < 3u ? (size_t)__clprism_gsz[d] : (size_t)1; }}\n\
+size_t __clprism_global_offset(uint d) {{ return d < 3u ? (size_t)__clprism_goff[d] : (size_t)0; }}\n\
+size_t __clprism_group_id(uint d) {{ return d < 3u ? get_group_id(d) + (get_global_offset(d) - (size_t)__clprism_goff[d]) / get_local_size(d) : (size_t)0; }}\n\
+size_t __clprism_num_groups(uint d) {{ return d < 3u ? (size_t)__clprism_gsz[d] / get_local_size(d) : (size_t)1; }}\n\
+#define get_global_size(d) __clprism_global_size(d)\n\
+#define get_global_offset(d) __clprism_global_offset(d)\n\
+#define get_group_id(d) __clprism_group_id(d)\n\
+#define get_num_groups(d) __clprism_num_groups(d)\n\
+#line 1\n{source}",
+        g0 = global[0],
+        g1 = global[1],
+        g2 = global[2],
+        o0 = offset[0],
+        o1 = offset[1],
+        o2 = offset[2],
+    )
+}
+
+/// How a kernel argument is used, from `clGetKernelArgInfo` on clprism's build (built with
+/// `-cl-kernel-arg-info`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// `__global` pointer; `writable` unless `const`-qualified.
+    Global {
+        /// Not `const`.
+        writable: bool,
+    },
+    /// `__constant` pointer (read-only).
+    Constant,
+    /// `__local` pointer.
+    Local,
+    /// A by-value argument.
+    Value,
+    /// Image, sampler, pipe or queue: not splittable.
+    Opaque,
+}
+
+/// Reads the argument kinds of `k`.
+///
+/// # Safety
+/// `k` is a valid kernel built with `-cl-kernel-arg-info`.
+pub unsafe fn arg_kinds(k: cl_kernel) -> Result<Vec<ArgKind>, String> {
+    let t = cl::rt().map_err(|e| e.to_string())?;
+    let ki = t.clGetKernelInfo.ok_or("no clGetKernelInfo")?;
+    let ai = t.clGetKernelArgInfo.ok_or("no clGetKernelArgInfo")?;
+    let n: cl_uint =
+        cl::info(|sz, p, s| ki(k, CL_KERNEL_NUM_ARGS, sz, p, s)).ok_or("CL_KERNEL_NUM_ARGS")?;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let aq: cl_kernel_arg_address_qualifier =
+            cl::info(|sz, p, s| ai(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sz, p, s))
+                .ok_or("CL_KERNEL_ARG_ADDRESS_QUALIFIER")?;
+        let tq: cl_kernel_arg_type_qualifier =
+            cl::info(|sz, p, s| ai(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sz, p, s)).unwrap_or(0);
+        let ty = crate::intercept::device::info_string(|sz, p, s| {
+            ai(k, i, CL_KERNEL_ARG_TYPE_NAME, sz, p as *mut c_void, s)
+        })
+        .unwrap_or_default();
+        let opaque = [
+            "image",
+            "sampler_t",
+            "pipe",
+            "queue_t",
+            "clk_event_t",
+            "reserve_id_t",
+        ]
+        .iter()
+        .any(|o| ty.contains(o));
+        out.push(if opaque {
+            ArgKind::Opaque
+        } else {
+            match aq {
+                CL_KERNEL_ARG_ADDRESS_GLOBAL => ArgKind::Global {
+                    writable: tq & CL_KERNEL_ARG_TYPE_CONST == 0,
+                },
+                CL_KERNEL_ARG_ADDRESS_CONSTANT => ArgKind::Constant,
+                CL_KERNEL_ARG_ADDRESS_LOCAL => ArgKind::Local,
+                _ => ArgKind::Value,
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// True when the source uses global atomics or other constructs that make a split unsafe
+/// (conservative textual check: any atomic function).
+pub fn unsplittable_reason(source: &str) -> Option<&'static str> {
+    if source.contains("atomic_") || source.contains("atom_") {
+        return Some("kernel source uses atomics (work-groups may update the same bytes)");
+    }
+    if source.contains("printf") {
+        return Some("kernel source uses printf (output order would change)");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_range_queries_as_tokens() {
+        assert!(uses_range_queries("x = get_group_id(0);"));
+        assert!(uses_range_queries("n = get_global_size (1)"));
+        assert!(!uses_range_queries(
+            "x = get_global_id(0); my_get_group_id_x(1);"
+        ));
+    }
+
+    #[test]
+    fn prelude_bakes_shape_and_keeps_source() {
+        let s = variant_source("kernel void k(){}", [1024, 8, 1], [0, 16, 0]);
+        assert!(s.contains("{1024UL, 8UL, 1UL}"));
+        assert!(s.contains("{0UL, 16UL, 0UL}"));
+        assert!(s.ends_with("#line 1\nkernel void k(){}"));
+    }
+}

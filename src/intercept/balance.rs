@@ -1,0 +1,219 @@
+//! Balance-mode side of `clEnqueueNDRangeKernel`: checks that a launch can be split, enqueues
+//! the start/end markers on the application's queue and hands the launch to `exec`
+//! (DESIGN.md §7, "Ordering"). Also marks replicas stale when the app writes a buffer.
+
+use super::tables::{KernelArg, Key, ProgramOrigin};
+use super::TABLES;
+use crate::exec::{self, cl, Job};
+use crate::log::LaunchRecord;
+use opencl_sys::*;
+
+/// Picks a local size when the application passed none: per dimension the largest divisor of
+/// the global size not above 64 / (8,8) / (4,4,4) work-items, so that every device runs the
+/// same work-groups.
+pub fn choose_local(dim: usize, global: &[usize; 3]) -> [usize; 3] {
+    let target: [usize; 3] = match dim {
+        1 => [64, 1, 1],
+        2 => [8, 8, 1],
+        _ => [4, 4, 4],
+    };
+    let mut l = [1usize; 3];
+    for d in 0..dim {
+        l[d] = (1..=target[d])
+            .rev()
+            .find(|c| global[d] % c == 0)
+            .unwrap_or(1);
+    }
+    l
+}
+
+/// Every buffer argument of kernel `k` may have been written by a native launch.
+pub fn invalidate_args(k: cl_kernel) {
+    let args = TABLES
+        .kernels
+        .with(k as Key, |i| i.args.clone())
+        .unwrap_or_default();
+    for a in args.iter().flatten() {
+        if let KernelArg::Value(b) = a {
+            if b.as_slice().len() == 8 {
+                let m = usize::from_ne_bytes(b.as_slice().try_into().unwrap_or([0; 8]));
+                if TABLES.buffers.with(m, |_| ()).is_some() {
+                    exec::invalidate(m);
+                }
+            }
+        }
+    }
+}
+
+/// Tries to run the launch balanced. `Ok(code)`: handled (code from the driver's marker
+/// enqueue); `Err(reason)`: the caller runs it natively and logs the reason.
+///
+/// # Safety
+/// Arguments as received by `clEnqueueNDRangeKernel`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn try_balance(
+    q: cl_command_queue,
+    k: cl_kernel,
+    work_dim: cl_uint,
+    offset: *const usize,
+    global: *const usize,
+    local: *const usize,
+    n_wait: cl_uint,
+    wait: *const cl_event,
+    event: *mut cl_event,
+    rec: &LaunchRecord,
+) -> Result<cl_int, String> {
+    let kinfo = TABLES
+        .kernels
+        .get(k as Key)
+        .ok_or("kernel unknown to clprism")?;
+    let prog = TABLES
+        .programs
+        .get(kinfo.program)
+        .ok_or("program unknown to clprism")?;
+    match &prog.origin {
+        ProgramOrigin::Source(src) => {
+            if let Some(r) = exec::program::unsplittable_reason(src) {
+                return Err(r.into());
+            }
+        }
+        ProgramOrigin::Binary(_) => {
+            return Err("program created from a binary: NDRange queries cannot be rewritten".into())
+        }
+        ProgramOrigin::Il(_) => {
+            return Err("program created from IL: NDRange queries cannot be rewritten".into())
+        }
+        _ => return Err("program origin unknown to clprism (linked or built-in)".into()),
+    }
+    let args: Vec<KernelArg> = kinfo
+        .args
+        .iter()
+        .cloned()
+        .collect::<Option<Vec<_>>>()
+        .ok_or("not every kernel argument is set")?;
+    let dim = work_dim as usize;
+    let mut g = [1usize; 3];
+    let mut o = [0usize; 3];
+    for d in 0..dim {
+        g[d] = *global.add(d);
+        if !offset.is_null() {
+            o[d] = *offset.add(d);
+        }
+    }
+    let l = if local.is_null() {
+        choose_local(dim, &g)
+    } else {
+        let mut l = [1usize; 3];
+        for d in 0..dim {
+            l[d] = *local.add(d);
+            if l[d] == 0 || g[d] % l[d] != 0 {
+                return Err("global size is not a multiple of the local size".into());
+            }
+        }
+        l
+    };
+    if std::env::var_os("CLPRISM_DEBUG").is_some() {
+        eprintln!("clprism-debug: try_balance {}", rec.seq);
+    }
+    let engine = exec::engine().map_err(|e| format!("balance engine unavailable: {e}"))?;
+    if engine.devices.iter().all(|d| !d.available()) {
+        return Err("every balance device is busy with abandoned work".into());
+    }
+    let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
+    let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
+    // Start barrier: the launch's wait list and every earlier command of the queue. The
+    // balanced launch then runs synchronously (see `exec` for why).
+    let waits = if n_wait == 0 || wait.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(wait, n_wait as usize)
+    };
+    let start = match cl::barrier(q, waits) {
+        Ok(e) => e,
+        Err(e) => return Ok(e.code), // the driver's verdict on the wait list or queue
+    };
+    let _ = cl::flush(q);
+    let waited = cl::wait(&[start]);
+    cl::release_event(start);
+    if let Err(e) = waited {
+        return Err(format!("a command the launch waits for failed ({e})"));
+    }
+    let mut epochs = rustc_hash::FxHashMap::default();
+    for a in &args {
+        if let Some(m) = exec_buffer(a) {
+            epochs.insert(m, exec::epoch(m));
+        }
+    }
+    let job = Job {
+        rec: rec.clone(),
+        app_queue: q,
+        app_context: ctx,
+        app_device: dev,
+        app_program: kinfo.program as cl_program,
+        program: prog,
+        kernel: kinfo.name.to_string(),
+        args,
+        work_dim,
+        global: g,
+        offset: o,
+        local: l,
+        local_given: !local.is_null(),
+        epochs,
+    };
+    let done = exec::run(&job)?;
+    // the event the app gets: a marker after the (completed) launch
+    match cl::marker(q, &[]) {
+        Ok(end) => {
+            if event.is_null() {
+                cl::release_event(end);
+            } else {
+                *event = end;
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "the launch completed but its event could not be created ({e})"
+            ))
+        }
+    }
+    let mut rec = rec.clone();
+    rec.extra.insert("schedule".into(), done.schedule);
+    let seq = rec.seq;
+    crate::log::pending(rec);
+    crate::log::complete(
+        seq,
+        CL_SUCCESS,
+        Some(crate::log::DeviceTimes {
+            submit: 0,
+            start: 0,
+            end: done.makespan_ns,
+        }),
+    );
+    Ok(CL_SUCCESS)
+}
+
+fn exec_buffer(a: &KernelArg) -> Option<Key> {
+    match a {
+        KernelArg::Value(b) if b.as_slice().len() == 8 => {
+            let m = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
+            TABLES.buffers.with(m, |_| ()).map(|_| m)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chosen_local_divides_global() {
+        assert_eq!(choose_local(1, &[1000, 1, 1]), [50, 1, 1]);
+        assert_eq!(choose_local(2, &[1024, 30, 1]), [8, 6, 1]);
+        assert_eq!(choose_local(1, &[97, 1, 1]), [1, 1, 1]);
+        for g in [1usize, 7, 64, 100, 4096] {
+            let l = choose_local(3, &[g, g, g]);
+            assert!((0..3).all(|d| g % l[d] == 0));
+        }
+    }
+}
