@@ -544,7 +544,7 @@ impl Profile {
                 "must be > 0 (or null)".into(),
             ));
         }
-        if self.line_bytes % self.sector_bytes != 0 {
+        if !self.line_bytes.is_multiple_of(self.sector_bytes) {
             return Err(bad(
                 "line_bytes",
                 format!(
