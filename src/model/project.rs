@@ -1,0 +1,457 @@
+//! Projection of a kernel's runtime on a device from the statistics of one emulated
+//! work-group (Panwar et al. §IV-C.2 and §IV-D; DESIGN.md §6).
+//!
+//! Baseline (all [`ModelOptions`] off), for `W` work-groups:
+//!
+//! * full-kernel statistics = per-work-group statistics × `W` (Panwar §IV-C.2: the
+//!   emulated work-group is one work-group, linearly extrapolated);
+//! * `t_compute = Σ_class lane_instructions_class / throughput_class` (Panwar §IV-D);
+//! * `t_global = load_transactions × size / read_tp(occ) + store_transactions × size /
+//!   write_tp(occ)` (Panwar §IV-D, reads and writes separately). The transaction is the
+//!   32-byte sector by default: it is the unit in which NVIDIA GPUs since Fermi move data
+//!   between L2 and DRAM and the emulator's finest coalescing count, so uncoalesced
+//!   accesses cost what they cost in DRAM traffic; a profile may choose 128-byte lines
+//!   instead (`global_load_granularity: "line"`, e.g. Fermi's L1-cached loads);
+//! * `t_local = (requests + bank-conflict replays) × warp_width × bank_bytes /
+//!   local_tp(occ)`, loads and stores together; `warp_width` is the width the emulator
+//!   counted requests with (a 32-lane request of 4-byte words is 128 bytes whatever the
+//!   device's bank count, so a 16-bank device takes two passes through its throughput);
+//! * `t_kernel = max(t_compute, t_global, t_local)`, bound = the argmax.
+//!
+//! Refinements, each behind a flag of [`ModelOptions`] so that it can be measured:
+//!
+//! * `waves` (Quintanilla eq. 4.1): the kernel runs in `ceil(W / (active WGs per CU ×
+//!   CUs))` waves of full width, so `W` is replaced by `waves × active WGs per CU × CUs`;
+//! * `launch_overhead` (Boyer ch. 3; Wang §V): `profile.launch_overhead_ns` is added;
+//! * `cache_reuse` (Pöppl, cache-aware model; Wang §III-B.3 cache behaviour analysis):
+//!   sectors that one work-group touches more than once are served from L2 in the
+//!   proportion in which the footprint of the resident work-groups fits in L2, and when the
+//!   whole kernel's read set (`LaunchShape::kernel_read_bytes`) fits in L2, DRAM reads are
+//!   at most that read set (each byte fetched once);
+//! * `issue_slots`: count warp instructions × warp width instead of lane instructions in
+//!   `t_compute` (divergent warps occupy all their lanes' issue slots).
+
+use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
+use super::profile::{Granularity, Profile};
+use crate::emu::stats::{InstructionMix, WarpLaneCount, WorkGroupStats};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Switches for the refinements of the baseline model (all off = Panwar §IV-D).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelOptions {
+    /// Wave quantisation, Quintanilla eq. 4.1.
+    #[serde(default)]
+    pub waves: bool,
+    /// Add the profile's fixed launch overhead (Boyer ch. 3, Wang §V).
+    #[serde(default)]
+    pub launch_overhead: bool,
+    /// Cache reuse from sector footprints (Pöppl; Wang §III-B.3).
+    #[serde(default)]
+    pub cache_reuse: bool,
+    /// Warp instructions × warp width instead of lane instructions in `t_compute`.
+    #[serde(default)]
+    pub issue_slots: bool,
+}
+
+impl ModelOptions {
+    /// The baseline of Panwar §IV-D (every refinement off).
+    pub fn panwar() -> Self {
+        Self::default()
+    }
+
+    /// Every refinement on.
+    pub fn all() -> Self {
+        ModelOptions {
+            waves: true,
+            launch_overhead: true,
+            cache_reuse: true,
+            issue_slots: true,
+        }
+    }
+}
+
+/// The launch being projected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchShape {
+    /// Work-groups in the NDRange.
+    pub work_groups: u64,
+    /// Per-work-group resources (work-group size, local memory, private memory/registers).
+    pub resources: KernelResources,
+    /// Distinct bytes the whole kernel reads from global memory, when known (e.g. the
+    /// total size of the buffers it reads); used by `cache_reuse` only.
+    pub kernel_read_bytes: Option<u64>,
+}
+
+impl LaunchShape {
+    /// Shape of an NDRange: `global` and `local` sizes (work-items per dimension, 1 to 3
+    /// dimensions) and local memory per work-group (static + dynamic, bytes). A partial
+    /// last work-group counts as a work-group (OpenCL 2.0 non-uniform work-groups).
+    ///
+    /// Errors: [`ModelError::BadNdRange`] when the dimensions differ, are not 1..=3, or a
+    /// size is 0.
+    pub fn from_ndrange(
+        global: &[u64],
+        local: &[u64],
+        local_mem_bytes: u64,
+    ) -> Result<LaunchShape, ModelError> {
+        if global.is_empty() || global.len() > 3 || global.len() != local.len() {
+            return Err(ModelError::BadNdRange(format!(
+                "global {global:?} and local {local:?} must have the same 1 to 3 dimensions"
+            )));
+        }
+        if global.iter().chain(local).any(|&x| x == 0) {
+            return Err(ModelError::BadNdRange(format!(
+                "zero size in global {global:?} / local {local:?}"
+            )));
+        }
+        let mut wgs: u64 = 1;
+        let mut wg_size: u64 = 1;
+        for (g, l) in global.iter().zip(local) {
+            wgs = wgs.saturating_mul(g.div_ceil(*l));
+            wg_size = wg_size.saturating_mul(*l);
+        }
+        Ok(LaunchShape {
+            work_groups: wgs,
+            resources: KernelResources {
+                work_group_size: wg_size,
+                local_mem_bytes,
+                private_mem_bytes: None,
+                registers_per_work_item: None,
+            },
+            kernel_read_bytes: None,
+        })
+    }
+}
+
+/// The component that bounds the projected time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Instruction issue.
+    Compute,
+    /// Global memory.
+    Global,
+    /// Local memory.
+    Local,
+    /// The launch overhead exceeds all three (only with `ModelOptions::launch_overhead`).
+    Launch,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Bound::Compute => "compute",
+            Bound::Global => "global",
+            Bound::Local => "local",
+            Bound::Launch => "launch",
+        })
+    }
+}
+
+/// Projection of one launch on one device (the log's `projection` record holds one per
+/// device).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Projection {
+    /// Profile name.
+    pub device: String,
+    /// Instruction time, ns.
+    pub t_compute_ns: f64,
+    /// Global memory time, ns.
+    pub t_global_ns: f64,
+    /// Local memory time, ns.
+    pub t_local_ns: f64,
+    /// Which component bounds the time.
+    pub bound: Bound,
+    /// `max(t_compute, t_global, t_local)` (+ launch overhead when enabled), ns.
+    pub projected_ns: f64,
+    /// 1 = fastest among the devices projected together; equal times share a rank
+    /// (1, 1, 3); 0 before ranking.
+    pub rank: u32,
+    /// Occupancy fraction used for the throughput curves.
+    pub occupancy: f64,
+    /// Resource limiting the occupancy.
+    pub limiter: Limiter,
+    /// Resident work-groups per compute unit.
+    pub active_work_groups_per_cu: u64,
+    /// Waves, `ceil(W / (active WGs per CU × CUs))` (reported whether or not the `waves`
+    /// refinement is on).
+    pub waves: u64,
+}
+
+/// A device for which no projection could be made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Profile name.
+    pub device: String,
+    /// Why (e.g. the work-group does not fit).
+    pub reason: String,
+}
+
+/// Projections of one launch on every profiled device, ranked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProjectionSet {
+    /// The options used.
+    pub options: ModelOptions,
+    /// One per device that could run the launch, in profile order, with ranks set.
+    pub devices: Vec<Projection>,
+    /// Devices that could not run it.
+    pub skipped: Vec<Skipped>,
+}
+
+impl ProjectionSet {
+    /// The projected-fastest device (rank 1; the first one on ties).
+    pub fn best(&self) -> Option<&Projection> {
+        self.devices.iter().find(|p| p.rank == 1)
+    }
+}
+
+/// Why a projection failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ModelError {
+    /// The kernel cannot run on the device.
+    Occupancy(OccupancyError),
+    /// The NDRange has no work-group.
+    EmptyNdRange,
+    /// Inconsistent global/local sizes.
+    BadNdRange(String),
+    /// No statistics were given.
+    NoStats,
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::Occupancy(e) => write!(f, "occupancy: {e}"),
+            ModelError::EmptyNdRange => write!(f, "the NDRange has no work-group"),
+            ModelError::BadNdRange(m) => write!(f, "bad NDRange: {m}"),
+            ModelError::NoStats => write!(f, "no work-group statistics"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+impl From<OccupancyError> for ModelError {
+    fn from(e: OccupancyError) -> Self {
+        ModelError::Occupancy(e)
+    }
+}
+
+fn class_counts(m: &InstructionMix) -> [WarpLaneCount; 10] {
+    [
+        m.int,
+        m.fp32,
+        m.fp64,
+        m.special,
+        m.conversion,
+        m.branch,
+        m.barrier,
+        m.atomic,
+        m.memory,
+        m.other,
+    ]
+}
+
+/// Compute time of one work-group, ns.
+fn compute_ns_per_wg(stats: &WorkGroupStats, profile: &Profile, opts: &ModelOptions) -> f64 {
+    let ww = stats_warp_width(stats, profile) as f64;
+    class_counts(&stats.instructions)
+        .iter()
+        .zip(profile.instruction_throughput.entries())
+        .map(|(c, (_, tp))| {
+            let n = if opts.issue_slots && c.warp > 0 {
+                c.warp as f64 * ww
+            } else {
+                c.lane as f64
+            };
+            n / tp
+        })
+        .sum()
+}
+
+fn stats_warp_width(stats: &WorkGroupStats, profile: &Profile) -> u32 {
+    if stats.warp_width > 0 {
+        stats.warp_width
+    } else {
+        profile.warp_width
+    }
+}
+
+/// Distinct bytes read by the work-group, each range widened to whole sectors.
+fn unique_read_bytes(stats: &WorkGroupStats, sector: u64) -> u64 {
+    let mut total = 0u64;
+    for fp in &stats.footprints {
+        let mut last_end = 0u64;
+        let mut first = true;
+        for r in &fp.read {
+            if r[1] <= r[0] {
+                continue;
+            }
+            let s = r[0] / sector * sector;
+            let e = r[1].div_ceil(sector) * sector;
+            let s = if first { s } else { s.max(last_end) };
+            if e > s {
+                total += e - s;
+            }
+            last_end = last_end.max(e);
+            first = false;
+        }
+    }
+    total
+}
+
+fn transaction_bytes(t: &crate::emu::stats::GlobalTraffic, g: Granularity, p: &Profile) -> f64 {
+    match g {
+        Granularity::Sector => t.sectors as f64 * p.sector_bytes as f64,
+        Granularity::Line => t.lines as f64 * p.line_bytes as f64,
+    }
+}
+
+/// Project one launch on one device. The returned projection has `rank` 0.
+///
+/// Errors: [`ModelError::EmptyNdRange`] for 0 work-groups, [`ModelError::Occupancy`] when
+/// the work-group cannot run on the device.
+pub fn project(
+    stats: &WorkGroupStats,
+    launch: &LaunchShape,
+    profile: &Profile,
+    opts: &ModelOptions,
+) -> Result<Projection, ModelError> {
+    if launch.work_groups == 0 {
+        return Err(ModelError::EmptyNdRange);
+    }
+    let occ = occupancy(profile, &launch.resources)?;
+    let capacity = occ
+        .active_work_groups_per_cu
+        .saturating_mul(profile.compute_units as u64)
+        .max(1);
+    let waves = launch.work_groups.div_ceil(capacity);
+    // Work-groups whose cost is charged (Panwar §IV-C.2; Quintanilla eq. 4.1 with waves).
+    let n = if opts.waves {
+        waves as f64 * capacity as f64
+    } else {
+        launch.work_groups as f64
+    };
+
+    let t_compute = compute_ns_per_wg(stats, profile, opts) * n;
+
+    let load_wg = transaction_bytes(
+        &stats.global_loads,
+        profile.global_load_granularity,
+        profile,
+    );
+    let store_wg = transaction_bytes(
+        &stats.global_stores,
+        profile.global_store_granularity,
+        profile,
+    );
+    let mut read_total = load_wg * n;
+    if opts.cache_reuse && profile.l2_bytes > 0 {
+        let unique = unique_read_bytes(stats, profile.sector_bytes as u64) as f64;
+        if unique > 0.0 && unique < load_wg {
+            let resident = launch.work_groups.min(capacity) as f64;
+            let hit = (profile.l2_bytes as f64 / (unique * resident)).min(1.0);
+            read_total = (unique + (load_wg - unique) * (1.0 - hit)) * n;
+        }
+        if let Some(kb) = launch.kernel_read_bytes {
+            if kb > 0 && kb <= profile.l2_bytes {
+                read_total = read_total.min(kb as f64);
+            }
+        }
+    }
+    let occ_f = occ.fraction;
+    let t_global =
+        read_total / profile.global_read.at(occ_f) + store_wg * n / profile.global_write.at(occ_f);
+
+    let ww = stats_warp_width(stats, profile) as f64;
+    let passes = (stats.local_loads.requests
+        + stats.local_loads.bank_conflict_replays
+        + stats.local_stores.requests
+        + stats.local_stores.bank_conflict_replays) as f64;
+    let t_local = passes * ww * profile.bank_bytes as f64 * n / profile.local.at(occ_f);
+
+    let mut bound = Bound::Compute;
+    let mut t = t_compute;
+    if t_global > t {
+        bound = Bound::Global;
+        t = t_global;
+    }
+    if t_local > t {
+        bound = Bound::Local;
+        t = t_local;
+    }
+    if opts.launch_overhead {
+        if profile.launch_overhead_ns > t {
+            bound = Bound::Launch;
+        }
+        t += profile.launch_overhead_ns;
+    }
+    Ok(Projection {
+        device: profile.name.clone(),
+        t_compute_ns: t_compute,
+        t_global_ns: t_global,
+        t_local_ns: t_local,
+        bound,
+        projected_ns: t,
+        rank: 0,
+        occupancy: occ_f,
+        limiter: occ.limiter,
+        active_work_groups_per_cu: occ.active_work_groups_per_cu,
+        waves,
+    })
+}
+
+/// Set `rank` on every projection: 1 for the smallest `projected_ns`; equal times share a
+/// rank and the next rank skips (1, 1, 3).
+pub fn rank_projections(ps: &mut [Projection]) {
+    let times: Vec<f64> = ps.iter().map(|p| p.projected_ns).collect();
+    for (i, p) in ps.iter_mut().enumerate() {
+        let faster = times
+            .iter()
+            .enumerate()
+            .filter(|&(j, &t)| j != i && t < times[i])
+            .count();
+        p.rank = faster as u32 + 1;
+    }
+}
+
+/// Project one launch on every profile and rank the results.
+///
+/// `stats`: statistics of the emulated work-group; normally one entry. When several are
+/// given (emulations at different warp widths, e.g. 32 and 64), each profile uses the one
+/// whose `warp_width` equals its own, else the first.
+///
+/// Errors: [`ModelError::NoStats`] when `stats` is empty, [`ModelError::EmptyNdRange`] /
+/// [`ModelError::BadNdRange`]-class problems of the launch itself. Devices on which the
+/// work-group cannot run are listed in `skipped`, not errors.
+pub fn project_all(
+    stats: &[WorkGroupStats],
+    launch: &LaunchShape,
+    profiles: &[super::profile::Profile],
+    opts: &ModelOptions,
+) -> Result<ProjectionSet, ModelError> {
+    let first = stats.first().ok_or(ModelError::NoStats)?;
+    if launch.work_groups == 0 {
+        return Err(ModelError::EmptyNdRange);
+    }
+    let mut set = ProjectionSet {
+        options: *opts,
+        ..Default::default()
+    };
+    for p in profiles {
+        let s = stats
+            .iter()
+            .find(|s| s.warp_width == p.warp_width)
+            .unwrap_or(first);
+        match project(s, launch, p, opts) {
+            Ok(pr) => set.devices.push(pr),
+            Err(e) => set.skipped.push(Skipped {
+                device: p.name.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    rank_projections(&mut set.devices);
+    Ok(set)
+}
