@@ -1,1 +1,33 @@
-fn main() {}
+//! The `clprism` command: a dispatcher on the first argument. Each subcommand is a
+//! `OpenCL::<module>::<name>_main(&args_after_the_subcommand) -> i32` function.
+
+const USAGE: &str = "\
+usage: clprism <command> [ARGS...]
+
+commands:
+  run [OPTIONS] -- APP ARGS...   run APP with the interposer (see `clprism run --help`)
+  report LOG.jsonl [B.jsonl]     per-kernel report of a log, or a comparison of two logs
+                                 (see `clprism report --help`)
+";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rest = args.get(2..).unwrap_or(&[]);
+    let code = match args.get(1).map(String::as_str) {
+        Some("run") => OpenCL::launcher::run_main(rest),
+        Some("report") => OpenCL::report::report_main(rest),
+        Some("-h") | Some("--help") | Some("help") => {
+            print!("{USAGE}");
+            0
+        }
+        Some(other) => {
+            eprint!("clprism: unknown command '{other}'\n{USAGE}");
+            2
+        }
+        None => {
+            eprint!("{USAGE}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
