@@ -533,11 +533,11 @@ pub struct CompareRow {
     pub a_launches: u64,
     /// Launches in run B.
     pub b_launches: u64,
-    /// Total measured time in A, ns.
-    pub a_total_ns: u64,
-    /// Total measured time in B, ns.
-    pub b_total_ns: u64,
-    /// `b_total_ns / a_total_ns` (None when A has no measured time).
+    /// Total measured time in A, ns (None when the kernel is absent from A).
+    pub a_total_ns: Option<u64>,
+    /// Total measured time in B, ns (None when the kernel is absent from B).
+    pub b_total_ns: Option<u64>,
+    /// `b_total_ns / a_total_ns` (None when either is absent or A's is 0).
     pub ratio: Option<f64>,
 }
 
@@ -555,8 +555,11 @@ pub struct Comparison {
     pub total: CompareRow,
 }
 
-fn ratio(a: u64, b: u64) -> Option<f64> {
-    (a > 0).then(|| b as f64 / a as f64)
+fn ratio(a: Option<u64>, b: Option<u64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0 => Some(b as f64 / a as f64),
+        _ => None,
+    }
 }
 
 /// Compares run B against run A.
@@ -574,8 +577,7 @@ pub fn compare(a: &LoadedLog, b: &LoadedLog) -> Comparison {
         r.kernels
             .iter()
             .find(|k| k.kernel == n)
-            .map(|k| (k.launches, k.total_ns))
-            .unwrap_or((0, 0))
+            .map_or((0, None), |k| (k.launches, Some(k.total_ns)))
     };
     let kernels: Vec<CompareRow> = names
         .iter()
@@ -596,9 +598,9 @@ pub fn compare(a: &LoadedLog, b: &LoadedLog) -> Comparison {
         kernel: "total".into(),
         a_launches: ra.total.launches,
         b_launches: rb.total.launches,
-        a_total_ns: ra.total.total_ns,
-        b_total_ns: rb.total.total_ns,
-        ratio: ratio(ra.total.total_ns, rb.total.total_ns),
+        a_total_ns: Some(ra.total.total_ns),
+        b_total_ns: Some(rb.total.total_ns),
+        ratio: ratio(Some(ra.total.total_ns), Some(rb.total.total_ns)),
     };
     Comparison {
         a: ra,
