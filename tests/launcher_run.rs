@@ -356,3 +356,48 @@ fn python_ctypes_dlopen_gets_clprism() {
     assert_ok(&o, "clprism run python3");
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "True");
 }
+
+#[test]
+fn library_path_with_a_space_still_preloads() {
+    let app = c_program("report_app");
+    let d = scratch("launcher_space");
+    let dir = d.join("with space");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libOpenCL.so");
+    // a hard link keeps the space in the canonical path (a symlink would resolve it away)
+    std::fs::hard_link(root().join("target/debug/libOpenCL.so"), &lib).unwrap();
+    let log = d.join("space.jsonl");
+    let o = out(
+        &[
+            "--lib",
+            lib.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+            "--summary",
+            "off",
+            app.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_ok(&o, "clprism run --lib 'with space/libOpenCL.so'");
+    assert_eq!(read_log(&log).len(), launches_printed(&o));
+    // the LD_PRELOAD entry has no space and is the same file
+    let o = out(
+        &[
+            "--lib",
+            lib.to_str().unwrap(),
+            "--mode",
+            "off",
+            "sh",
+            "-c",
+            "echo \"$LD_PRELOAD\"; stat -L -c %i \"$LD_PRELOAD\"",
+        ],
+        &[],
+    );
+    assert_ok(&o, "clprism run sh with a spaced --lib");
+    let s = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert!(!lines[0].contains(' '), "LD_PRELOAD={}", lines[0]);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(lines[1], lib.metadata().unwrap().ino().to_string());
+}

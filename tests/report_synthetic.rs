@@ -791,6 +791,13 @@ fn kernel_listing_shows_every_launch() {
     let c = head.iter().position(|h| h == "device_ns").unwrap();
     let total: u64 = rows.iter().filter_map(|r| r[c].parse::<u64>().ok()).sum();
     assert_eq!(total, expected(&recs)["beta"].total);
+    // the log can come on standard input
+    let o = clprism()
+        .args(["report", "-", "--kernel", "beta", "--format", "csv"])
+        .stdin(std::fs::File::open(f).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), csv);
     // unknown kernel: exit 1 with the known names
     let o = report(&[f, "--kernel", "nope"]);
     assert_eq!(o.status.code(), Some(1));

@@ -214,6 +214,11 @@ pub fn prepend_path_list(new: &str, old: Option<&str>) -> String {
     }
 }
 
+/// True when `path` can be one entry of `LD_PRELOAD` (which splits on spaces and colons).
+pub fn preload_safe(path: &str) -> bool {
+    !path.is_empty() && !path.contains([' ', ':', '\t', '\n'])
+}
+
 /// A private temporary directory holding `libOpenCL.so.1` and `libOpenCL.so` symlinks to the
 /// interposer; removed on drop.
 #[derive(Debug)]
@@ -355,12 +360,26 @@ pub fn run_main(args: &[String]) -> i32 {
             return EXIT_SETUP;
         }
     };
+    // LD_PRELOAD splits on spaces and colons: use the shim's symlink for a path with them
+    let preload = [lib.clone(), shim.path().join("libOpenCL.so")]
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .find(|p| preload_safe(p));
+    let Some(preload) = preload else {
+        error(&format!(
+            "neither {} nor the temporary directory {} can go in LD_PRELOAD (they contain \
+             spaces or colons); set TMPDIR or use --lib with a plain path",
+            lib.display(),
+            shim.path().display()
+        ));
+        return EXIT_SETUP;
+    };
     let mut cmd = Command::new(&opts.command[0]);
     cmd.args(&opts.command[1..]);
     let old_preload = std::env::var("LD_PRELOAD").ok();
     cmd.env(
         "LD_PRELOAD",
-        prepend_path_list(&lib.to_string_lossy(), old_preload.as_deref()),
+        prepend_path_list(&preload, old_preload.as_deref()),
     );
     let old_llp = std::env::var("LD_LIBRARY_PATH").ok();
     cmd.env(
@@ -458,6 +477,14 @@ mod tests {
             .unwrap_err()
             .contains("no APP"));
         assert!(parse_args(&s(&["-h"])).unwrap().help);
+    }
+
+    #[test]
+    fn preload_entries_without_separators() {
+        assert!(preload_safe("/a/b/libOpenCL.so"));
+        assert!(!preload_safe("/my dir/libOpenCL.so"));
+        assert!(!preload_safe("/a:b/libOpenCL.so"));
+        assert!(!preload_safe(""));
     }
 
     #[test]

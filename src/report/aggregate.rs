@@ -609,3 +609,52 @@ pub fn compare(a: &LoadedLog, b: &LoadedLog) -> Comparison {
         total,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::load::parse_log;
+
+    #[test]
+    fn baseline_matches_kernel_and_global_size_only() {
+        let text = concat!(
+            r#"{"kernel":"k","mode":"log","global":[64],"device_ns":100}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[64],"device_ns":300}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[128],"device_ns":null}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"balance","global":[64],"schedule":{"scheduler":"single","wall_ns":500}}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"balance","global":[64],"schedule":{"scheduler":"boyer","wall_ns":50}}"#,
+        );
+        let log = parse_log("t", text);
+        let mut only_single = Baseline::default();
+        only_single.add(&log.launches, false);
+        assert_eq!(only_single.get("k", &[64]), Some((500.0, 1)));
+        let mut b = Baseline::default();
+        b.add(&log.launches, true);
+        assert_eq!(b.get("k", &[64]), Some((300.0, 3)));
+        assert_eq!(b.get("k", &[128]), None, "untimed launches are no baseline");
+        assert_eq!(b.get("other", &[64]), None);
+        // the boyer launch is 6x faster than the mean of the three baselines
+        let r = build(&log, &Baseline::default());
+        assert_eq!(r.balance.len(), 1);
+        assert_eq!(r.balance[0].launches, 1);
+        assert_eq!(r.balance[0].speedup, Some(300.0 / 50.0));
+    }
+
+    #[test]
+    fn shares_from_chunks_skip_abandoned_work() {
+        let text = r#"{"kernel":"k","mode":"balance","global":[640],"schedule":{"scheduler":"boyer","devices":[{"index":"0:0","name":"a"},{"index":"0:1","name":"b"}],"chunks":[{"device":0,"first_wg":0,"count":6},{"device":1,"first_wg":6,"count":4,"abandoned":true},{"device":0,"first_wg":6,"count":4}],"work_groups":10,"idle_tail_ns":7,"wall_ns":9}}"#;
+        let r = build(&parse_log("t", text), &Baseline::default());
+        assert_eq!(r.shares.len(), 2);
+        assert_eq!(r.shares[0].device, "0:0 a");
+        assert_eq!(r.shares[0].mean_share, 1.0);
+        assert_eq!(r.shares[0].work_groups, 10);
+        assert_eq!(r.shares[1].mean_share, 0.0);
+        assert_eq!((r.shares[1].chunks, r.shares[1].abandoned), (1, 1));
+        assert_eq!(r.balance[0].mean_idle_tail_ns, Some(7.0));
+        assert_eq!(r.balance[0].speedup, None);
+    }
+}

@@ -333,11 +333,18 @@ pub fn parse_log(name: &str, text: &str) -> LoadedLog {
     log
 }
 
-/// Reads and parses a log file (invalid UTF-8 is replaced, so such lines count as malformed).
+/// Reads and parses a log file, or standard input for `-` (invalid UTF-8 is replaced, so
+/// such lines count as malformed).
 ///
 /// Errors: the file cannot be read.
 pub fn load(path: &Path) -> std::io::Result<LoadedLog> {
-    let bytes = std::fs::read(path)?;
+    let bytes = if path.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
+        b
+    } else {
+        std::fs::read(path)?
+    };
     Ok(parse_log(
         &path.display().to_string(),
         &String::from_utf8_lossy(&bytes),

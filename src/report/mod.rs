@@ -29,7 +29,8 @@
 //! "Measured time" is `device_ns`, or for a balanced launch that has none the schedule's
 //! `wall_ns` ([`load::Launch::measured_ns`]).
 //!
-//! Malformed lines are skipped and counted on stderr. Exit status: 0, 1 when a log cannot be
+//! A log file named `-` is read from standard input. Malformed lines are skipped and counted
+//! on stderr. Exit status: 0, 1 when a log cannot be
 //! read or `--kernel` names no logged kernel, 2 for a usage error.
 
 pub mod aggregate;
