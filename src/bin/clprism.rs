@@ -1,10 +1,36 @@
+//! The `clprism` command: a dispatcher on the first argument. Each subcommand is a
+//! `OpenCL::<module>::<name>_main(&args_after_the_subcommand) -> i32` function.
+
+const USAGE: &str = "\
+usage: clprism <command> [ARGS...]
+
+commands:
+  run [OPTIONS] -- APP ARGS...   run APP with the interposer (see `clprism run --help`)
+  report LOG.jsonl [B.jsonl]     per-kernel report of a log, or a comparison of two logs
+                                 (see `clprism report --help`)
+  simulate [OPTIONS]             discrete-event simulation of the chunk schedulers
+                                 (see `clprism simulate --help`)
+";
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("simulate") => std::process::exit(OpenCL::sched::sim::simulate_main(&args[1..])),
-        _ => {
-            eprintln!("usage: clprism simulate --help");
-            std::process::exit(2);
+    let args: Vec<String> = std::env::args().collect();
+    let rest = args.get(2..).unwrap_or(&[]);
+    let code = match args.get(1).map(String::as_str) {
+        Some("run") => OpenCL::launcher::run_main(rest),
+        Some("report") => OpenCL::report::report_main(rest),
+        Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
+        Some("-h") | Some("--help") | Some("help") => {
+            print!("{USAGE}");
+            0
         }
-    }
+        Some(other) => {
+            eprint!("clprism: unknown command '{other}'\n{USAGE}");
+            2
+        }
+        None => {
+            eprint!("{USAGE}");
+            2
+        }
+    };
+    std::process::exit(code);
 }
