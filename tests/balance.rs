@@ -7,14 +7,25 @@ use serde_json::Value;
 
 const DEVICES: &str = "pthread pthread basic";
 
-fn balanced(exe: &std::path::Path, args: &[&str], log: &std::path::Path, extra: &[(&str, &str)]) -> std::process::Output {
-    let mut env = vec![("POCL_DEVICES", DEVICES), ("CLPRISM_LOG", log.to_str().unwrap())];
+fn balanced(
+    exe: &std::path::Path,
+    args: &[&str],
+    log: &std::path::Path,
+    extra: &[(&str, &str)],
+) -> std::process::Output {
+    let mut env = vec![
+        ("POCL_DEVICES", DEVICES),
+        ("CLPRISM_LOG", log.to_str().unwrap()),
+    ];
     env.extend_from_slice(extra);
     run(exe, args, Via::Preload("balance"), &env)
 }
 
 fn schedules(log: &std::path::Path) -> Vec<Value> {
-    read_log(log).into_iter().map(|r| r["schedule"].clone()).collect()
+    read_log(log)
+        .into_iter()
+        .map(|r| r["schedule"].clone())
+        .collect()
 }
 
 /// Every example passes in balance mode with output byte-identical to the native run, one
@@ -29,14 +40,26 @@ fn examples_are_byte_identical_in_balance_mode() {
         let exe = build.join(&name);
         let nat = d.join(format!("{name}.native.bin"));
         let bal = d.join(format!("{name}.balance.bin"));
-        let native = run(&exe, &["--dump", nat.to_str().unwrap()], Via::Native, &[("POCL_DEVICES", DEVICES)]);
+        let native = run(
+            &exe,
+            &["--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        );
         assert_ok(&native, &format!("{name} native"));
         let log = d.join(format!("{name}.jsonl"));
         let out = balanced(&exe, &["--dump", bal.to_str().unwrap()], &log, &[]);
         assert_ok(&out, &format!("{name} balance"));
-        assert!(std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(), "{name}: balance output differs from native");
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+            "{name}: balance output differs from native"
+        );
         let recs = read_log(&log);
-        assert_eq!(recs.len(), launches_printed(&native), "{name}: one record per launch");
+        assert_eq!(
+            recs.len(),
+            launches_printed(&native),
+            "{name}: one record per launch"
+        );
         let mut split = 0;
         let mut fallbacks = Vec::new();
         for r in &recs {
@@ -48,27 +71,51 @@ fn examples_are_byte_identical_in_balance_mode() {
             }
             // the completed chunks tile the work exactly
             let total = s["work_groups"].as_u64().unwrap();
-            let share: f64 = s["share"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).sum();
+            let share: f64 = s["share"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .sum();
             assert!((share - 1.0).abs() < 1e-9, "{name}: shares sum to {share}");
             let mut covered = vec![0u32; total as usize];
             for c in s["chunks"].as_array().unwrap() {
                 if c["abandoned"] == true || c.get("failed").is_some() {
                     continue;
                 }
-                for w in c["first_wg"].as_u64().unwrap()..c["first_wg"].as_u64().unwrap() + c["count"].as_u64().unwrap() {
+                for w in c["first_wg"].as_u64().unwrap()
+                    ..c["first_wg"].as_u64().unwrap() + c["count"].as_u64().unwrap()
+                {
                     covered[w as usize] += 1;
                 }
             }
-            assert!(covered.iter().all(|c| *c == 1), "{name}: chunks do not tile the NDRange: {s}");
-            if s["share"].as_array().unwrap().iter().filter(|v| v.as_f64().unwrap() > 0.0).count() > 1 {
+            assert!(
+                covered.iter().all(|c| *c == 1),
+                "{name}: chunks do not tile the NDRange: {s}"
+            );
+            if s["share"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|v| v.as_f64().unwrap() > 0.0)
+                .count()
+                > 1
+            {
                 split += 1;
             }
         }
         multi_device_launches += split;
-        report.push_str(&format!("{name}: {} launches, {split} on several devices, fallbacks {:?}\n", recs.len(), fallbacks));
+        report.push_str(&format!(
+            "{name}: {} launches, {split} on several devices, fallbacks {:?}\n",
+            recs.len(),
+            fallbacks
+        ));
     }
     eprintln!("{report}");
-    assert!(multi_device_launches > 0, "no launch ran on more than one device:\n{report}");
+    assert!(
+        multi_device_launches > 0,
+        "no launch ran on more than one device:\n{report}"
+    );
 }
 
 /// A kernel with global atomics runs unsplit, correct, with the reason logged.
@@ -81,7 +128,11 @@ fn atomics_run_unsplit() {
     assert_ok(&out, "atomic_hist balance");
     let s = schedules(&log);
     assert_eq!(s.len(), 1);
-    assert!(s[0]["fallback"].as_str().unwrap().contains("atomic"), "{}", s[0]);
+    assert!(
+        s[0]["fallback"].as_str().unwrap().contains("atomic"),
+        "{}",
+        s[0]
+    );
 }
 
 /// One device blocked behind a user event that never completes (Boyer §4.5.6): the launch
@@ -93,15 +144,39 @@ fn blocked_device_is_abandoned() {
     let log = d.join("l.jsonl");
     let nat = d.join("n.bin");
     let bal = d.join("b.bin");
-    assert_ok(&run(&exe, &["--dump", nat.to_str().unwrap()], Via::Native, &[("POCL_DEVICES", DEVICES)]), "native");
-    let out = balanced(&exe, &["--dump", bal.to_str().unwrap()], &log, &[("CLPRISM_FAULT", "block:1")]);
+    assert_ok(
+        &run(
+            &exe,
+            &["--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        ),
+        "native",
+    );
+    let out = balanced(
+        &exe,
+        &["--dump", bal.to_str().unwrap()],
+        &log,
+        &[("CLPRISM_FAULT", "block:1")],
+    );
     assert_ok(&out, "balance with a blocked device");
     assert!(std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap());
     let s = schedules(&log);
     let first = &s[0];
     assert!(first["fallback"].is_null(), "{first}");
-    assert_eq!(first["share"][1].as_f64().unwrap(), 0.0, "blocked device got merged work: {first}");
-    assert!(first["chunks"].as_array().unwrap().iter().any(|c| c["device"] == 1 && c["abandoned"] == true), "{first}");
+    assert_eq!(
+        first["share"][1].as_f64().unwrap(),
+        0.0,
+        "blocked device got merged work: {first}"
+    );
+    assert!(
+        first["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["device"] == 1 && c["abandoned"] == true),
+        "{first}"
+    );
 }
 
 /// One device whose enqueues fail: its work is reassigned, results correct.
@@ -112,14 +187,34 @@ fn failing_device_work_is_reassigned() {
     let log = d.join("l.jsonl");
     let nat = d.join("n.bin");
     let bal = d.join("b.bin");
-    assert_ok(&run(&exe, &["--dump", nat.to_str().unwrap()], Via::Native, &[("POCL_DEVICES", DEVICES)]), "native");
-    let out = balanced(&exe, &["--dump", bal.to_str().unwrap()], &log, &[("CLPRISM_FAULT", "fail:0")]);
+    assert_ok(
+        &run(
+            &exe,
+            &["--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        ),
+        "native",
+    );
+    let out = balanced(
+        &exe,
+        &["--dump", bal.to_str().unwrap()],
+        &log,
+        &[("CLPRISM_FAULT", "fail:0")],
+    );
     assert_ok(&out, "balance with a failing device");
     assert!(std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap());
     for s in schedules(&log) {
         assert!(s["fallback"].is_null(), "{s}");
         assert_eq!(s["share"][0].as_f64().unwrap(), 0.0, "{s}");
-        assert!(s["chunks"].as_array().unwrap().iter().any(|c| c["device"] == 0 && c.get("failed").is_some()), "{s}");
+        assert!(
+            s["chunks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["device"] == 0 && c.get("failed").is_some()),
+            "{s}"
+        );
     }
 }
 

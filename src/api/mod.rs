@@ -3,7 +3,13 @@
 //! [`crate::loader`], or calls [`crate::intercept::hooks`] for the calls clprism must see.
 //! No panic crosses this boundary ([`guard`]).
 
-#![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+#![allow(
+    clippy::missing_safety_doc,
+    clippy::too_many_arguments,
+    clippy::type_complexity,
+    clippy::unused_unit,
+    clippy::redundant_closure
+)]
 
 use opencl_sys::cl_egl::*;
 pub use opencl_sys::*;

@@ -10,7 +10,6 @@
 
 use super::cl;
 use opencl_sys::*;
-use std::ffi::c_void;
 
 /// The NDRange query functions the prelude redefines.
 pub const RANGE_QUERIES: [&str; 4] = [
@@ -95,7 +94,7 @@ pub unsafe fn arg_kinds(k: cl_kernel) -> Result<Vec<ArgKind>, String> {
         let tq: cl_kernel_arg_type_qualifier =
             cl::info(|sz, p, s| ai(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sz, p, s)).unwrap_or(0);
         let ty = crate::intercept::device::info_string(|sz, p, s| {
-            ai(k, i, CL_KERNEL_ARG_TYPE_NAME, sz, p as *mut c_void, s)
+            ai(k, i, CL_KERNEL_ARG_TYPE_NAME, sz, p, s)
         })
         .unwrap_or_default();
         let opaque = [

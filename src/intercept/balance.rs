@@ -21,7 +21,7 @@ pub fn choose_local(dim: usize, global: &[usize; 3]) -> [usize; 3] {
     for d in 0..dim {
         l[d] = (1..=target[d])
             .rev()
-            .find(|c| global[d] % c == 0)
+            .find(|c| global[d].is_multiple_of(*c))
             .unwrap_or(1);
     }
     l

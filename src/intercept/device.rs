@@ -68,7 +68,8 @@ pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
     out
 }
 
-/// The log description of a device (cached).
+/// The log description of a device (cached). The handle is only passed to the driver.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {
     if let Some(d) = CACHE.lock().get(&(dev as usize)) {
         return d.clone();
