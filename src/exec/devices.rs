@@ -14,13 +14,16 @@ pub enum DeviceSelection {
     All,
     /// GPUs only (falls back to all when there is none).
     Gpu,
+    /// The first N GPUs (in platform:device order).
+    FirstGpus(usize),
     /// CPUs only.
     Cpu,
     /// An explicit list of `(platform, device)` indices.
     List(Vec<(usize, usize)>),
 }
 
-/// Parses `CLPRISM_DEVICES`: `all`, `gpu`, `cpu` or `P:D[,P:D...]`.
+/// Parses `CLPRISM_DEVICES`: `all`, `gpu`, `gpu:N` (the first N GPUs), `cpu` or
+/// `P:D[,P:D...]`.
 ///
 /// Errors: a malformed list item, with the item named.
 pub fn parse_selection(s: &str) -> Result<DeviceSelection, String> {
@@ -28,6 +31,10 @@ pub fn parse_selection(s: &str) -> Result<DeviceSelection, String> {
         "all" => Ok(DeviceSelection::All),
         "gpu" => Ok(DeviceSelection::Gpu),
         "cpu" => Ok(DeviceSelection::Cpu),
+        other if other.starts_with("gpu:") => match other[4..].parse::<usize>() {
+            Ok(n) if n > 0 => Ok(DeviceSelection::FirstGpus(n)),
+            _ => Err(format!("'{other}': gpu:N needs a positive N")),
+        },
         other => {
             let mut v = Vec::new();
             for item in other.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -140,6 +147,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                 g
             }
         }
+        DeviceSelection::FirstGpus(n) => all.iter().copied().filter(|x| kind_of(x.2) == "gpu").take(*n).collect(),
         DeviceSelection::List(l) => {
             let mut v = Vec::new();
             for (p, d) in l {
@@ -221,6 +229,8 @@ mod tests {
         assert!(parse_selection("0-1").unwrap_err().contains("0-1"));
         assert!(parse_selection("x:1").is_err());
         assert!(parse_selection(",").is_err());
+        assert_eq!(parse_selection("gpu:2"), Ok(DeviceSelection::FirstGpus(2)));
+        assert!(parse_selection("gpu:0").is_err());
     }
 
     #[test]
