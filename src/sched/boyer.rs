@@ -21,7 +21,14 @@
 //! device is excluded, and its work is split over the devices that have completed ≥ 1 chunk
 //! with eq. 4.3. Their later completions are ignored (never merged).
 //!
-//! Extension (not in the paper, `BoyerParams::overdue_factor`): see `poll`.
+//! Extensions (not in the paper, both on by default, see [`super::BoyerParams`]):
+//! * growth cap: in step 2 a device's next chunk is at most its eq. 4.3 share of the
+//!   remaining work (over the devices with a measured Ω), at least one work-group (an
+//!   idle device has λ = 0, so its real share is > 0; the floor only covers rounding). With two devices of similar speed it never binds before the final split (in the
+//!   §4.3.4 example the cap is ~2,600 work-groups against a 972-work-group chunk); with many
+//!   devices of very different speeds it stops a slow device from claiming a δ-grown chunk
+//!   that would finish long after all the others.
+//! * overdue stragglers: see `poll`.
 
 use super::{Action, Core, Exclusion};
 
@@ -208,12 +215,39 @@ impl BoyerState {
                 break;
             }
             let k = core.devices[d].claims;
-            let size = growth_chunk_wgs(self.initial_wgs, self.params.delta, k);
+            let mut size = growth_chunk_wgs(self.initial_wgs, self.params.delta, k);
+            if self.params.growth_cap {
+                if let Some(cap) = self.growth_cap(core, d, now) {
+                    size = size.min(cap.max(1));
+                }
+            }
             let got = core.claim(d, size, now, out);
             if got > 0 && core.pool.is_empty() {
                 self.straggler_check(core, now, out);
             }
         }
+    }
+
+    /// Growth cap (extension for N devices): device `d`'s share of the pool under eq. 4.3
+    /// over the live devices with a measured Ω (devices without one are left out, which only
+    /// loosens the cap). `None` if `d` has no Ω.
+    fn growth_cap(&self, core: &Core, d: usize, now: u64) -> Option<u64> {
+        core.devices[d].omega_ns?;
+        let devs: Vec<usize> = core
+            .live_devices()
+            .filter(|&x| core.devices[x].omega_ns.is_some())
+            .collect();
+        let inputs: Vec<(f64, f64)> = devs
+            .iter()
+            .map(|&x| {
+                (
+                    core.devices[x].omega_ns.unwrap_or(f64::NAN),
+                    core.lambda_ns(x, now).unwrap_or(0.0),
+                )
+            })
+            .collect();
+        let shares = optimal_split(core.pool.len(), &inputs);
+        devs.iter().position(|&x| x == d).map(|i| shares[i])
     }
 
     /// §4.3.2: a claim just took the last unassigned work-group; abandon every live device

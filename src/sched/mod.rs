@@ -134,6 +134,8 @@ pub(crate) struct DeviceState {
     pub last_done_ns: Option<u64>,
     /// Number of claims (logical chunks) made, for the growth sequence.
     pub claims: u32,
+    /// Abandoned chunks not yet reported back (the device may still be running them).
+    pub abandoned_running: u32,
 }
 
 /// Bookkeeping shared by all policies: the pool of unassigned work-groups, the chunk table
@@ -264,6 +266,7 @@ impl Core {
             c.state = ChunkState::Abandoned;
             // cannot overlap: the chunk's range was taken from the pool
             let _ = self.pool.give_back(c.first_wg, c.count);
+            self.devices[d].abandoned_running += 1;
             out.push(Action::Abandon {
                 device: d,
                 chunk_id: id,
@@ -401,8 +404,11 @@ impl ChunkScheduler {
     /// the start of its first command to the end of its last (input transfers, kernel,
     /// output transfers: Ω of §4.3.1 includes transfers). Returns the next actions.
     ///
-    /// A completion of an abandoned or failed chunk is ignored (`Ok(vec![])`): its output
-    /// must not be merged. Errors: unknown chunk, wrong device, chunk already completed.
+    /// Report completions of abandoned chunks too: their output must not be merged, but a
+    /// device excluded as a straggler (or overdue) that completes every chunk it was
+    /// abandoned with is re-admitted (extension beyond §4.3.2: it is alive after all) and
+    /// may receive work again. A completion of a failed chunk is ignored.
+    /// Errors: unknown chunk, wrong device, chunk already completed.
     pub fn on_chunk_done(
         &mut self,
         device: usize,
@@ -413,7 +419,34 @@ impl ChunkScheduler {
         self.core.check_chunk(device, chunk_id)?;
         let c = &mut self.core.chunks[chunk_id as usize];
         match c.state {
-            ChunkState::Abandoned | ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Abandoned => {
+                if c.elapsed_ns.is_some() {
+                    return Err(format!("chunk {chunk_id} reported done twice"));
+                }
+                c.elapsed_ns = Some(elapsed_ns);
+                let count = c.count;
+                let mut out = Vec::new();
+                let dev = &mut self.core.devices[device];
+                dev.abandoned_running = dev.abandoned_running.saturating_sub(1);
+                // A straggler or overdue device that finishes everything it was abandoned
+                // with is alive after all: re-admit it (extension; its abandoned output is
+                // still never merged, the work was reassigned).
+                if dev.abandoned_running == 0
+                    && matches!(
+                        dev.excluded,
+                        Some(Exclusion::Straggler | Exclusion::Overdue)
+                    )
+                {
+                    dev.live = true;
+                    dev.excluded = None;
+                    dev.completed += 1;
+                    dev.omega_ns = Some(elapsed_ns.max(1) as f64 / count.max(1) as f64);
+                    dev.last_done_ns = Some(dev.last_done_ns.map_or(now_ns, |t| t.max(now_ns)));
+                    self.dispatch(now_ns, &mut out);
+                }
+                return Ok(out);
+            }
             ChunkState::Done => return Err(format!("chunk {chunk_id} reported done twice")),
             ChunkState::Running => {}
         }

@@ -77,16 +77,20 @@ pub struct BoyerParams {
     /// `overdue_factor` × their expected time (Ω·U) is abandoned like a straggler, so a device
     /// that stalls after its first chunk cannot hang the launch. `None` disables it.
     pub overdue_factor: Option<f64>,
+    /// Extension (not in the paper): in the growth phase (step 2) a device's next chunk is
+    /// capped at its eq. 4.3 share of the remaining work-groups, at least one (see [`crate::sched::boyer`]). `cap=off` gives the paper's pure δ growth.
+    pub growth_cap: bool,
 }
 
 impl Default for BoyerParams {
-    /// The paper's values (Table 4.2) and an overdue factor of 4.
+    /// The paper's values (Table 4.2), an overdue factor of 4, growth cap on.
     fn default() -> Self {
         BoyerParams {
             beta: 0.07,
             delta: 1.5,
             gamma: 2,
             overdue_factor: Some(4.0),
+            growth_cap: true,
         }
     }
 }
@@ -173,7 +177,8 @@ pub fn parse_scheduler(s: &str) -> Result<SchedulerKind, String> {
 }
 
 /// Parses `CLPRISM_BOYER`: comma-separated `key=value` pairs, any subset of
-/// `beta=<0<x≤1>`, `delta=<≥1>`, `gamma=<integer ≥1>`, `overdue=<factor >1 | off>`;
+/// `beta=<0<x≤1>`, `delta=<≥1>`, `gamma=<integer ≥1>`, `overdue=<factor >1 | off>`,
+/// `cap=<on|off>`;
 /// unspecified keys keep the paper's values ([`BoyerParams::default`]). An empty string gives
 /// the defaults. Errors name the offending pair.
 pub fn parse_boyer_params(s: &str) -> Result<BoyerParams, String> {
@@ -218,9 +223,16 @@ pub fn parse_boyer_params(s: &str) -> Result<BoyerParams, String> {
                     p.overdue_factor = Some(x);
                 }
             }
+            "cap" => {
+                p.growth_cap = match v.to_ascii_lowercase().as_str() {
+                    "on" | "1" | "true" => true,
+                    "off" | "0" | "false" => false,
+                    _ => return Err(format!("cap={v}: expected on or off")),
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown key '{k}' (expected beta, delta, gamma, overdue)"
+                    "unknown key '{k}' (expected beta, delta, gamma, overdue, cap)"
                 ))
             }
         }
@@ -306,6 +318,8 @@ mod tests {
         assert_eq!((p.beta, p.delta, p.gamma), (0.1, 1.5, 3));
         let p = parse_boyer_params("delta=2,overdue=off").unwrap();
         assert_eq!((p.delta, p.overdue_factor), (2.0, None));
+        assert!(!parse_boyer_params("cap=off").unwrap().growth_cap);
+        assert!(parse_boyer_params("cap=maybe").is_err());
         assert_eq!(
             parse_boyer_params("overdue=8").unwrap().overdue_factor,
             Some(8.0)

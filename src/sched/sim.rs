@@ -299,7 +299,10 @@ pub fn simulate(
                 };
                 now = t;
                 if abandoned.contains(&chunk_id) {
-                    continue; // the device finished work nobody waits for any more
+                    // the device finished work nobody waits for any more: never merged, but
+                    // reported (the scheduler may re-admit the device)
+                    pending = s.on_chunk_done(device, chunk_id, now, elapsed)?;
+                    continue;
                 }
                 reported.insert(chunk_id);
                 if let Some(Some((_, first, count))) = ranges.get(chunk_id as usize) {
