@@ -42,9 +42,18 @@ fn share_int(omega_int: f64, omega_disc: f64, lambda_disc: f64, w: f64) -> f64 {
 /// to the integrated GPU, versus 41% if λ is ignored (it says "59% to the discrete GPU").
 #[test]
 fn worked_example_4_3_4() {
+    let paper = BoyerParams {
+        overdue_factor: None,
+        early_split: false,
+        ..Default::default()
+    };
+    worked_example(&paper);
+    worked_example(&BoyerParams::default());
+}
+
+fn worked_example(p: &BoyerParams) {
     let total = (34e6 / 35e3 / 0.1575_f64).round() as u64; // 6,168
-    let mut s =
-        ChunkScheduler::new(&SchedulerKind::Boyer, &BoyerParams::default(), 2, total).unwrap();
+    let mut s = ChunkScheduler::new(&SchedulerKind::Boyer, p, 2, total).unwrap();
     let a = assigns(&s.start(0));
     assert_eq!(a.len(), 2);
     let beta_wgs = (0.07 * total as f64).round() as u64;
@@ -181,8 +190,19 @@ fn chunk_size_sequence_custom_params() {
 /// device B) to device A and no longer wait for device B".
 #[test]
 fn straggler_abandonment() {
+    // the paper's algorithm alone, and with clprism's extensions (same outcome here)
+    let paper = BoyerParams {
+        overdue_factor: None,
+        early_split: false,
+        ..Default::default()
+    };
+    straggler_case(&paper);
+    straggler_case(&BoyerParams::default());
+}
+
+fn straggler_case(p: &BoyerParams) {
     let w = 10_000u64;
-    let mut s = ChunkScheduler::new(&SchedulerKind::Boyer, &BoyerParams::default(), 2, w).unwrap();
+    let mut s = ChunkScheduler::new(&SchedulerKind::Boyer, p, 2, w).unwrap();
     let a = assigns(&s.start(0));
     let b_chunk = a[1];
     let mut cur = a[0].1;

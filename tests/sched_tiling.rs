@@ -66,7 +66,11 @@ struct Setup {
 }
 
 fn random_setup(rng: &mut Rng) -> Setup {
-    let n = 1 + rng.below(9) as usize;
+    let n = if rng.chance(0.05) {
+        10 + rng.below(55) as usize
+    } else {
+        1 + rng.below(9) as usize
+    };
     let w = match rng.below(4) {
         0 => 1 + rng.below(12),
         1 => 1 + rng.below(200),
@@ -147,7 +151,7 @@ fn random_params(rng: &mut Rng) -> BoyerParams {
         delta: 1.0 + rng.unit() * 2.0,
         gamma: 1 + rng.below(3) as u32,
         overdue_factor: Some(1.5 + rng.unit() * 6.0),
-        growth_cap: rng.chance(0.7),
+        early_split: rng.chance(0.7),
     }
 }
 

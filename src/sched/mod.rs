@@ -136,6 +136,8 @@ pub(crate) struct DeviceState {
     pub claims: u32,
     /// Abandoned chunks not yet reported back (the device may still be running them).
     pub abandoned_running: u32,
+    /// Ω when the device last claimed work (what its outstanding work was sized with).
+    pub omega_at_claim: Option<f64>,
 }
 
 /// Bookkeeping shared by all policies: the pool of unassigned work-groups, the chunk table
@@ -205,6 +207,7 @@ impl Core {
         }
         if got > 0 {
             self.devices[d].claims += 1;
+            self.devices[d].omega_at_claim = self.devices[d].omega_ns;
         }
         got
     }

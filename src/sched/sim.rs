@@ -425,7 +425,8 @@ pub fn predict(
 /// The schedulers `--scheduler all` compares for devices with initial rates `rates`
 /// (work-groups/µs): boyer; static with fractions proportional to the rates (the best static
 /// partition when rates stay fixed); CSS with Boyer's best two-device chunk of 21% (§4.5.1)
-/// scaled by 2/N; GSS; TSS; single on the fastest device.
+/// scaled by 2/N; GSS; TSS; single on the fastest device. (`simulate_main` adds Boyer
+/// without clprism's extensions as `boyer(paper)`.)
 pub fn comparison_set(rates: &[f64]) -> Vec<SchedulerKind> {
     let n = rates.len().max(1);
     let css = (0.21 * 2.0 / n as f64).min(1.0);
@@ -514,7 +515,7 @@ const USAGE: &str =
     "usage: clprism simulate [--devices N] [--rates r1,r2,...] [--wgs W] [--overhead-ns X]
                         [--scheduler boyer|static:f,..|css:f|gss|tss|single[:i]|all]
                         [--block i[,j..]] [--change dev:at_ns:rate]... [--fail dev:n]...
-                        [--boyer beta=..,delta=..,gamma=..,overdue=..] [--chunks]
+                        [--boyer beta=..,delta=..,gamma=..,overdue=..|off,early=on|off] [--chunks]
   rates are work-groups per microsecond (one value = the same for every device);
   --block: device never completes; --change: rate from at_ns on (0 stalls it);
   --fail dev:n: the n-th (0-based) chunk enqueue on dev fails.
@@ -528,6 +529,7 @@ fn parse_num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
 }
 
 struct Cli {
+    all: bool,
     cfg: SimConfig,
     kinds: Vec<SchedulerKind>,
     params: BoyerParams,
@@ -630,7 +632,8 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
             return Err(format!("--fail: no device {d}"));
         }
     }
-    let kinds = if sched.trim().eq_ignore_ascii_case("all") {
+    let all = sched.trim().eq_ignore_ascii_case("all");
+    let kinds = if all {
         comparison_set(&rates)
     } else {
         let k = super::parse_scheduler(&sched)?;
@@ -650,6 +653,7 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     let mut cfg = SimConfig::new(devs, wgs, overhead);
     cfg.fail_enqueue = fails;
     Ok(Some(Cli {
+        all,
         cfg,
         kinds,
         params,
@@ -683,9 +687,28 @@ pub fn simulate_main(args: &[String]) -> i32 {
     );
     let mut reports = Vec::new();
     let mut status = 0;
-    for k in &cli.kinds {
-        match simulate(k, &cli.params, c) {
-            Ok(r) => reports.push(r),
+    let paper = BoyerParams {
+        overdue_factor: None,
+        early_split: false,
+        ..cli.params
+    };
+    let mut runs: Vec<(SchedulerKind, BoyerParams, Option<&str>)> = cli
+        .kinds
+        .iter()
+        .map(|k| (k.clone(), cli.params, None))
+        .collect();
+    if cli.all && paper != cli.params {
+        // the paper's algorithm without clprism's extensions, for comparison
+        runs.insert(1, (SchedulerKind::Boyer, paper, Some("boyer(paper)")));
+    }
+    for (k, p, label) in &runs {
+        match simulate(k, p, c) {
+            Ok(mut r) => {
+                if let Some(l) = label {
+                    r.scheduler = l.to_string();
+                }
+                reports.push(r)
+            }
             Err(e) => {
                 eprintln!("clprism simulate: {k}: {e}");
                 status = 1;
