@@ -15,10 +15,16 @@
 //!     timer (s.next_poll_ns()) -> perform(s.poll(now))
 //! ```
 //!
-//! `perform` enqueues each `Action::Assign` on its device and, for `Action::Abandon`, stops
-//! waiting for that chunk and never merges its output. Every work-group ends up in exactly
-//! one chunk that completed and was not abandoned; those chunks tile `0..W`
-//! ([`ChunkScheduler::completed_chunks`]).
+//! `perform` enqueues each `Action::Assign` on its device (in order: one device's chunks
+//! are meant for an in-order queue) and, for `Action::Abandon`, stops waiting for that chunk
+//! and never merges its output; its completion should still be reported (the scheduler may
+//! re-admit the device). Every work-group ends up in exactly one chunk that completed and
+//! was not abandoned; those chunks tile `0..W` ([`ChunkScheduler::completed_chunks`]).
+//!
+//! Known limit: if every chunk still outstanding sits on devices that never complete and no
+//! device has completed a chunk yet (e.g. W = 1 on a blocked device), nothing can tell a
+//! slow device from a stuck one; the state stays `Running`, so the caller needs an overall
+//! timeout of its own.
 
 pub mod baselines;
 pub mod boyer;
@@ -482,7 +488,16 @@ impl ChunkScheduler {
         self.core.check_chunk(device, chunk_id)?;
         let c = &mut self.core.chunks[chunk_id as usize];
         match c.state {
-            ChunkState::Abandoned | ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Abandoned => {
+                // its work was already reassigned; the device is broken, never re-admit it
+                let dev = &mut self.core.devices[device];
+                dev.abandoned_running = dev.abandoned_running.saturating_sub(1);
+                if !dev.live {
+                    dev.excluded = Some(Exclusion::EnqueueFailed);
+                }
+                return Ok(Vec::new());
+            }
             ChunkState::Done => return Err(format!("chunk {chunk_id} failed after completing")),
             ChunkState::Running => {}
         }
