@@ -11,7 +11,7 @@ fn sizes(kind: SchedulerKind, n: usize, w: u64) -> Vec<u64> {
     let mut s = ChunkScheduler::new(&kind, &BoyerParams::default(), n, w).unwrap();
     let mut queue: Vec<(usize, u64)> = Vec::new();
     let mut out = Vec::new();
-    let mut push = |acts: Vec<Action>, q: &mut Vec<(usize, u64)>, out: &mut Vec<u64>| {
+    let push = |acts: Vec<Action>, q: &mut Vec<(usize, u64)>, out: &mut Vec<u64>| {
         for a in acts {
             if let Action::Assign {
                 device,

@@ -747,3 +747,57 @@ pub fn simulate_main(args: &[String]) -> i32 {
     }
     status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piecewise_rates() {
+        let d = SimDevice::constant(1.0); // 1 wg/µs
+        assert_eq!(d.finish_ns(0, 1000, 10_000), Some(1_010_000));
+        assert_eq!(d.finish_ns(5, 0, 10), Some(15));
+        // overhead 10 µs, 490 wgs until 500 µs, the other 510 at 0.5 wg/µs = 1,020 µs
+        let d = SimDevice::constant(1.0).with_change(500_000, 0.5);
+        assert_eq!(d.finish_ns(0, 1000, 10_000), Some(1_520_000));
+        // a chunk starting after the change runs at the new rate only
+        assert_eq!(d.finish_ns(600_000, 100, 0), Some(800_000));
+        // stalled from 500 µs: a chunk that does not fit before never ends
+        let s = SimDevice::constant(1.0).with_change(500_000, 0.0);
+        assert_eq!(s.finish_ns(0, 400, 0), Some(400_000));
+        assert_eq!(s.finish_ns(0, 600, 0), None);
+        // ... unless the device resumes
+        let r = s.clone().with_change(700_000, 1.0);
+        assert_eq!(r.finish_ns(0, 600, 0), Some(800_000));
+        assert_eq!(SimDevice::blocked().finish_ns(0, 1, 0), None);
+        assert_eq!(
+            SimDevice::from_ns_per_wg(250.0).finish_ns(0, 4, 0),
+            Some(1000)
+        );
+    }
+
+    #[test]
+    fn ideal_and_efficiency() {
+        // two devices: 1000 and 500 ns per work-group, no overhead, 3000 work-groups:
+        // alone 3 ms and 1.5 ms, together 1/(1/3 + 1/1.5) = 1 ms
+        let cfg = SimConfig::new(
+            vec![
+                SimDevice::from_ns_per_wg(1000.0),
+                SimDevice::from_ns_per_wg(500.0),
+            ],
+            3000,
+            0,
+        );
+        assert!((ideal_finish_ns(&cfg).unwrap() - 1e6).abs() < 1.0);
+        assert!((efficiency(2e6, &[3e6, 1.5e6]) - 0.5).abs() < 1e-12);
+        let st = simulate(
+            &SchedulerKind::Static(vec![1.0, 2.0]),
+            &BoyerParams::default(),
+            &cfg,
+        )
+        .unwrap();
+        assert_eq!(st.makespan_ns, Some(1_000_000));
+        assert!((st.efficiency.unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(st.idle_tail_ns, Some(0));
+    }
+}
