@@ -198,6 +198,13 @@ fn completed_chunks_tile_the_ndrange() {
         }
         if r.complete {
             assert_tiles(&r, setup.cfg.total_wgs, &what);
+            // no schedule beats the capacity lower bound (allow 1 ns of rounding per chunk)
+            if let (Some(m), Some(b)) = (r.makespan_ns, r.bound_ns) {
+                assert!(
+                    m as f64 + r.chunks_assigned as f64 + 1.0 >= b,
+                    "{what}: makespan {m} < bound {b}"
+                );
+            }
             completed += 1;
             with_abandon += (r.chunks_abandoned > 0) as u32;
             with_fail += (r.chunks_failed > 0) as u32;

@@ -14,7 +14,8 @@
 //! throughputs when each runs the whole launch alone (§4.1.1, footnote 1), i.e. the ideal
 //! finish time where all devices finish together, 1/Σ(1/T_alone,i), divided by the makespan;
 //! idle tail = time between the first and the last participating device finishing (§4.5.3,
-//! Fig. 4.14).
+//! Fig. 4.14). Boyer's efficiency can exceed 1 when rates change over time, so the
+//! simulator also reports a true lower bound on the makespan ([`capacity_bound_ns`]).
 
 use super::{Action, BoyerParams, ChunkId, ChunkRecord, ChunkScheduler, Exclusion, SchedulerKind};
 use std::cmp::Reverse;
@@ -69,6 +70,28 @@ impl SimDevice {
         let pos = self.segments.partition_point(|&(t, _)| t < at_ns);
         self.segments.insert(pos, (at_ns, r));
         self
+    }
+
+    /// Work-groups the device can process between `t0_ns` and `t1_ns` at its piecewise
+    /// rate (0 if blocked).
+    pub fn work_between(&self, t0_ns: f64, t1_ns: f64) -> f64 {
+        if self.blocked || t1_ns <= t0_ns {
+            return 0.0;
+        }
+        let n = self.segments.len();
+        let mut w = 0.0;
+        for i in 0..n {
+            let a = (self.segments[i].0 as f64).max(t0_ns);
+            let b = if i + 1 < n {
+                (self.segments[i + 1].0 as f64).min(t1_ns)
+            } else {
+                t1_ns
+            };
+            if b > a {
+                w += self.segments[i].1 * (b - a);
+            }
+        }
+        w
     }
 
     /// When a chunk of `wgs` work-groups started at `start_ns` ends: `overhead_ns` first,
@@ -164,8 +187,15 @@ pub struct SimReport {
     pub makespan_ns: Option<u64>,
     /// Ideal finish: 1/Σ(1/T_alone,i) (ns); `None` if no device can finish alone.
     pub ideal_ns: Option<f64>,
-    /// ideal / makespan (Boyer §4.1.1 efficiency), if complete.
+    /// ideal / makespan (Boyer §4.1.1 efficiency), if complete. With rates that change
+    /// over time this can exceed 1 (a device's throughput alone is not its throughput
+    /// early in the run); see `bound_efficiency`.
     pub efficiency: Option<f64>,
+    /// Lower bound on any schedule's makespan: the time at which all devices, each starting
+    /// at t = 0 and paying one overhead, finish together ([`capacity_bound_ns`]).
+    pub bound_ns: Option<f64>,
+    /// bound / makespan (≤ 1), if complete.
+    pub bound_efficiency: Option<f64>,
     /// Last minus first finishing time over devices that did merged work (ns).
     pub idle_tail_ns: Option<u64>,
     /// Chunks assigned (including failed and abandoned ones).
@@ -333,6 +363,11 @@ pub fn simulate(
         None
     };
     let ideal = ideal_finish_ns(cfg);
+    let bound = capacity_bound_ns(cfg);
+    let bound_efficiency = match (makespan, bound) {
+        (Some(m), Some(b)) if m > 0 => Some(b / m as f64),
+        _ => None,
+    };
     let efficiency = match (makespan, ideal) {
         (Some(m), Some(i)) if m > 0 => Some(i / m as f64),
         _ => None,
@@ -354,6 +389,8 @@ pub fn simulate(
         makespan_ns: makespan,
         ideal_ns: ideal,
         efficiency,
+        bound_ns: bound,
+        bound_efficiency,
         idle_tail_ns: idle_tail,
         chunks_assigned: chunks.len(),
         chunks_abandoned: chunks
@@ -386,6 +423,44 @@ pub fn ideal_finish_ns(cfg: &SimConfig) -> Option<f64> {
     } else {
         None
     }
+}
+
+/// The earliest time T at which the devices, all starting at t = 0 and each paying the
+/// per-chunk overhead once, can together have processed every work-group:
+/// Σ_i ∫_{overhead}^{T} rate_i(t) dt = W (all devices finish together). No schedule in the
+/// simulator finishes earlier (a device processes nothing during its chunks' overheads), so
+/// it is a lower bound on the makespan even when rates change over time. `None` when the
+/// devices cannot process W work-groups at all. W = 0 gives 0.
+pub fn capacity_bound_ns(cfg: &SimConfig) -> Option<f64> {
+    let w = cfg.total_wgs as f64;
+    if cfg.total_wgs == 0 {
+        return Some(0.0);
+    }
+    let o = cfg.overhead_ns as f64;
+    let cap = |t: f64| -> f64 { cfg.devices.iter().map(|d| d.work_between(o, t)).sum() };
+    // an upper bound: the fastest device alone
+    let mut hi = cfg
+        .devices
+        .iter()
+        .filter_map(|d| d.finish_ns(0, cfg.total_wgs, cfg.overhead_ns))
+        .min()? as f64
+        + 1.0;
+    let mut lo = o;
+    if cap(hi) < w {
+        hi *= 2.0; // rounding guard
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if cap(mid) >= w {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if hi - lo < 1e-3 {
+            break;
+        }
+    }
+    Some(hi)
 }
 
 /// Boyer's efficiency (§4.1.1, footnote 1): measured throughput divided by the sum of the
@@ -422,6 +497,17 @@ pub fn predict(
     )
 }
 
+/// Index of the highest rate (the first one on ties).
+fn fastest(rates: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &r) in rates.iter().enumerate() {
+        if r > rates[best] {
+            best = i;
+        }
+    }
+    best
+}
+
 /// The schedulers `--scheduler all` compares for devices with initial rates `rates`
 /// (work-groups/µs): boyer; static with fractions proportional to the rates (the best static
 /// partition when rates stay fixed); CSS with Boyer's best two-device chunk of 21% (§4.5.1)
@@ -430,12 +516,7 @@ pub fn predict(
 pub fn comparison_set(rates: &[f64]) -> Vec<SchedulerKind> {
     let n = rates.len().max(1);
     let css = (0.21 * 2.0 / n as f64).min(1.0);
-    let fastest = rates
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|x| x.0)
-        .unwrap_or(0);
+    let fastest = fastest(rates);
     let fr: Vec<f64> = if rates.iter().any(|&r| r > 0.0) {
         rates.to_vec()
     } else {
@@ -456,23 +537,28 @@ fn fmt_ms(ns: Option<u64>) -> String {
         .unwrap_or_else(|| "never".into())
 }
 
-/// Formats reports as a table (one row per scheduler).
+/// Formats reports as a table (one row per scheduler): makespan; `bound_ms`, the capacity
+/// lower bound (all devices finish together, [`capacity_bound_ns`]) and `eff`, bound /
+/// makespan; `eff_boyer`, Boyer's efficiency (§4.1.1); idle tail; chunks; abandoned chunks;
+/// excluded devices.
 pub fn format_table(reports: &[SimReport]) -> String {
     let mut s = format!(
-        "{:<28} {:>12} {:>10} {:>10} {:>12} {:>7} {:>7} {:>9}\n",
+        "{:<24} {:>11} {:>9} {:>6} {:>9} {:>16} {:>6} {:>6} {:>8}\n",
         "scheduler",
         "makespan_ms",
-        "ideal_ms",
-        "efficiency",
+        "bound_ms",
+        "eff",
+        "eff_boyer",
         "idle_tail_ms",
         "chunks",
-        "aband.",
+        "aband",
         "excluded"
     );
+    let f4 = |x: Option<f64>| x.map(|e| format!("{e:.4}")).unwrap_or_else(|| "-".into());
     for r in reports {
         let mut label = r.scheduler.clone();
-        if label.len() > 28 {
-            label.truncate(25);
+        if label.len() > 24 {
+            label.truncate(21);
             label.push_str("...");
         }
         let tail = match (r.idle_tail_ns, r.makespan_ns) {
@@ -488,24 +574,28 @@ pub fn format_table(reports: &[SimReport]) -> String {
             .filter(|(_, d)| d.excluded.is_some())
             .map(|(i, _)| i.to_string())
             .collect();
+        let mut excl = excl.join(",");
+        if excl.is_empty() {
+            excl.push('-');
+        } else if excl.len() > 8 {
+            excl.truncate(5);
+            excl.push_str("...");
+        }
         s.push_str(&format!(
-            "{:<28} {:>12} {:>10} {:>10} {:>12} {:>7} {:>7} {:>9}\n",
+            "{:<24} {:>11} {:>9} {:>6} {:>9} {:>16} {:>6} {:>6} {:>8}\n",
             label,
             fmt_ms(r.makespan_ns),
-            r.ideal_ns
+            r.bound_ns
                 .map(|x| format!("{:.3}", x / 1e6))
                 .unwrap_or_else(|| "-".into()),
-            r.efficiency
-                .map(|e| format!("{:.4}", e))
+            r.bound_efficiency
+                .map(|e| format!("{e:.3}"))
                 .unwrap_or_else(|| "-".into()),
+            f4(r.efficiency),
             tail,
             r.chunks_assigned,
             r.chunks_abandoned,
-            if excl.is_empty() {
-                "-".into()
-            } else {
-                excl.join(",")
-            },
+            excl,
         ));
     }
     s
@@ -519,8 +609,9 @@ const USAGE: &str =
   rates are work-groups per microsecond (one value = the same for every device);
   --block: device never completes; --change: rate from at_ns on (0 stalls it);
   --fail dev:n: the n-th (0-based) chunk enqueue on dev fails.
-  Efficiency = ideal finish (all devices finish together; 1/sum(1/T_alone)) / makespan
-  (Boyer ch.4 footnote 1); idle tail = last minus first device finishing.";
+  bound = earliest time all devices (one overhead each) can finish W together; eff = bound/
+  makespan; eff_boyer = throughput / sum of throughputs alone (Boyer ch.4 footnote 1; can
+  exceed 1 when rates change); idle tail = last minus first device finishing.";
 
 fn parse_num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
     s.trim()
@@ -639,12 +730,7 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
         let k = super::parse_scheduler(&sched)?;
         if k == SchedulerKind::Best {
             // the projected-best device, here: the fastest by initial rate
-            let fastest = rates
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .map(|x| x.0)
-                .unwrap_or(0);
+            let fastest = fastest(&rates);
             vec![SchedulerKind::Single(fastest)]
         } else {
             vec![k]
@@ -799,5 +885,22 @@ mod tests {
         assert_eq!(st.makespan_ns, Some(1_000_000));
         assert!((st.efficiency.unwrap() - 1.0).abs() < 1e-9);
         assert_eq!(st.idle_tail_ns, Some(0));
+        // capacity bound: 1/1000 + 1/500 wg/ns together → 3000 work-groups in 1 ms
+        assert!((capacity_bound_ns(&cfg).unwrap() - 1e6).abs() < 1.0);
+        // with overhead o each device starts at o: T = o + W/Σr
+        let mut c2 = cfg.clone();
+        c2.overhead_ns = 7_000;
+        assert!((capacity_bound_ns(&c2).unwrap() - 1_007_000.0).abs() < 1.0);
+        // a rate change: device 0 doubles after 0.5 ms
+        let c3 = SimConfig::new(
+            vec![
+                SimDevice::from_ns_per_wg(1000.0).with_change(500_000, 2.0),
+                SimDevice::from_ns_per_wg(500.0),
+            ],
+            3000,
+            0,
+        );
+        // by 0.5 ms: 500 + 1000 = 1500; then 4 wg/µs → 1500 more in 375 µs
+        assert!((capacity_bound_ns(&c3).unwrap() - 875_000.0).abs() < 1.0);
     }
 }
