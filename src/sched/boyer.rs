@@ -19,7 +19,7 @@
 //! unassigned work-group while some live device with outstanding work has not completed a
 //! single chunk, that device's outstanding chunks are abandoned (`Action::Abandon`), the
 //! device is excluded, and its work is split over the devices that have completed ≥ 1 chunk
-//! with eq. 4.3. Their later completions are ignored (never merged).
+//! with eq. 4.3. Its abandoned chunks are never merged, even if they complete later.
 //!
 //! Extensions (not in the paper, both on by default, see [`super::BoyerParams`]):
 //! * early final split (`early_split`): in step 2, when a device's δ-grown chunk would reach
