@@ -198,6 +198,7 @@ fn completed_chunks_tile_the_ndrange() {
         }
         if r.complete {
             assert_tiles(&r, setup.cfg.total_wgs, &what);
+            assert!(r.idle_tail_ns.is_some(), "{what}");
             // no schedule beats the capacity lower bound (allow 1 ns of rounding per chunk)
             if let (Some(m), Some(b)) = (r.makespan_ns, r.bound_ns) {
                 assert!(

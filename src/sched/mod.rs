@@ -582,6 +582,36 @@ impl ChunkScheduler {
         v
     }
 
+    /// Per device, when its last merged (Done) chunk was reported (ns); `None` for devices
+    /// that completed nothing.
+    pub fn device_finish_ns(&self) -> Vec<Option<u64>> {
+        let mut f = vec![None; self.core.devices.len()];
+        for c in &self.core.chunks {
+            if c.state == ChunkState::Done {
+                let e = c.end_ns.unwrap_or(0);
+                let slot: &mut Option<u64> = &mut f[c.device];
+                *slot = Some(slot.map_or(e, |x: u64| x.max(e)));
+            }
+        }
+        f
+    }
+
+    /// Idle tail (Boyer §4.5.3, Fig. 4.14): last minus first finishing time over the devices
+    /// that completed merged work and are not excluded (ns). `None` before completion.
+    pub fn idle_tail_ns(&self) -> Option<u64> {
+        if !self.is_complete() {
+            return None;
+        }
+        let f: Vec<u64> = self
+            .device_finish_ns()
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| self.core.devices[*d].excluded.is_none())
+            .filter_map(|(_, x)| *x)
+            .collect();
+        Some(f.iter().max().copied().unwrap_or(0) - f.iter().min().copied().unwrap_or(0))
+    }
+
     /// Number of participating devices.
     pub fn n_devices(&self) -> usize {
         self.core.devices.len()

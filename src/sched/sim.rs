@@ -377,11 +377,12 @@ pub fn simulate(
         .filter(|r| r.chunks_done > 0 && r.excluded.is_none())
         .filter_map(|r| r.finish_ns)
         .collect();
-    let idle_tail = if complete && !finishes.is_empty() {
+    let idle_tail = if complete {
         Some(finishes.iter().max().unwrap_or(&0) - finishes.iter().min().unwrap_or(&0))
     } else {
         None
     };
+    debug_assert!(!complete || s.idle_tail_ns() == idle_tail);
     let chunks = s.chunks().to_vec();
     Ok(SimReport {
         scheduler: kind.to_string(),
