@@ -19,9 +19,21 @@
 //! unassigned work-group while some live device with outstanding work has not completed a
 //! single chunk, that device's outstanding chunks are abandoned (`Action::Abandon`), the
 //! device is excluded, and its work is split over the devices that have completed ≥ 1 chunk
-//! with eq. 4.3. Their later completions are ignored (never merged).
+//! with eq. 4.3. Its abandoned chunks are never merged, even if they complete later.
 //!
-//! Extension (not in the paper, `BoyerParams::overdue_factor`): see `poll`.
+//! Extensions (not in the paper, both on by default, see [`super::BoyerParams`]):
+//! * early final split (`early_split`): in step 2, when a device's δ-grown chunk would reach
+//!   its eq. 4.3 share of the remaining work (over the devices with a measured Ω), step 3
+//!   happens at once (stragglers handled as in §4.3.2, since the split claims all remaining
+//!   work). With two devices of similar speed it never fires before γ is reached (in the
+//!   §4.3.4 example the share is ~2,600 work-groups against a 972-work-group chunk); with
+//!   many devices, or one much slower device, it stops δ-grown chunks from overshooting so
+//!   that a slow device finishes long after the others, and it still reaches a final split
+//!   when a blocked device keeps the γ condition from ever holding.
+//! * overdue stragglers (`overdue_factor`): a device whose outstanding work runs far past
+//!   its expected time while others sit idle is abandoned (`poll`), and so is a device whose
+//!   measured slowdown makes it finish much later than the idle devices could redo its work
+//!   (`rebalance`); such a device is re-admitted once its abandoned chunks complete.
 
 use super::{Action, Core, Exclusion};
 
@@ -177,6 +189,12 @@ impl BoyerState {
 
     /// Runs the algorithm after any event (start, completion, failure, abandonment).
     pub(crate) fn dispatch(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
+        self.dispatch_pool(core, now, out);
+        self.rebalance(core, now, out);
+    }
+
+    /// Steps 2 and 3 for work in the pool.
+    fn dispatch_pool(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
         if core.pool.is_empty() {
             return;
         }
@@ -209,11 +227,60 @@ impl BoyerState {
             }
             let k = core.devices[d].claims;
             let size = growth_chunk_wgs(self.initial_wgs, self.params.delta, k);
+            if self.params.early_split {
+                if let Some(share) = self.balanced_share(core, d, now) {
+                    if size >= share {
+                        // the δ-grown chunk reaches d's balanced share: step 3 now
+                        self.split_all(core, now, out);
+                        return;
+                    }
+                }
+            }
             let got = core.claim(d, size, now, out);
             if got > 0 && core.pool.is_empty() {
                 self.straggler_check(core, now, out);
             }
         }
+    }
+
+    /// Device `d`'s share of the pool under eq. 4.3 over the live devices with a measured Ω
+    /// (devices without one are left out). `None` if `d` has no Ω.
+    fn balanced_share(&self, core: &Core, d: usize, now: u64) -> Option<u64> {
+        core.devices[d].omega_ns?;
+        let devs: Vec<usize> = core
+            .live_devices()
+            .filter(|&x| core.devices[x].omega_ns.is_some())
+            .collect();
+        let inputs: Vec<(f64, f64)> = devs
+            .iter()
+            .map(|&x| {
+                (
+                    core.devices[x].omega_ns.unwrap_or(f64::NAN),
+                    core.lambda_ns(x, now).unwrap_or(0.0),
+                )
+            })
+            .collect();
+        let shares = optimal_split(core.pool.len(), &inputs);
+        devs.iter().position(|&x| x == d).map(|i| shares[i])
+    }
+
+    /// Early final split (extension): the progressing devices claim all remaining work with
+    /// eq. 4.3; since that is a claim of all remaining work, live devices that hold work but
+    /// have not completed a chunk are stragglers (§4.3.2) and their work joins the split.
+    fn split_all(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
+        let stragglers: Vec<usize> = core
+            .live_devices()
+            .filter(|&d| core.devices[d].completed == 0 && !core.devices[d].outstanding.is_empty())
+            .collect();
+        for s in stragglers {
+            core.exclude(s, Exclusion::Straggler, out);
+        }
+        self.final_phase = true;
+        let devs: Vec<usize> = core
+            .live_devices()
+            .filter(|&d| core.devices[d].omega_ns.is_some())
+            .collect();
+        core.split_pool(&devs, now, out);
     }
 
     /// §4.3.2: a claim just took the last unassigned work-group; abandon every live device
@@ -249,6 +316,68 @@ impl BoyerState {
                 .filter_map(|x| core.devices[x].omega_ns)
                 .max_by(f64::total_cmp)
         })
+    }
+
+    /// Evidence-based rebalancing (part of the overdue extension, on when
+    /// `overdue_factor` is set): with the pool empty and some live device with a measured Ω
+    /// idle, a busy device X whose latest Ω is at least twice the Ω its outstanding work was
+    /// sized with (it slowed down) and whose expected remaining time λ_X exceeds
+    /// twice the time T the other live devices would need to redo all of X's outstanding
+    /// work (eq. 4.3 over them, with their own λ) is abandoned like a straggler and its work
+    /// split over the others. This reacts to a device that slowed down after the final split
+    /// (§4.5.2 variability), which the paper's algorithm cannot; X is re-admitted when its
+    /// abandoned chunks complete. Devices without their own Ω are left to `poll`.
+    fn rebalance(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
+        if !self.overdue_armed(core) {
+            return;
+        }
+        loop {
+            let mut worst: Option<(usize, f64)> = None;
+            for x in core.live_devices() {
+                let dev = &core.devices[x];
+                let (Some(om), Some(om_claim)) = (dev.omega_ns, dev.omega_at_claim) else {
+                    continue;
+                };
+                // evidence of a slowdown since its work was sized
+                if dev.outstanding.is_empty() || om < 2.0 * om_claim {
+                    continue;
+                }
+                let lam = core.lambda_ns(x, now).unwrap_or(0.0);
+                let others: Vec<(f64, f64)> = core
+                    .live_devices()
+                    .filter(|&y| y != x)
+                    .filter_map(|y| {
+                        let o = core.devices[y].omega_ns?;
+                        Some((o, core.lambda_ns(y, now).unwrap_or(0.0)))
+                    })
+                    .collect();
+                if others.is_empty() {
+                    continue;
+                }
+                let (t_alt, _) = solve_eq_4_3(core.outstanding_wgs(x) as f64, &others);
+                // T from eq. 4.3 is the others' common finish, measured from now; compare
+                // with X's own expected finish
+                if lam > 2.0 * t_alt {
+                    let gain = lam - t_alt;
+                    if worst.is_none_or(|(_, g)| gain > g) {
+                        worst = Some((x, gain));
+                    }
+                }
+            }
+            let Some((x, _)) = worst else {
+                return;
+            };
+            core.exclude(x, Exclusion::Overdue, out);
+            self.final_phase = true;
+            let devs: Vec<usize> = core
+                .live_devices()
+                .filter(|&d| core.devices[d].omega_ns.is_some())
+                .collect();
+            core.split_pool(&devs, now, out);
+            if !self.overdue_armed(core) {
+                return;
+            }
+        }
     }
 
     /// Precondition of the overdue rule: pool empty and some live device with a measured Ω
@@ -306,6 +435,7 @@ impl BoyerState {
             .filter(|&d| core.devices[d].omega_ns.is_some())
             .collect();
         core.split_pool(&devs, now, out);
+        self.rebalance(core, now, out);
     }
 
     /// Earliest time at which [`Self::poll`] could act if no other event arrives.

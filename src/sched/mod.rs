@@ -15,10 +15,16 @@
 //!     timer (s.next_poll_ns()) -> perform(s.poll(now))
 //! ```
 //!
-//! `perform` enqueues each `Action::Assign` on its device and, for `Action::Abandon`, stops
-//! waiting for that chunk and never merges its output. Every work-group ends up in exactly
-//! one chunk that completed and was not abandoned; those chunks tile `0..W`
-//! ([`ChunkScheduler::completed_chunks`]).
+//! `perform` enqueues each `Action::Assign` on its device (in order: one device's chunks
+//! are meant for an in-order queue) and, for `Action::Abandon`, stops waiting for that chunk
+//! and never merges its output; its completion should still be reported (the scheduler may
+//! re-admit the device). Every work-group ends up in exactly one chunk that completed and
+//! was not abandoned; those chunks tile `0..W` ([`ChunkScheduler::completed_chunks`]).
+//!
+//! Known limit: if every chunk still outstanding sits on devices that never complete and no
+//! device has completed a chunk yet (e.g. W = 1 on a blocked device), nothing can tell a
+//! slow device from a stuck one; the state stays `Running`, so the caller needs an overall
+//! timeout of its own.
 
 pub mod baselines;
 pub mod boyer;
@@ -134,6 +140,10 @@ pub(crate) struct DeviceState {
     pub last_done_ns: Option<u64>,
     /// Number of claims (logical chunks) made, for the growth sequence.
     pub claims: u32,
+    /// Abandoned chunks not yet reported back (the device may still be running them).
+    pub abandoned_running: u32,
+    /// Ω when the device last claimed work (what its outstanding work was sized with).
+    pub omega_at_claim: Option<f64>,
 }
 
 /// Bookkeeping shared by all policies: the pool of unassigned work-groups, the chunk table
@@ -203,6 +213,7 @@ impl Core {
         }
         if got > 0 {
             self.devices[d].claims += 1;
+            self.devices[d].omega_at_claim = self.devices[d].omega_ns;
         }
         got
     }
@@ -264,6 +275,7 @@ impl Core {
             c.state = ChunkState::Abandoned;
             // cannot overlap: the chunk's range was taken from the pool
             let _ = self.pool.give_back(c.first_wg, c.count);
+            self.devices[d].abandoned_running += 1;
             out.push(Action::Abandon {
                 device: d,
                 chunk_id: id,
@@ -401,8 +413,11 @@ impl ChunkScheduler {
     /// the start of its first command to the end of its last (input transfers, kernel,
     /// output transfers: Ω of §4.3.1 includes transfers). Returns the next actions.
     ///
-    /// A completion of an abandoned or failed chunk is ignored (`Ok(vec![])`): its output
-    /// must not be merged. Errors: unknown chunk, wrong device, chunk already completed.
+    /// Report completions of abandoned chunks too: their output must not be merged, but a
+    /// device excluded as a straggler (or overdue) that completes every chunk it was
+    /// abandoned with is re-admitted (extension beyond §4.3.2: it is alive after all) and
+    /// may receive work again. A completion of a failed chunk is ignored.
+    /// Errors: unknown chunk, wrong device, chunk already completed.
     pub fn on_chunk_done(
         &mut self,
         device: usize,
@@ -413,7 +428,34 @@ impl ChunkScheduler {
         self.core.check_chunk(device, chunk_id)?;
         let c = &mut self.core.chunks[chunk_id as usize];
         match c.state {
-            ChunkState::Abandoned | ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Abandoned => {
+                if c.elapsed_ns.is_some() {
+                    return Err(format!("chunk {chunk_id} reported done twice"));
+                }
+                c.elapsed_ns = Some(elapsed_ns);
+                let count = c.count;
+                let mut out = Vec::new();
+                let dev = &mut self.core.devices[device];
+                dev.abandoned_running = dev.abandoned_running.saturating_sub(1);
+                // A straggler or overdue device that finishes everything it was abandoned
+                // with is alive after all: re-admit it (extension; its abandoned output is
+                // still never merged, the work was reassigned).
+                if dev.abandoned_running == 0
+                    && matches!(
+                        dev.excluded,
+                        Some(Exclusion::Straggler | Exclusion::Overdue)
+                    )
+                {
+                    dev.live = true;
+                    dev.excluded = None;
+                    dev.completed += 1;
+                    dev.omega_ns = Some(elapsed_ns.max(1) as f64 / count.max(1) as f64);
+                    dev.last_done_ns = Some(dev.last_done_ns.map_or(now_ns, |t| t.max(now_ns)));
+                    self.dispatch(now_ns, &mut out);
+                }
+                return Ok(out);
+            }
             ChunkState::Done => return Err(format!("chunk {chunk_id} reported done twice")),
             ChunkState::Running => {}
         }
@@ -446,7 +488,16 @@ impl ChunkScheduler {
         self.core.check_chunk(device, chunk_id)?;
         let c = &mut self.core.chunks[chunk_id as usize];
         match c.state {
-            ChunkState::Abandoned | ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Failed => return Ok(Vec::new()),
+            ChunkState::Abandoned => {
+                // its work was already reassigned; the device is broken, never re-admit it
+                let dev = &mut self.core.devices[device];
+                dev.abandoned_running = dev.abandoned_running.saturating_sub(1);
+                if !dev.live {
+                    dev.excluded = Some(Exclusion::EnqueueFailed);
+                }
+                return Ok(Vec::new());
+            }
             ChunkState::Done => return Err(format!("chunk {chunk_id} failed after completing")),
             ChunkState::Running => {}
         }
@@ -529,6 +580,36 @@ impl ChunkScheduler {
             .collect();
         v.sort_by_key(|c| c.first_wg);
         v
+    }
+
+    /// Per device, when its last merged (Done) chunk was reported (ns); `None` for devices
+    /// that completed nothing.
+    pub fn device_finish_ns(&self) -> Vec<Option<u64>> {
+        let mut f = vec![None; self.core.devices.len()];
+        for c in &self.core.chunks {
+            if c.state == ChunkState::Done {
+                let e = c.end_ns.unwrap_or(0);
+                let slot: &mut Option<u64> = &mut f[c.device];
+                *slot = Some(slot.map_or(e, |x: u64| x.max(e)));
+            }
+        }
+        f
+    }
+
+    /// Idle tail (Boyer §4.5.3, Fig. 4.14): last minus first finishing time over the devices
+    /// that completed merged work and are not excluded (ns). `None` before completion.
+    pub fn idle_tail_ns(&self) -> Option<u64> {
+        if !self.is_complete() {
+            return None;
+        }
+        let f: Vec<u64> = self
+            .device_finish_ns()
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| self.core.devices[*d].excluded.is_none())
+            .filter_map(|(_, x)| *x)
+            .collect();
+        Some(f.iter().max().copied().unwrap_or(0) - f.iter().min().copied().unwrap_or(0))
     }
 
     /// Number of participating devices.

@@ -77,16 +77,21 @@ pub struct BoyerParams {
     /// `overdue_factor` × their expected time (Ω·U) is abandoned like a straggler, so a device
     /// that stalls after its first chunk cannot hang the launch. `None` disables it.
     pub overdue_factor: Option<f64>,
+    /// Extension (not in the paper): in step 2, when a device's δ-grown chunk would reach its
+    /// eq. 4.3 share of the remaining work-groups, do the final split (step 3) at once (see
+    /// [`crate::sched::boyer`]). `early=off` gives the paper's pure step 2.
+    pub early_split: bool,
 }
 
 impl Default for BoyerParams {
-    /// The paper's values (Table 4.2) and an overdue factor of 4.
+    /// The paper's values (Table 4.2), an overdue factor of 4, early split on.
     fn default() -> Self {
         BoyerParams {
             beta: 0.07,
             delta: 1.5,
             gamma: 2,
             overdue_factor: Some(4.0),
+            early_split: true,
         }
     }
 }
@@ -173,7 +178,8 @@ pub fn parse_scheduler(s: &str) -> Result<SchedulerKind, String> {
 }
 
 /// Parses `CLPRISM_BOYER`: comma-separated `key=value` pairs, any subset of
-/// `beta=<0<x≤1>`, `delta=<≥1>`, `gamma=<integer ≥1>`, `overdue=<factor >1 | off>`;
+/// `beta=<0<x≤1>`, `delta=<≥1>`, `gamma=<integer ≥1>`, `overdue=<factor >1 | off>`,
+/// `early=<on|off>`;
 /// unspecified keys keep the paper's values ([`BoyerParams::default`]). An empty string gives
 /// the defaults. Errors name the offending pair.
 pub fn parse_boyer_params(s: &str) -> Result<BoyerParams, String> {
@@ -218,9 +224,16 @@ pub fn parse_boyer_params(s: &str) -> Result<BoyerParams, String> {
                     p.overdue_factor = Some(x);
                 }
             }
+            "early" => {
+                p.early_split = match v.to_ascii_lowercase().as_str() {
+                    "on" | "1" | "true" => true,
+                    "off" | "0" | "false" => false,
+                    _ => return Err(format!("early={v}: expected on or off")),
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown key '{k}' (expected beta, delta, gamma, overdue)"
+                    "unknown key '{k}' (expected beta, delta, gamma, overdue, early)"
                 ))
             }
         }
@@ -306,6 +319,8 @@ mod tests {
         assert_eq!((p.beta, p.delta, p.gamma), (0.1, 1.5, 3));
         let p = parse_boyer_params("delta=2,overdue=off").unwrap();
         assert_eq!((p.delta, p.overdue_factor), (2.0, None));
+        assert!(!parse_boyer_params("early=off").unwrap().early_split);
+        assert!(parse_boyer_params("early=maybe").is_err());
         assert_eq!(
             parse_boyer_params("overdue=8").unwrap().overdue_factor,
             Some(8.0)

@@ -14,7 +14,8 @@
 //! throughputs when each runs the whole launch alone (§4.1.1, footnote 1), i.e. the ideal
 //! finish time where all devices finish together, 1/Σ(1/T_alone,i), divided by the makespan;
 //! idle tail = time between the first and the last participating device finishing (§4.5.3,
-//! Fig. 4.14).
+//! Fig. 4.14). Boyer's efficiency can exceed 1 when rates change over time, so the
+//! simulator also reports a true lower bound on the makespan ([`capacity_bound_ns`]).
 
 use super::{Action, BoyerParams, ChunkId, ChunkRecord, ChunkScheduler, Exclusion, SchedulerKind};
 use std::cmp::Reverse;
@@ -69,6 +70,28 @@ impl SimDevice {
         let pos = self.segments.partition_point(|&(t, _)| t < at_ns);
         self.segments.insert(pos, (at_ns, r));
         self
+    }
+
+    /// Work-groups the device can process between `t0_ns` and `t1_ns` at its piecewise
+    /// rate (0 if blocked).
+    pub fn work_between(&self, t0_ns: f64, t1_ns: f64) -> f64 {
+        if self.blocked || t1_ns <= t0_ns {
+            return 0.0;
+        }
+        let n = self.segments.len();
+        let mut w = 0.0;
+        for i in 0..n {
+            let a = (self.segments[i].0 as f64).max(t0_ns);
+            let b = if i + 1 < n {
+                (self.segments[i + 1].0 as f64).min(t1_ns)
+            } else {
+                t1_ns
+            };
+            if b > a {
+                w += self.segments[i].1 * (b - a);
+            }
+        }
+        w
     }
 
     /// When a chunk of `wgs` work-groups started at `start_ns` ends: `overhead_ns` first,
@@ -164,8 +187,15 @@ pub struct SimReport {
     pub makespan_ns: Option<u64>,
     /// Ideal finish: 1/Σ(1/T_alone,i) (ns); `None` if no device can finish alone.
     pub ideal_ns: Option<f64>,
-    /// ideal / makespan (Boyer §4.1.1 efficiency), if complete.
+    /// ideal / makespan (Boyer §4.1.1 efficiency), if complete. With rates that change
+    /// over time this can exceed 1 (a device's throughput alone is not its throughput
+    /// early in the run); see `bound_efficiency`.
     pub efficiency: Option<f64>,
+    /// Lower bound on any schedule's makespan: the time at which all devices, each starting
+    /// at t = 0 and paying one overhead, finish together ([`capacity_bound_ns`]).
+    pub bound_ns: Option<f64>,
+    /// bound / makespan (≤ 1), if complete.
+    pub bound_efficiency: Option<f64>,
     /// Last minus first finishing time over devices that did merged work (ns).
     pub idle_tail_ns: Option<u64>,
     /// Chunks assigned (including failed and abandoned ones).
@@ -299,7 +329,10 @@ pub fn simulate(
                 };
                 now = t;
                 if abandoned.contains(&chunk_id) {
-                    continue; // the device finished work nobody waits for any more
+                    // the device finished work nobody waits for any more: never merged, but
+                    // reported (the scheduler may re-admit the device)
+                    pending = s.on_chunk_done(device, chunk_id, now, elapsed)?;
+                    continue;
                 }
                 reported.insert(chunk_id);
                 if let Some(Some((_, first, count))) = ranges.get(chunk_id as usize) {
@@ -330,6 +363,11 @@ pub fn simulate(
         None
     };
     let ideal = ideal_finish_ns(cfg);
+    let bound = capacity_bound_ns(cfg);
+    let bound_efficiency = match (makespan, bound) {
+        (Some(m), Some(b)) if m > 0 => Some(b / m as f64),
+        _ => None,
+    };
     let efficiency = match (makespan, ideal) {
         (Some(m), Some(i)) if m > 0 => Some(i / m as f64),
         _ => None,
@@ -339,11 +377,12 @@ pub fn simulate(
         .filter(|r| r.chunks_done > 0 && r.excluded.is_none())
         .filter_map(|r| r.finish_ns)
         .collect();
-    let idle_tail = if complete && !finishes.is_empty() {
+    let idle_tail = if complete {
         Some(finishes.iter().max().unwrap_or(&0) - finishes.iter().min().unwrap_or(&0))
     } else {
         None
     };
+    debug_assert!(!complete || s.idle_tail_ns() == idle_tail);
     let chunks = s.chunks().to_vec();
     Ok(SimReport {
         scheduler: kind.to_string(),
@@ -351,6 +390,8 @@ pub fn simulate(
         makespan_ns: makespan,
         ideal_ns: ideal,
         efficiency,
+        bound_ns: bound,
+        bound_efficiency,
         idle_tail_ns: idle_tail,
         chunks_assigned: chunks.len(),
         chunks_abandoned: chunks
@@ -383,6 +424,44 @@ pub fn ideal_finish_ns(cfg: &SimConfig) -> Option<f64> {
     } else {
         None
     }
+}
+
+/// The earliest time T at which the devices, all starting at t = 0 and each paying the
+/// per-chunk overhead once, can together have processed every work-group:
+/// Σ_i ∫_{overhead}^{T} rate_i(t) dt = W (all devices finish together). No schedule in the
+/// simulator finishes earlier (a device processes nothing during its chunks' overheads), so
+/// it is a lower bound on the makespan even when rates change over time. `None` when the
+/// devices cannot process W work-groups at all. W = 0 gives 0.
+pub fn capacity_bound_ns(cfg: &SimConfig) -> Option<f64> {
+    let w = cfg.total_wgs as f64;
+    if cfg.total_wgs == 0 {
+        return Some(0.0);
+    }
+    let o = cfg.overhead_ns as f64;
+    let cap = |t: f64| -> f64 { cfg.devices.iter().map(|d| d.work_between(o, t)).sum() };
+    // an upper bound: the fastest device alone
+    let mut hi = cfg
+        .devices
+        .iter()
+        .filter_map(|d| d.finish_ns(0, cfg.total_wgs, cfg.overhead_ns))
+        .min()? as f64
+        + 1.0;
+    let mut lo = o;
+    if cap(hi) < w {
+        hi *= 2.0; // rounding guard
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if cap(mid) >= w {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if hi - lo < 1e-3 {
+            break;
+        }
+    }
+    Some(hi)
 }
 
 /// Boyer's efficiency (§4.1.1, footnote 1): measured throughput divided by the sum of the
@@ -419,19 +498,26 @@ pub fn predict(
     )
 }
 
+/// Index of the highest rate (the first one on ties).
+fn fastest(rates: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &r) in rates.iter().enumerate() {
+        if r > rates[best] {
+            best = i;
+        }
+    }
+    best
+}
+
 /// The schedulers `--scheduler all` compares for devices with initial rates `rates`
 /// (work-groups/µs): boyer; static with fractions proportional to the rates (the best static
 /// partition when rates stay fixed); CSS with Boyer's best two-device chunk of 21% (§4.5.1)
-/// scaled by 2/N; GSS; TSS; single on the fastest device.
+/// scaled by 2/N; GSS; TSS; single on the fastest device. (`simulate_main` adds Boyer
+/// without clprism's extensions as `boyer(paper)`.)
 pub fn comparison_set(rates: &[f64]) -> Vec<SchedulerKind> {
     let n = rates.len().max(1);
     let css = (0.21 * 2.0 / n as f64).min(1.0);
-    let fastest = rates
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(b.1))
-        .map(|x| x.0)
-        .unwrap_or(0);
+    let fastest = fastest(rates);
     let fr: Vec<f64> = if rates.iter().any(|&r| r > 0.0) {
         rates.to_vec()
     } else {
@@ -452,23 +538,28 @@ fn fmt_ms(ns: Option<u64>) -> String {
         .unwrap_or_else(|| "never".into())
 }
 
-/// Formats reports as a table (one row per scheduler).
+/// Formats reports as a table (one row per scheduler): makespan; `bound_ms`, the capacity
+/// lower bound (all devices finish together, [`capacity_bound_ns`]) and `eff`, bound /
+/// makespan; `eff_boyer`, Boyer's efficiency (§4.1.1); idle tail; chunks; abandoned chunks;
+/// excluded devices.
 pub fn format_table(reports: &[SimReport]) -> String {
     let mut s = format!(
-        "{:<28} {:>12} {:>10} {:>10} {:>12} {:>7} {:>7} {:>9}\n",
+        "{:<24} {:>11} {:>9} {:>6} {:>9} {:>16} {:>6} {:>6} {:>8}\n",
         "scheduler",
         "makespan_ms",
-        "ideal_ms",
-        "efficiency",
+        "bound_ms",
+        "eff",
+        "eff_boyer",
         "idle_tail_ms",
         "chunks",
-        "aband.",
+        "aband",
         "excluded"
     );
+    let f4 = |x: Option<f64>| x.map(|e| format!("{e:.4}")).unwrap_or_else(|| "-".into());
     for r in reports {
         let mut label = r.scheduler.clone();
-        if label.len() > 28 {
-            label.truncate(25);
+        if label.len() > 24 {
+            label.truncate(21);
             label.push_str("...");
         }
         let tail = match (r.idle_tail_ns, r.makespan_ns) {
@@ -484,24 +575,28 @@ pub fn format_table(reports: &[SimReport]) -> String {
             .filter(|(_, d)| d.excluded.is_some())
             .map(|(i, _)| i.to_string())
             .collect();
+        let mut excl = excl.join(",");
+        if excl.is_empty() {
+            excl.push('-');
+        } else if excl.len() > 8 {
+            excl.truncate(5);
+            excl.push_str("...");
+        }
         s.push_str(&format!(
-            "{:<28} {:>12} {:>10} {:>10} {:>12} {:>7} {:>7} {:>9}\n",
+            "{:<24} {:>11} {:>9} {:>6} {:>9} {:>16} {:>6} {:>6} {:>8}\n",
             label,
             fmt_ms(r.makespan_ns),
-            r.ideal_ns
+            r.bound_ns
                 .map(|x| format!("{:.3}", x / 1e6))
                 .unwrap_or_else(|| "-".into()),
-            r.efficiency
-                .map(|e| format!("{:.4}", e))
+            r.bound_efficiency
+                .map(|e| format!("{e:.3}"))
                 .unwrap_or_else(|| "-".into()),
+            f4(r.efficiency),
             tail,
             r.chunks_assigned,
             r.chunks_abandoned,
-            if excl.is_empty() {
-                "-".into()
-            } else {
-                excl.join(",")
-            },
+            excl,
         ));
     }
     s
@@ -511,12 +606,13 @@ const USAGE: &str =
     "usage: clprism simulate [--devices N] [--rates r1,r2,...] [--wgs W] [--overhead-ns X]
                         [--scheduler boyer|static:f,..|css:f|gss|tss|single[:i]|all]
                         [--block i[,j..]] [--change dev:at_ns:rate]... [--fail dev:n]...
-                        [--boyer beta=..,delta=..,gamma=..,overdue=..] [--chunks]
+                        [--boyer beta=..,delta=..,gamma=..,overdue=..|off,early=on|off] [--chunks]
   rates are work-groups per microsecond (one value = the same for every device);
   --block: device never completes; --change: rate from at_ns on (0 stalls it);
   --fail dev:n: the n-th (0-based) chunk enqueue on dev fails.
-  Efficiency = ideal finish (all devices finish together; 1/sum(1/T_alone)) / makespan
-  (Boyer ch.4 footnote 1); idle tail = last minus first device finishing.";
+  bound = earliest time all devices (one overhead each) can finish W together; eff = bound/
+  makespan; eff_boyer = throughput / sum of throughputs alone (Boyer ch.4 footnote 1; can
+  exceed 1 when rates change); idle tail = last minus first device finishing.";
 
 fn parse_num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
     s.trim()
@@ -525,6 +621,7 @@ fn parse_num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
 }
 
 struct Cli {
+    all: bool,
     cfg: SimConfig,
     kinds: Vec<SchedulerKind>,
     params: BoyerParams,
@@ -627,18 +724,14 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
             return Err(format!("--fail: no device {d}"));
         }
     }
-    let kinds = if sched.trim().eq_ignore_ascii_case("all") {
+    let all = sched.trim().eq_ignore_ascii_case("all");
+    let kinds = if all {
         comparison_set(&rates)
     } else {
         let k = super::parse_scheduler(&sched)?;
         if k == SchedulerKind::Best {
             // the projected-best device, here: the fastest by initial rate
-            let fastest = rates
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .map(|x| x.0)
-                .unwrap_or(0);
+            let fastest = fastest(&rates);
             vec![SchedulerKind::Single(fastest)]
         } else {
             vec![k]
@@ -647,6 +740,7 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     let mut cfg = SimConfig::new(devs, wgs, overhead);
     cfg.fail_enqueue = fails;
     Ok(Some(Cli {
+        all,
         cfg,
         kinds,
         params,
@@ -680,9 +774,28 @@ pub fn simulate_main(args: &[String]) -> i32 {
     );
     let mut reports = Vec::new();
     let mut status = 0;
-    for k in &cli.kinds {
-        match simulate(k, &cli.params, c) {
-            Ok(r) => reports.push(r),
+    let paper = BoyerParams {
+        overdue_factor: None,
+        early_split: false,
+        ..cli.params
+    };
+    let mut runs: Vec<(SchedulerKind, BoyerParams, Option<&str>)> = cli
+        .kinds
+        .iter()
+        .map(|k| (k.clone(), cli.params, None))
+        .collect();
+    if cli.all && paper != cli.params {
+        // the paper's algorithm without clprism's extensions, for comparison
+        runs.insert(1, (SchedulerKind::Boyer, paper, Some("boyer(paper)")));
+    }
+    for (k, p, label) in &runs {
+        match simulate(k, p, c) {
+            Ok(mut r) => {
+                if let Some(l) = label {
+                    r.scheduler = l.to_string();
+                }
+                reports.push(r)
+            }
             Err(e) => {
                 eprintln!("clprism simulate: {k}: {e}");
                 status = 1;
@@ -720,4 +833,75 @@ pub fn simulate_main(args: &[String]) -> i32 {
         }
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piecewise_rates() {
+        let d = SimDevice::constant(1.0); // 1 wg/µs
+        assert_eq!(d.finish_ns(0, 1000, 10_000), Some(1_010_000));
+        assert_eq!(d.finish_ns(5, 0, 10), Some(15));
+        // overhead 10 µs, 490 wgs until 500 µs, the other 510 at 0.5 wg/µs = 1,020 µs
+        let d = SimDevice::constant(1.0).with_change(500_000, 0.5);
+        assert_eq!(d.finish_ns(0, 1000, 10_000), Some(1_520_000));
+        // a chunk starting after the change runs at the new rate only
+        assert_eq!(d.finish_ns(600_000, 100, 0), Some(800_000));
+        // stalled from 500 µs: a chunk that does not fit before never ends
+        let s = SimDevice::constant(1.0).with_change(500_000, 0.0);
+        assert_eq!(s.finish_ns(0, 400, 0), Some(400_000));
+        assert_eq!(s.finish_ns(0, 600, 0), None);
+        // ... unless the device resumes
+        let r = s.clone().with_change(700_000, 1.0);
+        assert_eq!(r.finish_ns(0, 600, 0), Some(800_000));
+        assert_eq!(SimDevice::blocked().finish_ns(0, 1, 0), None);
+        assert_eq!(
+            SimDevice::from_ns_per_wg(250.0).finish_ns(0, 4, 0),
+            Some(1000)
+        );
+    }
+
+    #[test]
+    fn ideal_and_efficiency() {
+        // two devices: 1000 and 500 ns per work-group, no overhead, 3000 work-groups:
+        // alone 3 ms and 1.5 ms, together 1/(1/3 + 1/1.5) = 1 ms
+        let cfg = SimConfig::new(
+            vec![
+                SimDevice::from_ns_per_wg(1000.0),
+                SimDevice::from_ns_per_wg(500.0),
+            ],
+            3000,
+            0,
+        );
+        assert!((ideal_finish_ns(&cfg).unwrap() - 1e6).abs() < 1.0);
+        assert!((efficiency(2e6, &[3e6, 1.5e6]) - 0.5).abs() < 1e-12);
+        let st = simulate(
+            &SchedulerKind::Static(vec![1.0, 2.0]),
+            &BoyerParams::default(),
+            &cfg,
+        )
+        .unwrap();
+        assert_eq!(st.makespan_ns, Some(1_000_000));
+        assert!((st.efficiency.unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(st.idle_tail_ns, Some(0));
+        // capacity bound: 1/1000 + 1/500 wg/ns together → 3000 work-groups in 1 ms
+        assert!((capacity_bound_ns(&cfg).unwrap() - 1e6).abs() < 1.0);
+        // with overhead o each device starts at o: T = o + W/Σr
+        let mut c2 = cfg.clone();
+        c2.overhead_ns = 7_000;
+        assert!((capacity_bound_ns(&c2).unwrap() - 1_007_000.0).abs() < 1.0);
+        // a rate change: device 0 doubles after 0.5 ms
+        let c3 = SimConfig::new(
+            vec![
+                SimDevice::from_ns_per_wg(1000.0).with_change(500_000, 2.0),
+                SimDevice::from_ns_per_wg(500.0),
+            ],
+            3000,
+            0,
+        );
+        // by 0.5 ms: 500 + 1000 = 1500; then 4 wg/µs → 1500 more in 375 µs
+        assert!((capacity_bound_ns(&c3).unwrap() - 875_000.0).abs() < 1.0);
+    }
 }
