@@ -17,6 +17,11 @@ use std::time::{Duration, Instant};
 
 static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
 
+/// A balanced launch in which no chunk completes for this long is given up (the scheduler
+/// cannot tell a hung device from a slow one when no device has completed a chunk yet); the
+/// launch then runs natively and nothing the hung chunks produce is ever merged.
+const STALL_LIMIT: Duration = Duration::from_secs(120);
+
 /// A program/kernel built on one device.
 struct Built {
     _program: cl_program,
@@ -431,6 +436,7 @@ impl WorkerState {
         let mut enqueued_at: FxHashMap<u64, u64> = FxHashMap::default();
         let mut actions = sched.start(now(t0));
         let deadline_free = Duration::from_millis(20);
+        let mut last_progress = Instant::now();
         loop {
             for a in std::mem::take(&mut actions) {
                 match a {
@@ -505,6 +511,7 @@ impl WorkerState {
                 .clamp(Duration::from_micros(50), deadline_free);
             match done_rx.recv_timeout(wait) {
                 Ok(done) => {
+                    last_progress = Instant::now();
                     if done.launch != launch_id {
                         // a late chunk of an earlier launch: an abandoned straggler draining
                         if let Some(d) = engine.devices.get(done.global_device) {
@@ -539,7 +546,13 @@ impl WorkerState {
                         actions.extend(sched.on_chunk_done(done.device, done.chunk, t, elapsed)?);
                     }
                 }
-                Err(_) => actions.extend(sched.poll(now(t0))),
+                Err(_) => {
+                    if last_progress.elapsed() > STALL_LIMIT {
+                        wait_release(&upload_markers);
+                        return Err(format!("no chunk completed for {} s; devices may hang", STALL_LIMIT.as_secs()));
+                    }
+                    actions.extend(sched.poll(now(t0)))
+                }
             }
         }
         let makespan = now(t0);
