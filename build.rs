@@ -174,7 +174,38 @@ fn main() {
     for e in &entries {
         writeln!(rs, "        n += self.{}.is_some() as usize;", e.name).unwrap();
     }
-    rs.push_str("        n\n    }\n}\n\n");
+    rs.push_str("        n\n    }\n\n");
+    // Loader-layer mode: the next layer's dispatch table is the "real" table, and clprism's
+    // own dispatch table points at its exported stubs. Every table entry is a field of the
+    // Khronos `cl_icd_dispatch` with the same name.
+    rs.push_str("    /// The entry points of a loader-layer target dispatch table.\n    ///\n    /// # Safety\n    /// `d` is a valid dispatch table whose entries have the Khronos prototypes.\n    pub unsafe fn from_dispatch(d: &opencl_sys::cl_icd::cl_icd_dispatch) -> Self {\n        RealTable {\n");
+    for e in &entries {
+        writeln!(
+            rs,
+            "            {0}: d.{0}.map(|f| std::mem::transmute(f)),",
+            e.name
+        )
+        .unwrap();
+    }
+    rs.push_str("        }\n    }\n}\n\n");
+    rs.push_str("/// Points every entry of `d` that clprism exports at clprism's stub.\n///\n/// # Safety\n/// `d` is a writable dispatch table.\npub unsafe fn fill_dispatch(d: &mut opencl_sys::cl_icd::cl_icd_dispatch) {\n");
+    for e in &entries {
+        let ret = rust_type(&e.ret);
+        let arrow = if ret == "c_void" {
+            String::new()
+        } else {
+            format!(" -> {ret}")
+        };
+        writeln!(
+            rs,
+            "    d.{0} = Some(std::mem::transmute::<unsafe extern \"C\" fn({1}){2}, _>(impl_{0}));",
+            e.name,
+            e.params.join(", "),
+            arrow
+        )
+        .unwrap();
+    }
+    rs.push_str("}\n\n");
     writeln!(rs, "/// Names of all exported entry points, in table order.\npub const ENTRY_POINT_NAMES: [&str; {}] = [", entries.len()).unwrap();
     for e in &entries {
         writeln!(rs, "    \"{}\",", e.name).unwrap();
@@ -210,10 +241,12 @@ fn main() {
         } else {
             "std::ptr::null_mut()".to_string()
         };
-        writeln!(rs, "#[no_mangle]\n/// Exported OpenCL entry point (ocl-icd symbol version {}).\n///\n/// # Safety\n/// Same contract as the OpenCL function of the same name.", e.version).unwrap();
+        // The body lives in a crate-internal function: its address cannot be interposed by a
+        // same-named global symbol (in loader-layer mode the loader's own `clX` would win
+        // over our exported one), so the layer dispatch table points at these.
         writeln!(
             rs,
-            "pub unsafe extern \"C\" fn {}({}){} {{",
+            "#[inline]\n#[doc(hidden)]\npub(crate) unsafe extern \"C\" fn impl_{}({}){} {{",
             e.name,
             decl.join(", "),
             arrow
@@ -235,6 +268,18 @@ fn main() {
             }
             writeln!(rs, "    match crate::loader::table().and_then(|t| t.{}) {{\n        Some(f) => f({}),\n        None => {{ crate::api::unavailable(\"{}\"); {} }}\n    }}", e.name, args.join(", "), e.name, fail).unwrap();
         }
+        rs.push_str("}\n\n");
+        writeln!(rs, "#[no_mangle]\n/// Exported OpenCL entry point (ocl-icd symbol version {}).\n///\n/// # Safety\n/// Same contract as the OpenCL function of the same name.", e.version).unwrap();
+        writeln!(
+            rs,
+            "pub unsafe extern \"C\" fn {}({}){} {{\n    impl_{}({})",
+            e.name,
+            decl.join(", "),
+            arrow,
+            e.name,
+            args.join(", ")
+        )
+        .unwrap();
         rs.push_str("}\n\n");
     }
 

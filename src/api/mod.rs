@@ -16,6 +16,8 @@ pub use opencl_sys::*;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+pub mod layer;
+
 /// Returned by `clGetPlatformIDs` when the real library cannot be loaded (the code ocl-icd
 /// returns when it finds no platform; `cl_khr_icd`).
 pub const CL_PLATFORM_NOT_FOUND_KHR: cl_int = -1001;

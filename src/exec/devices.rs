@@ -147,7 +147,12 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                 g
             }
         }
-        DeviceSelection::FirstGpus(n) => all.iter().copied().filter(|x| kind_of(x.2) == "gpu").take(*n).collect(),
+        DeviceSelection::FirstGpus(n) => all
+            .iter()
+            .copied()
+            .filter(|x| kind_of(x.2) == "gpu")
+            .take(*n)
+            .collect(),
         DeviceSelection::List(l) => {
             let mut v = Vec::new();
             for (p, d) in l {

@@ -549,7 +549,10 @@ impl WorkerState {
                 Err(_) => {
                     if last_progress.elapsed() > STALL_LIMIT {
                         wait_release(&upload_markers);
-                        return Err(format!("no chunk completed for {} s; devices may hang", STALL_LIMIT.as_secs()));
+                        return Err(format!(
+                            "no chunk completed for {} s; devices may hang",
+                            STALL_LIMIT.as_secs()
+                        ));
                     }
                     actions.extend(sched.poll(now(t0)))
                 }

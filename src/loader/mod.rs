@@ -40,9 +40,24 @@ pub fn real() -> Result<&'static RealLibrary, &'static str> {
     REAL.as_ref().map_err(|e| e.as_str())
 }
 
-/// The real function table, if the real library was loaded.
+/// In loader-layer mode, the next layer's entry points (set once by `clInitLayer`).
+static LAYER_TARGET: once_cell::sync::OnceCell<RealTable> = once_cell::sync::OnceCell::new();
+
+/// Installs the next layer's dispatch table as the real table (loader-layer mode). Errors
+/// when called twice.
+pub fn set_layer_target(t: RealTable) -> Result<(), String> {
+    LAYER_TARGET
+        .set(t)
+        .map_err(|_| "clInitLayer called twice".to_string())
+}
+
+/// The real function table: the next layer's in loader-layer mode, else the real library's
+/// (if it was loaded).
 #[inline]
 pub fn table() -> Option<&'static RealTable> {
+    if let Some(t) = LAYER_TARGET.get() {
+        return Some(t);
+    }
     REAL.as_ref().ok().map(|r| &r.table)
 }
 
