@@ -1,0 +1,120 @@
+/*
+ * matmul_local - tiled matrix multiply C = A * B through __local memory.
+ * Models AMD APP SDK MatrixMultiplication (lmem), Panwar et al. Table II;
+ * Boyer ch. 4 Table 4.3 (Matrix Multiplication).
+ * Both uploads are non-blocking and the first launch waits on their events
+ * (event wait list); the read-back is blocking.
+ *
+ * usage: matmul_local [N=256] [reps=1] [--dump FILE]
+ *   N x N matrices, N a multiple of 16 (work-group 16x16); the kernel is
+ *   launched `reps` times (same inputs, same output).
+ */
+#include "common.h"
+#include "matmul_local_cl.h"
+
+#include <float.h>
+#include <math.h>
+
+#define TILE 16
+static const char *USAGE =
+    "matmul_local [N=256, multiple of 16] [reps=1] [--dump FILE]";
+
+int main(int argc, char **argv)
+{
+    ex_args a;
+    ex_parse_args(&a, argc, argv, USAGE);
+    const size_t n = ex_arg_ulong(&a, 0, 256, TILE, USAGE);
+    const unsigned long reps = ex_arg_ulong(&a, 1, 1, 1, USAGE);
+    if (n % TILE)
+        ex_usage(USAGE, "N must be a multiple of 16");
+
+    const size_t elems = n * n, bytes = elems * sizeof(float);
+    float *A = ex_malloc(bytes), *B = ex_malloc(bytes), *C = ex_malloc(bytes);
+    ex_lcg g = {12345u};
+    for (size_t i = 0; i < elems; i++)
+        A[i] = ex_lcg_float(&g, -1.0f, 1.0f);
+    for (size_t i = 0; i < elems; i++)
+        B[i] = ex_lcg_float(&g, -1.0f, 1.0f);
+
+    ex_cl cl;
+    ex_init(&cl, "matmul_local", kernel_source, "-DTILE=16", 0);
+    cl_mem dA = ex_buffer(cl.context, CL_MEM_READ_ONLY, bytes);
+    cl_mem dB = ex_buffer(cl.context, CL_MEM_READ_ONLY, bytes);
+    cl_mem dC = ex_buffer(cl.context, CL_MEM_WRITE_ONLY, bytes);
+    cl_kernel k = ex_kernel(cl.program, "matmul_local");
+    cl_uint nu = (cl_uint)n;
+
+    double t0 = ex_now();
+    /* Both uploads non-blocking; the first launch waits on their events. */
+    cl_event wr[2];
+    CL_CHECK(clEnqueueWriteBuffer(cl.queue, dA, CL_FALSE, 0, bytes, A, 0,
+                                  NULL, &wr[0]));
+    CL_CHECK(clEnqueueWriteBuffer(cl.queue, dB, CL_FALSE, 0, bytes, B, 0,
+                                  NULL, &wr[1]));
+    CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &dA));
+    CL_CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &dB));
+    CL_CHECK(clSetKernelArg(k, 2, sizeof(cl_mem), &dC));
+    CL_CHECK(clSetKernelArg(k, 3, sizeof(cl_uint), &nu));
+    CL_CHECK(clSetKernelArg(k, 4, TILE * TILE * sizeof(float), NULL));
+    const size_t gws[2] = {n, n}, lws[2] = {TILE, TILE};
+    cl_event last = NULL;
+    for (unsigned long r = 0; r < reps; r++) {
+        cl_event ev;
+        if (r == 0)
+            ex_launch(cl.queue, k, 2, gws, lws, 2, wr, &ev);
+        else
+            ex_launch(cl.queue, k, 2, gws, lws, 1, &last, &ev);
+        if (last)
+            CL_CHECK(clReleaseEvent(last));
+        last = ev;
+    }
+    CL_CHECK(clEnqueueReadBuffer(cl.queue, dC, CL_TRUE, 0, bytes, C, 1, &last,
+                                 NULL));
+    CL_CHECK(clReleaseEvent(last));
+    CL_CHECK(clReleaseEvent(wr[0]));
+    CL_CHECK(clReleaseEvent(wr[1]));
+    double t1 = ex_now();
+
+    /* Reference in double. Tolerance: a float dot product of length n
+     * accumulated in any order (with or without FMA contraction) has
+     * |error| <= gamma_n * sum_k |a_ik b_kj|, gamma_n ~= n * u,
+     * u = 2^-24 (Higham, Accuracy and Stability, eq. 3.5). We allow
+     * n * FLT_EPSILON * sum|a b| = 2 n u sum|a b|, twice the bound. */
+    long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            double s = 0.0, sa = 0.0;
+            for (size_t kk = 0; kk < n; kk++) {
+                double p = (double)A[i * n + kk] * (double)B[kk * n + j];
+                s += p;
+                sa += fabs(p);
+            }
+            double tol = (double)n * FLT_EPSILON * sa + 1e-30;
+            double got = C[i * n + j];
+            if (!(fabs(got - s) <= tol)) {
+                if (bad < 10)
+                    printf("mismatch C[%zu][%zu] = %.9g, ref %.9g (tol %.3g)\n",
+                           i, j, got, s, tol);
+                bad++;
+            }
+        }
+    ex_dump(&a, C, bytes);
+
+    CL_CHECK(clReleaseKernel(k));
+    CL_CHECK(clReleaseMemObject(dA));
+    CL_CHECK(clReleaseMemObject(dB));
+    CL_CHECK(clReleaseMemObject(dC));
+    ex_release(&cl);
+    free(A);
+    free(B);
+    free(C);
+
+    ex_print_kernels();
+    if (bad) {
+        printf("FAIL matmul_local n=%zu mismatches=%ld\n", n, bad);
+        return 1;
+    }
+    printf("PASS matmul_local n=%zu reps=%lu time_ms=%.1f\n", n, reps,
+           (t1 - t0) * 1e3);
+    return 0;
+}
