@@ -143,10 +143,10 @@ fn examples_pass_in_off_and_log_modes() {
             !d.join("off.jsonl").exists(),
             "off mode must not write a log"
         );
-        assert!(
-            off.stderr.is_empty(),
-            "{name}: off mode wrote to stderr: {}",
-            String::from_utf8_lossy(&off.stderr)
+        assert_eq!(
+            String::from_utf8_lossy(&off.stderr),
+            String::from_utf8_lossy(&native.stderr),
+            "{name}: off mode changed stderr"
         );
 
         let log = d.join(format!("{name}.jsonl"));
