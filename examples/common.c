@@ -215,3 +215,10 @@ void *ex_malloc(size_t bytes)
     }
     return p;
 }
+
+size_t ex_check_stride(void)
+{
+    const char *s = getenv("EX_CHECK_STRIDE");
+    long v = s ? strtol(s, NULL, 10) : 1;
+    return v > 1 ? (size_t)v : 1;
+}

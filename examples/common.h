@@ -115,6 +115,10 @@ uint32_t ex_lcg_below(ex_lcg *g, uint32_t n);
 /** Monotonic wall clock in seconds. */
 double ex_now(void);
 
+/** Row/body stride of the CPU reference check: EX_CHECK_STRIDE (default 1 = check all).
+ *  Large GPU benchmark sizes check every k-th row only; the PASS line says so. */
+size_t ex_check_stride(void);
+
 /** Print "kernels: N" to stdout (the count checked against clprism logs). */
 void ex_print_kernels(void);
 
