@@ -225,6 +225,33 @@ pub unsafe fn read(q: cl_command_queue, m: cl_mem, offset: usize, dst: &mut [u8]
     )
 }
 
+/// Starts a non-blocking read of `dst.len()` bytes at `offset` of `m`; `dst` must stay alive
+/// until the returned event completes.
+pub unsafe fn read_async(
+    q: cl_command_queue,
+    m: cl_mem,
+    offset: usize,
+    dst: &mut [u8],
+) -> ClResult<cl_event> {
+    let mut ev = std::ptr::null_mut();
+    check(
+        "clEnqueueReadBuffer",
+        f!(clEnqueueReadBuffer)(
+            q,
+            m,
+            CL_FALSE,
+            offset,
+            dst.len(),
+            dst.as_mut_ptr().cast(),
+            0,
+            std::ptr::null(),
+            &mut ev,
+        ),
+    )?;
+    flush(q)?;
+    Ok(ev)
+}
+
 /// Writes `src` at `offset` of `m`; blocking when `blocking`.
 pub unsafe fn write(
     q: cl_command_queue,
@@ -295,15 +322,19 @@ pub unsafe fn set_user_event(ev: cl_event, status: cl_int) -> ClResult<()> {
     check("clSetUserEventStatus", f!(clSetUserEventStatus)(ev, status))
 }
 
-/// Waits for events.
+/// Waits for events, one at a time: they may belong to different contexts (one per device),
+/// which a single `clWaitForEvents` refuses. Every event is waited for even after a failure;
+/// the first error is returned.
 pub unsafe fn wait(evs: &[cl_event]) -> ClResult<()> {
-    if evs.is_empty() {
-        return Ok(());
+    let w = f!(clWaitForEvents);
+    let mut first = Ok(());
+    for e in evs {
+        let r = check("clWaitForEvents", w(1, e));
+        if first.is_ok() {
+            first = r;
+        }
     }
-    check(
-        "clWaitForEvents",
-        f!(clWaitForEvents)(evs.len() as u32, evs.as_ptr()),
-    )
+    first
 }
 
 /// Registers a completion callback.

@@ -574,49 +574,57 @@ impl WorkerState {
         }
         let mut merged_bytes = 0u64;
         let mut results: Vec<(Key, Vec<u8>)> = Vec::new();
+        let contributors: Vec<usize> = (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         for (b, snap) in bufs.iter().zip(&snapshots) {
             if !b.written {
                 continue;
             }
             let base = snap.as_ref().expect("written buffers are always read");
-            let contributors: Vec<usize> =
-                (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
-            let mut result = base.clone();
-            let mut owner: Vec<u8> = if contributors.len() > 1 {
-                vec![u8::MAX; base.len()]
-            } else {
-                Vec::new()
-            };
-            for &i in &contributors {
+            // read every contributing device's replica concurrently
+            let mut copies: Vec<Vec<u8>> = contributors.iter().map(|_| vec![0u8; b.size]).collect();
+            let mut reads = Vec::new();
+            for (&i, copy) in contributors.iter().zip(copies.iter_mut()) {
                 let d = devs[i];
-                let mut got = vec![0u8; b.size];
-                // SAFETY: blocking read on clprism's in-order queue, after the device's chunks.
-                if let Err(e) = unsafe {
-                    cl::read(
+                // SAFETY: non-blocking read on clprism's in-order queue (after the device's
+                // chunks) into `copy`, which outlives the wait below.
+                match unsafe {
+                    cl::read_async(
                         engine.devices[d].queue,
                         self.replicas[&(b.mem, d)].mem,
                         0,
-                        &mut got,
+                        copy,
                     )
                 } {
-                    wait_release(&upload_markers);
-                    return Err(format!("reading back from {}: {e}", engine.devices[d].name));
-                }
-                if contributors.len() == 1 {
-                    result = got;
-                    continue;
-                }
-                for (j, (&g, &s)) in got.iter().zip(base.iter()).enumerate() {
-                    if g != s {
-                        if owner[j] != u8::MAX && result[j] != g {
-                            wait_release(&upload_markers);
-                            return Err(format!("argument {}: two devices wrote different values to byte {j} (work-groups overlap)", b.index));
-                        }
-                        owner[j] = i as u8;
-                        result[j] = g;
+                    Ok(ev) => reads.push(ev),
+                    Err(e) => {
+                        wait_release(&reads);
+                        wait_release(&upload_markers);
+                        return Err(format!("reading back from {}: {e}", engine.devices[d].name));
                     }
                 }
             }
+            // SAFETY: waiting on clprism's own read events.
+            let waited = unsafe { cl::wait(&reads) };
+            wait_release(&reads);
+            if let Err(e) = waited {
+                wait_release(&upload_markers);
+                return Err(format!("reading back: {e}"));
+            }
+            let result = if copies.len() == 1 {
+                copies.pop().unwrap_or_default()
+            } else {
+                let refs: Vec<&[u8]> = copies.iter().map(|c| c.as_slice()).collect();
+                match super::merge::diff_merge(base, &refs, threads) {
+                    Ok(r) => r,
+                    Err(j) => {
+                        wait_release(&upload_markers);
+                        return Err(format!("argument {}: two devices wrote different values to byte {j} (work-groups overlap)", b.index));
+                    }
+                }
+            };
             merged_bytes += result.len() as u64;
             results.push((b.mem, result));
         }

@@ -18,6 +18,7 @@
 pub mod cl;
 pub mod devices;
 mod launch;
+pub mod merge;
 pub mod program;
 
 use crate::intercept::tables::{KernelArg, Key, ProgramInfo};
