@@ -112,70 +112,54 @@ pub(crate) fn h2f(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Single → half with a rounding mode.
+/// Single → half with a rounding mode (bit-exact IEEE 754 conversion).
 pub(crate) fn f2h(f: f32, r: Round) -> u16 {
     let b = f.to_bits();
-    let s = ((b >> 16) & 0x8000) as u16;
-    if f.is_nan() {
-        return s | 0x7e00;
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let neg = sign != 0;
+    let e = ((b >> 23) & 0xff) as i32;
+    let m = (b & 0x7f_ffff) as u64;
+    if e == 255 {
+        return sign | 0x7c00 | if m != 0 { 0x200 | (m >> 13) as u16 } else { 0 };
     }
-    let a = f.abs();
-    let up = |neg: bool| -> bool {
-        match r {
+    if e == 0 && m == 0 {
+        return sign;
+    }
+    // value = mant * 2^(e - 150) with a 24-bit mant (f32 subnormals: e = 1, no hidden bit)
+    let (mant, e) = if e == 0 { (m, 1) } else { (m | 0x80_0000, e) };
+    let exp = e - 127 + 15; // biased half exponent for a normal result
+    let shift: i32 = if exp > 0 { 13 } else { 13 + (1 - exp) };
+    let (kept, rem, half) = if shift >= 40 {
+        (0u64, mant, 1u64 << 39)
+    } else {
+        (
+            mant >> shift,
+            mant & ((1u64 << shift) - 1),
+            1u64 << (shift - 1),
+        )
+    };
+    let up = match r {
+        Round::Rtz => false,
+        Round::Rtp => rem != 0 && !neg,
+        Round::Rtn => rem != 0 && neg,
+        _ => rem > half || (rem == half && kept & 1 == 1),
+    };
+    let kept = kept + up as u64;
+    let v = if exp > 0 {
+        (((exp - 1) as u64) << 10) + kept
+    } else {
+        kept
+    };
+    if v >= 0x7c00 {
+        let inf = match r {
+            Round::Rtz => false,
             Round::Rtp => !neg,
             Round::Rtn => neg,
-            _ => false,
-        }
-    };
-    let neg = s != 0;
-    if a.is_infinite() {
-        return s | 0x7c00;
-    }
-    // exact value a = m * 2^e; handle by scaling in f64
-    let ad = a as f64;
-    let maxh = 65504.0f64;
-    if ad == 0.0 {
-        return s;
-    }
-    // quantum for the half binade of ad
-    let exp = if ad < 6.103515625e-05 {
-        -24
-    } else {
-        (ad.log2().floor() as i32) - 10
-    };
-    let q = 2f64.powi(exp);
-    let t = ad / q; // integer part = mantissa (incl. hidden bit)
-    let fl = t.floor();
-    let frac = t - fl;
-    let mut mant = fl;
-    if frac > 0.0 {
-        let inc = match r {
-            Round::Rtz => false,
-            Round::Rtp | Round::Rtn => up(neg),
-            _ => frac > 0.5 || (frac == 0.5 && (fl as u64) % 2 == 1),
+            _ => true,
         };
-        if inc {
-            mant += 1.0;
-        }
+        return sign | if inf { 0x7c00 } else { 0x7bff };
     }
-    let v = mant * q;
-    if v > maxh {
-        let to_inf = match r {
-            Round::Rtz => false,
-            Round::Rtp | Round::Rtn => up(neg),
-            _ => v >= 65520.0 || ad >= 65520.0,
-        };
-        return if to_inf { s | 0x7c00 } else { s | 0x7bff };
-    }
-    // encode v
-    if v < 6.103515625e-05 {
-        let m = (v / 2f64.powi(-24)).round() as u16;
-        return s | m;
-    }
-    let e = v.log2().floor() as i32;
-    let e = if 2f64.powi(e) > v { e - 1 } else { e };
-    let m = ((v / 2f64.powi(e) - 1.0) * 1024.0).round() as u16;
-    s | (((e + 15) as u16) << 10) | (m & 0x3ff)
+    sign | v as u16
 }
 
 #[inline(always)]
@@ -2030,18 +2014,13 @@ impl<'m> Machine<'m> {
                 r,
             ),
             C::floor => f1(&|x| x.floor(), r),
-            C::fma => {
-                if is32 {
-                    f3(&|x, y, z| x.mul_add(y, z), r)
-                } else {
-                    f3(&|x, y, z| x.mul_add(y, z), r)
-                }
-            }
-            C::mad => {
+            // mad: llvm-spirv emits it for llvm.fmuladd (contracted a*b+c); GPUs and PoCL
+            // fuse it, so it is computed as a fused multiply-add with a single rounding.
+            C::fma | C::mad => {
                 if k == Sc::F32 {
-                    f3(&|x, y, z| ((x as f32) * (y as f32) + (z as f32)) as f64, r)
+                    f3(&|x, y, z| (x as f32).mul_add(y as f32, z as f32) as f64, r)
                 } else {
-                    f3(&|x, y, z| x * y + z, r)
+                    f3(&|x, y, z| x.mul_add(y, z), r)
                 }
             }
             C::fmax | C::fmax_common => f2(&|x, y| x.max(y), r),

@@ -2399,6 +2399,14 @@ impl<'a> Decoder<'a> {
                                 spirv::FPRoundingMode::RTP => Round::Rtp,
                                 spirv::FPRoundingMode::RTN => Round::Rtn,
                             },
+                            // rspirv does not know OpenCL.std's operand kinds: the mode
+                            // comes as a plain word (RTE 0, RTZ 1, RTP 2, RTN 3).
+                            Some(Operand::IdRef(n)) | Some(Operand::LiteralBit32(n)) => match n {
+                                1 => Round::Rtz,
+                                2 => Round::Rtp,
+                                3 => Round::Rtn,
+                                _ => Round::Rte,
+                            },
                             _ => Round::Rte,
                         })
                     }
