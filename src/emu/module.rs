@@ -655,6 +655,8 @@ impl Ctx {
                 }
             }
             Ty::Void | Ty::Function => {}
+            // Handles (images, samplers, events, ...) are opaque 64-bit values.
+            Ty::Opaque(_) => out.push((base as u32, Sc::I64)),
             _ => out.push((base as u32, self.scalar(id)?)),
         }
         Ok(())
@@ -931,7 +933,12 @@ impl Module {
                     cx.const_vals.insert(rid, vals);
                 }
                 Op::ConstantSampler => {
-                    return Err(EmuError::Unsupported("samplers".into()));
+                    // Only image built-ins use samplers, and those are reported as
+                    // unsupported when a kernel reaches them.
+                    let ty = i.result_type.unwrap_or(0);
+                    let s = cx.alloc(rid, ty)?;
+                    cx.consts.push((s, 0));
+                    cx.const_vals.insert(rid, vec![0]);
                 }
                 Op::SpecConstantOp => {
                     return Err(EmuError::Unsupported("OpSpecConstantOp".into()));
