@@ -589,11 +589,17 @@ pub(crate) fn run(
             }
         }
     }
-    if local_size > 1 << 30 {
+    if local_size > 256 << 20 {
         restore(args, bufs, &arg_is_buf);
-        return Err(EmuError::BadLaunch("local memory over 1 GiB".into()));
+        return Err(EmuError::BadLaunch("local memory over 256 MiB".into()));
     }
     let psize = psize.div_ceil(8) * 8;
+    if psize.saturating_mul(w as u64) > 256 << 20 {
+        restore(args, bufs, &arg_is_buf);
+        return Err(EmuError::Unsupported(format!(
+            "private memory of {psize} bytes per work-item"
+        )));
+    }
     let mut mach = Machine {
         m,
         w,

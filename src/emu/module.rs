@@ -2556,3 +2556,24 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ipdoms;
+
+    #[test]
+    fn ipdom_of_diamond_and_loop() {
+        // 0 -> 1, 2; 1 -> 3; 2 -> 3; 3 -> exit
+        let d = ipdoms(&[vec![1, 2], vec![3], vec![3], vec![]]);
+        assert_eq!(d, vec![Some(3), Some(3), Some(3), None]);
+        // loop: 0 -> 1; 1 -> 2, 3; 2 -> 1; 3 -> exit
+        let l = ipdoms(&[vec![1], vec![2, 3], vec![1], vec![]]);
+        assert_eq!(l, vec![Some(1), Some(3), Some(1), None]);
+        // early return: 0 -> 1, 2; 1 -> exit; 2 -> exit
+        let r = ipdoms(&[vec![1, 2], vec![], vec![]]);
+        assert_eq!(r, vec![None, None, None]);
+        // loop with a break to a different exit: 0->1; 1->2,4; 2->3,4; 3->1; 4->exit
+        let b = ipdoms(&[vec![1], vec![2, 4], vec![3, 4], vec![1], vec![]]);
+        assert_eq!(b, vec![Some(1), Some(4), Some(4), Some(1), None]);
+    }
+}
