@@ -42,6 +42,8 @@ struct Warp {
     first: u64,
     done: bool,
     started: bool,
+    /// Dynamic async_work_group_copy instances this warp has reached.
+    async_seq: u64,
 }
 
 enum Yield {
@@ -465,6 +467,8 @@ pub(crate) struct Machine<'m> {
     tmp: Vec<u64>,
     /// lane → start pointer for memory stats of the current instruction
     lane_ptr: Vec<u64>,
+    /// Dynamic async_work_group_copy instances already performed for the work-group.
+    async_done: u64,
 }
 
 /// Result of one emulation before conversion to public statistics.
@@ -624,6 +628,7 @@ pub(crate) fn run(
         scratch2: Vec::with_capacity(256),
         tmp: Vec::new(),
         lane_ptr: vec![0; w],
+        async_done: 0,
     };
     // Warps.
     let nw = (items as usize).div_ceil(w);
@@ -712,6 +717,7 @@ pub(crate) fn run(
             first,
             done: false,
             started: false,
+            async_seq: 0,
         });
     }
     drop(template);
@@ -1362,8 +1368,82 @@ impl<'m> Machine<'m> {
                     d,
                     args,
                     k2,
+                    bcast,
                 } => {
-                    self.exec_ext(wp, mask, *op, *k, *n as usize, *d as usize, *args, *k2)?;
+                    if *bcast == 0 && *k == Sc::F32 && matches!(op, spirv::CLOp::mad | spirv::CLOp::fma) {
+                        // fast path: fused multiply-add in single precision
+                        let [a0, a1, a2] = args.map(|x| x as usize);
+                        for j in 0..*n as usize {
+                            lanes!(mask, l, {
+                                let x = f32::from_bits(regs[(a0 + j) * w + l] as u32);
+                                let y = f32::from_bits(regs[(a1 + j) * w + l] as u32);
+                                let z = f32::from_bits(regs[(a2 + j) * w + l] as u32);
+                                regs[(*d as usize + j) * w + l] = x.mul_add(y, z).to_bits() as u64;
+                            });
+                        }
+                    } else {
+                        self.exec_ext(wp, mask, *op, *k, *n as usize, *d as usize, *args, *k2, *bcast)?;
+                    }
+                }
+                Inst::DynShuffle { d, nout, a, b, nin, m, mk } => {
+                    let (nin, nout) = (*nin as u64, *nout as usize);
+                    let tot = if b.is_some() { 2 * nin } else { nin };
+                    lanes!(mask, l, {
+                        let mut out = [0u64; 16];
+                        for (j, o) in out.iter_mut().enumerate().take(nout.min(16)) {
+                            let sel = (regs[(*m as usize + j) * w + l] & mask_bits(mk.bits())) % tot;
+                            let src = if sel < nin { *a as u64 + sel } else { b.unwrap_or(*a) as u64 + sel - nin };
+                            *o = regs[src as usize * w + l];
+                        }
+                        for (j, o) in out.iter().enumerate().take(nout.min(16)) {
+                            regs[(*d as usize + j) * w + l] = *o;
+                        }
+                    });
+                }
+                Inst::AsyncCopy { d, dst, src, n, nk, stride, sk, esize, dst_local } => {
+                    // Every work-item passes the same arguments: each dynamic copy is done
+                    // once for the work-group, by the first warp that reaches it (warps run
+                    // in order, so the others have reached the preceding barrier), and its
+                    // traffic is counted once.
+                    let seq = wp.async_seq;
+                    wp.async_seq += 1;
+                    let first = seq >= self.async_done;
+                    if first {
+                        self.async_done = seq + 1;
+                    }
+                    if mask != 0 && first {
+                        let l = mask.trailing_zeros() as usize;
+                        let cnt = regs[*n as usize * w + l] & mask_bits(nk.bits());
+                        let st = (regs[*stride as usize * w + l] & mask_bits(sk.bits())).max(1);
+                        let dp = regs[*dst as usize * w + l];
+                        let sp = regs[*src as usize * w + l];
+                        let es = *esize as u64;
+                        let offs = |i: u64| if *dst_local { (i * st * es, i * es) } else { (i * es, i * st * es) };
+                        for i in 0..cnt {
+                            let (so, dof) = offs(i);
+                            let data = self.mem.slice(&mut wp.prv, l, sp.wrapping_add(so), es)?.to_vec();
+                            self.mem.slice(&mut wp.prv, l, dp.wrapping_add(dof), es)?.copy_from_slice(&data);
+                        }
+                        // Traffic as if the work-items copied one element per lane, a warp
+                        // of W consecutive elements per request.
+                        let mut i = 0;
+                        while i < cnt {
+                            let nl = (cnt - i).min(w as u64) as usize;
+                            let m = if nl >= 64 { !0 } else { (1u64 << nl) - 1 };
+                            for j in 0..nl {
+                                self.lane_ptr[j] = sp.wrapping_add(offs(i + j as u64).0);
+                            }
+                            self.mem_stats(m, es, false);
+                            for j in 0..nl {
+                                self.lane_ptr[j] = dp.wrapping_add(offs(i + j as u64).1);
+                            }
+                            self.mem_stats(m, es, true);
+                            i += nl as u64;
+                        }
+                        lanes!(mask, ll, {
+                            wp.regs[*d as usize * w + ll] = 0;
+                        });
+                    }
                 }
                 Inst::VLoad {
                     d,
@@ -1910,10 +1990,17 @@ impl<'m> Machine<'m> {
         d: usize,
         args: [u32; 3],
         k2: Sc,
+        bcast: u8,
     ) -> Result<(), EmuError> {
         use spirv::CLOp as C;
         let w = self.w;
         let [a0, a1, a2] = args.map(|x| x as usize);
+        // component stride of each argument (0 = scalar broadcast)
+        let (s0, s1, s2) = (
+            (bcast & 1 == 0) as usize,
+            (bcast & 2 == 0) as usize,
+            (bcast & 4 == 0) as usize,
+        );
         let bits = k.bits();
         let mk = mask_bits(bits);
         let is32 = k == Sc::F32 || k == Sc::F16;
@@ -1922,7 +2009,7 @@ impl<'m> Machine<'m> {
         let f1 = |f: &dyn Fn(f64) -> f64, regs: &mut Vec<u64>| {
             for j in 0..n {
                 lanes!(mask, l, {
-                    let x = tof(regs[(a0 + j) * w + l], k);
+                    let x = tof(regs[(a0 + j * s0) * w + l], k);
                     regs[(d + j) * w + l] = fromf(f(x), k);
                 });
             }
@@ -1930,8 +2017,8 @@ impl<'m> Machine<'m> {
         let f2 = |f: &dyn Fn(f64, f64) -> f64, regs: &mut Vec<u64>| {
             for j in 0..n {
                 lanes!(mask, l, {
-                    let x = tof(regs[(a0 + j) * w + l], k);
-                    let y = tof(regs[(a1 + j) * w + l], k);
+                    let x = tof(regs[(a0 + j * s0) * w + l], k);
+                    let y = tof(regs[(a1 + j * s1) * w + l], k);
                     regs[(d + j) * w + l] = fromf(f(x, y), k);
                 });
             }
@@ -1941,9 +2028,9 @@ impl<'m> Machine<'m> {
         let f3 = |f: &dyn Fn(f64, f64, f64) -> f64, regs: &mut Vec<u64>| {
             for j in 0..n {
                 lanes!(mask, l, {
-                    let x = tof(regs[(a0 + j) * w + l], k);
-                    let y = tof(regs[(a1 + j) * w + l], k);
-                    let z = tof(regs[(a2 + j) * w + l], k);
+                    let x = tof(regs[(a0 + j * s0) * w + l], k);
+                    let y = tof(regs[(a1 + j * s1) * w + l], k);
+                    let z = tof(regs[(a2 + j * s2) * w + l], k);
                     regs[(d + j) * w + l] = fromf(f(x, y, z), k);
                 });
             }
@@ -1951,7 +2038,7 @@ impl<'m> Machine<'m> {
         let i1 = |f: &dyn Fn(u64) -> u64, regs: &mut Vec<u64>| {
             for j in 0..n {
                 lanes!(mask, l, {
-                    let x = regs[(a0 + j) * w + l];
+                    let x = regs[(a0 + j * s0) * w + l];
                     regs[(d + j) * w + l] = f(x) & mk;
                 });
             }
@@ -1959,8 +2046,8 @@ impl<'m> Machine<'m> {
         let i2 = |f: &dyn Fn(u64, u64) -> u64, regs: &mut Vec<u64>| {
             for j in 0..n {
                 lanes!(mask, l, {
-                    let x = regs[(a0 + j) * w + l];
-                    let y = regs[(a1 + j) * w + l];
+                    let x = regs[(a0 + j * s0) * w + l];
+                    let y = regs[(a1 + j * s1) * w + l];
                     regs[(d + j) * w + l] = f(x, y) & mk;
                 });
             }
@@ -1968,9 +2055,9 @@ impl<'m> Machine<'m> {
         let i3 = |f: &dyn Fn(u64, u64, u64) -> u64, regs: &mut Vec<u64>| {
             for j in 0..n {
                 lanes!(mask, l, {
-                    let x = regs[(a0 + j) * w + l];
-                    let y = regs[(a1 + j) * w + l];
-                    let z = regs[(a2 + j) * w + l];
+                    let x = regs[(a0 + j * s0) * w + l];
+                    let y = regs[(a1 + j * s1) * w + l];
+                    let z = regs[(a2 + j * s2) * w + l];
                     regs[(d + j) * w + l] = f(x, y, z) & mk;
                 });
             }
@@ -2036,7 +2123,7 @@ impl<'m> Machine<'m> {
             C::ilogb => {
                 for j in 0..n {
                     lanes!(mask, l, {
-                        let x = tof(r[(a0 + j) * w + l], k2);
+                        let x = tof(r[(a0 + j * s0) * w + l], k2);
                         let v: i32 = if x == 0.0 {
                             i32::MIN
                         } else if x.is_nan() {
@@ -2053,8 +2140,8 @@ impl<'m> Machine<'m> {
             C::ldexp | C::pown | C::rootn => {
                 for j in 0..n {
                     lanes!(mask, l, {
-                        let x = tof(r[(a0 + j) * w + l], k);
-                        let e = sext(r[(a1 + j) * w + l], k2.bits());
+                        let x = tof(r[(a0 + j * s0) * w + l], k);
+                        let e = sext(r[(a1 + j * s1) * w + l], k2.bits());
                         let v = match op {
                             C::ldexp => x * 2f64.powi(e.clamp(-2000, 2000) as i32),
                             C::pown => x.powi(e.clamp(i32::MIN as i64, i32::MAX as i64) as i32),
@@ -2126,8 +2213,8 @@ impl<'m> Machine<'m> {
             C::nextafter => {
                 for j in 0..n {
                     lanes!(mask, l, {
-                        let xv = r[(a0 + j) * w + l];
-                        let yv = r[(a1 + j) * w + l];
+                        let xv = r[(a0 + j * s0) * w + l];
+                        let yv = r[(a1 + j * s1) * w + l];
                         r[(d + j) * w + l] = if k == Sc::F64 {
                             let (x, y) = (f64::from_bits(xv), f64::from_bits(yv));
                             (if x.is_nan() || y.is_nan() {
@@ -2217,7 +2304,7 @@ impl<'m> Machine<'m> {
                     let ptr = r[pa * w + l];
                     let mut outs = Vec::with_capacity(n);
                     for j in 0..n {
-                        let x = tof(r[(a0 + j) * w + l], k);
+                        let x = tof(r[(a0 + j * s0) * w + l], k);
                         let (res, side): (f64, u64) = match op {
                             C::fract => {
                                 let fl = x.floor();
@@ -2263,7 +2350,7 @@ impl<'m> Machine<'m> {
                                 }
                             }
                             C::remquo => {
-                                let y = tof(r[(a1 + j) * w + l], k);
+                                let y = tof(r[(a1 + j * s1) * w + l], k);
                                 let q = (x / y).round_ties_even();
                                 let qi =
                                     (q.abs() as i64 % 128) as i32 * if q < 0.0 { -1 } else { 1 };
@@ -2310,9 +2397,9 @@ impl<'m> Machine<'m> {
                 lanes!(mask, l, {
                     let mut s = 0f64;
                     for j in 0..n {
-                        let mut x = tof(r[(a0 + j) * w + l], k);
+                        let mut x = tof(r[(a0 + j * s0) * w + l], k);
                         if matches!(op, C::distance | C::fast_distance) {
-                            x -= tof(r[(a1 + j) * w + l], k);
+                            x -= tof(r[(a1 + j * s1) * w + l], k);
                         }
                         s += x * x;
                     }
@@ -2323,12 +2410,12 @@ impl<'m> Machine<'m> {
                 lanes!(mask, l, {
                     let mut s = 0f64;
                     for j in 0..n {
-                        let x = tof(r[(a0 + j) * w + l], k);
+                        let x = tof(r[(a0 + j * s0) * w + l], k);
                         s += x * x;
                     }
                     let len = s.sqrt();
                     for j in 0..n {
-                        let x = tof(r[(a0 + j) * w + l], k);
+                        let x = tof(r[(a0 + j * s0) * w + l], k);
                         r[(d + j) * w + l] = fromf(if len == 0.0 { x } else { x / len }, k);
                     }
                 });
@@ -2423,9 +2510,9 @@ impl<'m> Machine<'m> {
                 let vecsel = n > 1;
                 for j in 0..n {
                     lanes!(mask, l, {
-                        let a = r[(a0 + j) * w + l];
-                        let b = r[(a1 + j) * w + l];
-                        let c = r[(a2 + j) * w + l];
+                        let a = r[(a0 + j * s0) * w + l];
+                        let b = r[(a1 + j * s1) * w + l];
+                        let c = r[(a2 + j * s2) * w + l];
                         let t = if vecsel {
                             (c >> (cb - 1)) & 1 != 0
                         } else {
@@ -2435,19 +2522,9 @@ impl<'m> Machine<'m> {
                     });
                 }
             }
-            C::shuffle | C::shuffle2 => {
-                // shuffle(x, mask) / shuffle2(x, y, mask); n here is the input length.
-                let out_n = self.m_out_len(d, n);
-                let _ = out_n;
-                return Err(EmuError::Unsupported("shuffle/shuffle2 built-ins".into()));
-            }
             other => return Err(EmuError::Unsupported(format!("OpenCL.std {other:?}"))),
         }
         Ok(())
-    }
-
-    fn m_out_len(&self, _d: usize, n: usize) -> usize {
-        n
     }
 }
 

@@ -367,6 +367,31 @@ pub(crate) enum Inst {
         args: [u32; 3],
         /// Kind of the second argument where it differs (ldexp/pown/rootn int, shuffle mask).
         k2: Sc,
+        /// Bit j set: argument j is a scalar broadcast over the `n` components.
+        bcast: u8,
+    },
+    /// `shuffle(x, mask)` / `shuffle2(x, y, mask)` built-ins.
+    DynShuffle {
+        d: u32,
+        nout: u32,
+        a: u32,
+        b: Option<u32>,
+        nin: u32,
+        m: u32,
+        mk: Sc,
+    },
+    /// `async_work_group_(strided_)copy`: `n` elements of `esize` bytes; `stride` applies to
+    /// the global side (`dst_local` tells which side is local).
+    AsyncCopy {
+        d: u32,
+        dst: u32,
+        src: u32,
+        n: u32,
+        nk: Sc,
+        stride: u32,
+        sk: Sc,
+        esize: u32,
+        dst_local: bool,
     },
     VLoad {
         d: u32,
@@ -2317,9 +2342,32 @@ impl<'a> Decoder<'a> {
                 };
                 self.decode_ext(op, i, rid, rty)?;
             }
-            Op::GroupAsyncCopy | Op::GroupWaitEvents => {
-                self.unsup("async_work_group_copy");
+            Op::GroupAsyncCopy => {
+                // (scope, dst, src, num elements, stride, event)
+                let dst_id = id!(1);
+                let pty = *self.cx.vty.get(&dst_id).ok_or_else(|| e("untyped copy pointer"))?;
+                let (sc, pointee) = match self.cx.ty(pty)? {
+                    Ty::Pointer(sc, p) => (*sc, *p),
+                    _ => return Err(e("async copy through a non-pointer")),
+                };
+                let esize = self.cx.size_align(pointee)?.0 as u32;
+                let (nid, sid) = (id!(3), id!(4));
+                let nk = self.cx.scalar(self.cx.vty[&nid])?;
+                let sk = self.cx.scalar(self.cx.vty[&sid])?;
+                let inst = Inst::AsyncCopy {
+                    d: self.cx.s(rid)?,
+                    dst: self.cx.s(dst_id)?,
+                    src: sl!(2),
+                    n: self.cx.s(nid)?,
+                    nk,
+                    stride: self.cx.s(sid)?,
+                    sk,
+                    esize,
+                    dst_local: sc == StorageClass::Workgroup,
+                };
+                self.push(inst, cls::MEMORY);
             }
+            Op::GroupWaitEvents => self.push(Inst::Nop, cls::BARRIER),
             Op::EnqueueKernel | Op::GetKernelNDrangeSubGroupCount | Op::GetKernelWorkGroupSize => {
                 self.unsup("device-side enqueue")
             }
@@ -2434,6 +2482,22 @@ impl<'a> Decoder<'a> {
             }
             _ => {}
         }
+        if matches!(op, C::shuffle | C::shuffle2) {
+            let x = arg(0)?;
+            let two = op == C::shuffle2;
+            let mid = arg(if two { 2 } else { 1 })?;
+            let inst = Inst::DynShuffle {
+                d: self.cx.s(rid)?,
+                nout: self.cx.slot[&rid].1,
+                a: self.cx.s(x)?,
+                b: if two { Some(self.cx.s(arg(1)?)?) } else { None },
+                nin: self.cx.slot[&x].1,
+                m: self.cx.s(mid)?,
+                mk: self.cx.scalar(self.cx.vty[&mid])?,
+            };
+            self.push(inst, cls::OTHER);
+            return Ok(());
+        }
         let nargs = o.len().saturating_sub(2).min(3);
         let mut args = [0u32; 3];
         for (j, a) in args.iter_mut().enumerate().take(nargs) {
@@ -2540,8 +2604,19 @@ impl<'a> Decoder<'a> {
             _ => cls::SPECIAL,
         };
         let d = self.cx.s(rid)?;
-        // Pointer-output functions (fract, frexp, modf, sincos, remquo, lgamma_r): the
-        // pointer argument slot is passed in args as well.
+        // A scalar argument of a vector function (e.g. fmax(float4, float) when the front
+        // end did not splat it) is broadcast. Pointer-output functions (fract, frexp, modf,
+        // sincos, remquo, lgamma_r) pass the pointer slot in args as well.
+        let mut bcast = 0u8;
+        if n > 1 {
+            for j in 0..nargs {
+                let aid = arg(j)?;
+                let is_ptr = matches!(self.cx.vty.get(&aid).and_then(|t| self.cx.types.get(t)), Some(Ty::Pointer(..)));
+                if !is_ptr && self.cx.slot.get(&aid).map(|x| x.1).unwrap_or(1) == 1 {
+                    bcast |= 1 << j;
+                }
+            }
+        }
         self.push(
             Inst::Ext {
                 op,
@@ -2550,6 +2625,7 @@ impl<'a> Decoder<'a> {
                 d,
                 args,
                 k2,
+                bcast,
             },
             c,
         );
