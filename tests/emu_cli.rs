@@ -7,19 +7,45 @@ fn emulate_subcommand_prints_stats_json() {
         eprintln!("SKIP: no toolchain");
         return;
     }
-    let k = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/local_reduce_arg.cl");
+    let k =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/local_reduce_arg.cl");
     let out = Command::new(env!("CARGO_BIN_EXE_clprism"))
-        .args(["emulate", k.to_str().unwrap(), "--kernel", "local_reduce_arg", "--global", "2048", "--local", "256", "--group", "6"])
-        .args(["--arg", "buf:8192:fill=randf", "--arg", "local:1024", "--arg", "buf:32"])
+        .args([
+            "emulate",
+            k.to_str().unwrap(),
+            "--kernel",
+            "local_reduce_arg",
+            "--global",
+            "2048",
+            "--local",
+            "256",
+            "--group",
+            "6",
+        ])
+        .args([
+            "--arg",
+            "buf:8192:fill=randf",
+            "--arg",
+            "local:1024",
+            "--arg",
+            "buf:32",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["work_items"], 256);
     assert_eq!(v["group"][0], 6);
     assert_eq!(v["barriers"], 9); // 1 + log2(256)
     assert_eq!(v["footprints"][0]["read"][0][0], 6 * 256 * 4);
-    assert_eq!(v["footprints"][1]["written"][0], serde_json::json!([24, 28]));
+    assert_eq!(
+        v["footprints"][1]["written"][0],
+        serde_json::json!([24, 28])
+    );
     // Usage errors exit with 2 and say why.
     let out = Command::new(env!("CARGO_BIN_EXE_clprism"))
         .args(["emulate", k.to_str().unwrap(), "--global", "64"])
@@ -31,9 +57,22 @@ fn emulate_subcommand_prints_stats_json() {
     let dir = std::env::temp_dir().join(format!("clprism-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("p.cl");
-    std::fs::write(&f, "kernel void p(global int* o) { printf(\"x\"); o[0] = 1; }").unwrap();
+    std::fs::write(
+        &f,
+        "kernel void p(global int* o) { printf(\"x\"); o[0] = 1; }",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_clprism"))
-        .args(["emulate", f.to_str().unwrap(), "--global", "1", "--local", "1", "--arg", "buf:4"])
+        .args([
+            "emulate",
+            f.to_str().unwrap(),
+            "--global",
+            "1",
+            "--local",
+            "1",
+            "--arg",
+            "buf:4",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -30,16 +30,24 @@ fn buf(n: usize) -> (String, ArgValue) {
     (format!("<size={n} fill=0>"), ArgValue::Buffer(vec![0; n]))
 }
 fn int(v: i32) -> (String, ArgValue) {
-    (format!("<size=4>\n{v}"), ArgValue::Scalar(v.to_le_bytes().to_vec()))
+    (
+        format!("<size=4>\n{v}"),
+        ArgValue::Scalar(v.to_le_bytes().to_vec()),
+    )
 }
 fn local(n: usize) -> (String, ArgValue) {
     (format!("<size={n}>"), ArgValue::Local(n))
 }
 
 fn oclgrind_counts(dir: &std::path::Path, c: &Case) -> Option<Vec<(u64, String)>> {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(c.file);
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/kernels")
+        .join(c.file);
     std::fs::copy(&src, dir.join(c.file)).ok()?;
-    let mut sim = format!("{}\n{}\n{} {} 1\n{} {} 1\n\n", c.file, c.kernel, c.local[0], c.local[1], c.local[0], c.local[1]);
+    let mut sim = format!(
+        "{}\n{}\n{} {} 1\n{} {} 1\n\n",
+        c.file, c.kernel, c.local[0], c.local[1], c.local[0], c.local[1]
+    );
     for (s, _) in &c.args {
         sim.push_str(s);
         sim.push('\n');
@@ -53,7 +61,8 @@ fn oclgrind_counts(dir: &std::path::Path, c: &Case) -> Option<Vec<(u64, String)>
         .env("OCLGRIND_QUICK", "1")
         .output()
         .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     let v: Vec<(u64, String)> = text
         .lines()
         .filter_map(|l| {
@@ -70,41 +79,109 @@ fn oclgrind_counts(dir: &std::path::Path, c: &Case) -> Option<Vec<(u64, String)>
 
 fn bytes_of(name: &str) -> u64 {
     // "load global (16384 bytes)"
-    name.split('(').nth(1).and_then(|x| x.split_whitespace().next()).and_then(|x| x.parse().ok()).unwrap_or(0)
+    name.split('(')
+        .nth(1)
+        .and_then(|x| x.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0)
 }
 
 #[test]
 fn counts_agree_with_oclgrind_within_documented_tolerance() {
-    if Command::new("oclgrind-kernel").arg("--version").output().is_err() {
+    if Command::new("oclgrind-kernel")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("SKIP: oclgrind-kernel not installed");
         return;
     }
     let dir = std::env::temp_dir().join(format!("clprism-oclgrind-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cases = vec![
-        Case { file: "vadd.cl", kernel: "vadd", local: [128, 1], args: vec![buf(4096), buf(4096), buf(4096), int(1000)] },
-        Case { file: "matmul_naive.cl", kernel: "matmul", local: [8, 8], args: vec![buf(4096), buf(4096), buf(4096), int(32)] },
-        Case { file: "local_reduce_arg.cl", kernel: "local_reduce_arg", local: [256, 1], args: vec![buf(8192), local(1024), buf(32)] },
-        Case { file: "int_ops.cl", kernel: "int_ops", local: [64, 1], args: vec![buf(1024), buf(1024), buf(8192)] },
-        Case { file: "stencil_1d.cl", kernel: "stencil", local: [64, 1], args: vec![buf(2048), buf(2048)] },
-        Case { file: "float4_ops.cl", kernel: "float4_ops", local: [64, 1], args: vec![buf(4096), buf(4096), buf(8192)] },
+        Case {
+            file: "vadd.cl",
+            kernel: "vadd",
+            local: [128, 1],
+            args: vec![buf(4096), buf(4096), buf(4096), int(1000)],
+        },
+        Case {
+            file: "matmul_naive.cl",
+            kernel: "matmul",
+            local: [8, 8],
+            args: vec![buf(4096), buf(4096), buf(4096), int(32)],
+        },
+        Case {
+            file: "local_reduce_arg.cl",
+            kernel: "local_reduce_arg",
+            local: [256, 1],
+            args: vec![buf(8192), local(1024), buf(32)],
+        },
+        Case {
+            file: "int_ops.cl",
+            kernel: "int_ops",
+            local: [64, 1],
+            args: vec![buf(1024), buf(1024), buf(8192)],
+        },
+        Case {
+            file: "stencil_1d.cl",
+            kernel: "stencil",
+            local: [64, 1],
+            args: vec![buf(2048), buf(2048)],
+        },
+        Case {
+            file: "float4_ops.cl",
+            kernel: "float4_ops",
+            local: [64, 1],
+            args: vec![buf(4096), buf(4096), buf(8192)],
+        },
     ];
     let mut checked = 0;
     for c in &cases {
         let Some(og) = oclgrind_counts(&dir, c) else {
             panic!("oclgrind-kernel failed on {}", c.file);
         };
-        let src = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(c.file)).unwrap();
+        let src = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/kernels")
+                .join(c.file),
+        )
+        .unwrap();
         let m = load_module(&compile_source(&src, "").unwrap()).unwrap();
         let mut args: Vec<ArgValue> = c.args.iter().map(|a| a.1.clone()).collect();
         let dims = if c.local[1] > 1 { 2 } else { 1 };
         let shape = LaunchShape::new(&c.local[..dims], &c.local[..dims], None);
-        let st = emulate(&m, c.kernel, &shape, [0; 3], &mut args, &EmuConfig::default()).unwrap();
-        let sum = |f: &dyn Fn(&str) -> bool| og.iter().filter(|(_, n)| f(n)).map(|(k, _)| *k).sum::<u64>();
-        let g_ld: u64 = og.iter().filter(|(_, n)| n.starts_with("load global") || n.starts_with("load constant")).map(|(_, n)| bytes_of(n)).sum();
-        let g_st: u64 = og.iter().filter(|(_, n)| n.starts_with("store global")).map(|(_, n)| bytes_of(n)).sum();
+        let st = emulate(
+            &m,
+            c.kernel,
+            &shape,
+            [0; 3],
+            &mut args,
+            &EmuConfig::default(),
+        )
+        .unwrap();
+        let sum = |f: &dyn Fn(&str) -> bool| {
+            og.iter()
+                .filter(|(_, n)| f(n))
+                .map(|(k, _)| *k)
+                .sum::<u64>()
+        };
+        let g_ld: u64 = og
+            .iter()
+            .filter(|(_, n)| n.starts_with("load global") || n.starts_with("load constant"))
+            .map(|(_, n)| bytes_of(n))
+            .sum();
+        let g_st: u64 = og
+            .iter()
+            .filter(|(_, n)| n.starts_with("store global"))
+            .map(|(_, n)| bytes_of(n))
+            .sum();
         assert_eq!(st.global_loads.bytes, g_ld, "{}: global load bytes", c.file);
-        assert_eq!(st.global_stores.bytes, g_st, "{}: global store bytes", c.file);
+        assert_eq!(
+            st.global_stores.bytes, g_st,
+            "{}: global store bytes",
+            c.file
+        );
         let og_fp = sum(&|n| {
             ["fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fcmp"].contains(&n)
                 || n.starts_with("call llvm.fmuladd")
@@ -125,7 +202,25 @@ fn counts_agree_with_oclgrind_within_documented_tolerance() {
             c.file
         );
         let og_int = sum(&|n| {
-            ["add", "sub", "mul", "sdiv", "udiv", "srem", "urem", "and", "or", "xor", "shl", "lshr", "ashr", "icmp", "getelementptr", "select"].contains(&n)
+            [
+                "add",
+                "sub",
+                "mul",
+                "sdiv",
+                "udiv",
+                "srem",
+                "urem",
+                "and",
+                "or",
+                "xor",
+                "shl",
+                "lshr",
+                "ashr",
+                "icmp",
+                "getelementptr",
+                "select",
+            ]
+            .contains(&n)
         });
         let our_int = i.int.lane;
         let ratio = our_int.max(1) as f64 / og_int.max(1) as f64;

@@ -213,7 +213,7 @@ fn run_pipe(prog: &Path, args: &[String], input: &[u8]) -> Result<Vec<u8>, Strin
 }
 
 fn bytes_to_words(b: &[u8]) -> Result<Vec<u32>, EmuError> {
-    if b.len() % 4 != 0 || b.len() < 20 {
+    if !b.len().is_multiple_of(4) || b.len() < 20 {
         return Err(EmuError::Frontend("SPIR-V output has a bad size".into()));
     }
     let w: Vec<u32> = b
@@ -294,8 +294,7 @@ fn ensure_dir(d: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match std::fs::symlink_metadata(d) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::Other,
+        Ok(_) => Err(std::io::Error::other(
             "cache path exists and is not a directory (or is a symlink)",
         )),
         Err(_) => std::fs::DirBuilder::new()
@@ -397,7 +396,7 @@ pub fn compile_cached(source: &str, options: &str) -> Result<(Vec<u32>, Origin),
                             .metadata()
                             .and_then(|m| m.modified())
                             .unwrap_or(std::time::UNIX_EPOCH);
-                        if best.as_ref().map_or(true, |b| t > b.0) {
+                        if best.as_ref().is_none_or(|b| t > b.0) {
                             best = Some((t, e.path()));
                         }
                     }

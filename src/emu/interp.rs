@@ -10,6 +10,13 @@
 //!
 //! Registers are a file of `W` lanes × `u64` per SSA slot (see [`super::module`]).
 
+// Unordered float comparisons are written as negations on purpose (NaN semantics).
+#![allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::type_complexity,
+    clippy::needless_range_loop
+)]
+
 use super::module::*;
 use super::stats::*;
 use super::{ArgValue, EmuConfig, EmuError, LaunchShape};
@@ -387,7 +394,7 @@ impl Mem {
             TAG_LOCAL => (self.local.as_mut_slice(), 0),
             TAG_CONST => (self.cdata.as_mut_slice(), 0),
             TAG_PRIVATE => {
-                if off + len > self.psize {
+                if off.saturating_add(len) > self.psize {
                     return Err(EmuError::Fault(format!(
                         "private access out of bounds (offset {off}, {len} bytes)"
                     )));
@@ -401,10 +408,8 @@ impl Mem {
             }
         };
         let s = base + off;
-        let e = s + len;
-        if (ptr & !((0xfu64 << TAG_SHIFT) | (0xfffffu64 << BUF_SHIFT) | OFF_MASK)) != 0
-            || e as usize > region.len()
-        {
+        let e = s.saturating_add(len);
+        if e > region.len() as u64 {
             let what = match tag {
                 TAG_GLOBAL => format!("buffer argument {}", (ptr >> BUF_SHIFT) & 0xfffff),
                 TAG_LOCAL => "local memory".into(),
@@ -598,10 +603,14 @@ pub(crate) fn run(
         return Err(EmuError::BadLaunch("local memory over 256 MiB".into()));
     }
     let psize = psize.div_ceil(8) * 8;
-    if psize.saturating_mul(w as u64) > 256 << 20 {
+    let nwarps = items.div_ceil(w as u64);
+    if psize.saturating_mul(items) > 512 << 20
+        || (m.nslots as u64).saturating_mul(8 * w as u64 * nwarps) > 1 << 30
+    {
         restore(args, bufs, &arg_is_buf);
         return Err(EmuError::Unsupported(format!(
-            "private memory of {psize} bytes per work-item"
+            "work-group state too large ({psize} bytes of private memory per work-item, {} registers)",
+            m.nslots
         )));
     }
     let mut mach = Machine {
@@ -1370,7 +1379,10 @@ impl<'m> Machine<'m> {
                     k2,
                     bcast,
                 } => {
-                    if *bcast == 0 && *k == Sc::F32 && matches!(op, spirv::CLOp::mad | spirv::CLOp::fma) {
+                    if *bcast == 0
+                        && *k == Sc::F32
+                        && matches!(op, spirv::CLOp::mad | spirv::CLOp::fma)
+                    {
                         // fast path: fused multiply-add in single precision
                         let [a0, a1, a2] = args.map(|x| x as usize);
                         for j in 0..*n as usize {
@@ -1382,17 +1394,40 @@ impl<'m> Machine<'m> {
                             });
                         }
                     } else {
-                        self.exec_ext(wp, mask, *op, *k, *n as usize, *d as usize, *args, *k2, *bcast)?;
+                        self.exec_ext(
+                            wp,
+                            mask,
+                            *op,
+                            *k,
+                            *n as usize,
+                            *d as usize,
+                            *args,
+                            *k2,
+                            *bcast,
+                        )?;
                     }
                 }
-                Inst::DynShuffle { d, nout, a, b, nin, m, mk } => {
+                Inst::DynShuffle {
+                    d,
+                    nout,
+                    a,
+                    b,
+                    nin,
+                    m,
+                    mk,
+                } => {
                     let (nin, nout) = (*nin as u64, *nout as usize);
                     let tot = if b.is_some() { 2 * nin } else { nin };
                     lanes!(mask, l, {
                         let mut out = [0u64; 16];
                         for (j, o) in out.iter_mut().enumerate().take(nout.min(16)) {
-                            let sel = (regs[(*m as usize + j) * w + l] & mask_bits(mk.bits())) % tot;
-                            let src = if sel < nin { *a as u64 + sel } else { b.unwrap_or(*a) as u64 + sel - nin };
+                            let sel =
+                                (regs[(*m as usize + j) * w + l] & mask_bits(mk.bits())) % tot;
+                            let src = if sel < nin {
+                                *a as u64 + sel
+                            } else {
+                                b.unwrap_or(*a) as u64 + sel - nin
+                            };
                             *o = regs[src as usize * w + l];
                         }
                         for (j, o) in out.iter().enumerate().take(nout.min(16)) {
@@ -1400,7 +1435,17 @@ impl<'m> Machine<'m> {
                         }
                     });
                 }
-                Inst::AsyncCopy { d, dst, src, n, nk, stride, sk, esize, dst_local } => {
+                Inst::AsyncCopy {
+                    d,
+                    dst,
+                    src,
+                    n,
+                    nk,
+                    stride,
+                    sk,
+                    esize,
+                    dst_local,
+                } => {
                     // Every work-item passes the same arguments: each dynamic copy is done
                     // once for the work-group, by the first warp that reaches it (warps run
                     // in order, so the others have reached the preceding barrier), and its
@@ -1418,11 +1463,22 @@ impl<'m> Machine<'m> {
                         let dp = regs[*dst as usize * w + l];
                         let sp = regs[*src as usize * w + l];
                         let es = *esize as u64;
-                        let offs = |i: u64| if *dst_local { (i * st * es, i * es) } else { (i * es, i * st * es) };
+                        let offs = |i: u64| {
+                            if *dst_local {
+                                (i * st * es, i * es)
+                            } else {
+                                (i * es, i * st * es)
+                            }
+                        };
                         for i in 0..cnt {
                             let (so, dof) = offs(i);
-                            let data = self.mem.slice(&mut wp.prv, l, sp.wrapping_add(so), es)?.to_vec();
-                            self.mem.slice(&mut wp.prv, l, dp.wrapping_add(dof), es)?.copy_from_slice(&data);
+                            let data = self
+                                .mem
+                                .slice(&mut wp.prv, l, sp.wrapping_add(so), es)?
+                                .to_vec();
+                            self.mem
+                                .slice(&mut wp.prv, l, dp.wrapping_add(dof), es)?
+                                .copy_from_slice(&data);
                         }
                         // Traffic as if the work-items copied one element per lane, a warp
                         // of W consecutive elements per request.
@@ -1792,8 +1848,8 @@ fn exec_bin(
         BinOp::IAdd => go!(|x, y| x.wrapping_add(y) & mk),
         BinOp::ISub => go!(|x, y| x.wrapping_sub(y) & mk),
         BinOp::IMul => go!(|x, y| x.wrapping_mul(y) & mk),
-        BinOp::UDiv => go!(|x, y| if y == 0 { 0 } else { x / y }),
-        BinOp::UMod => go!(|x, y| if y == 0 { 0 } else { x % y }),
+        BinOp::UDiv => go!(|x, y| x.checked_div(y).unwrap_or(0)),
+        BinOp::UMod => go!(|x, y| x.checked_rem(y).unwrap_or(0)),
         BinOp::SDiv => go!(|x, y| {
             let (p, q) = (sext(x, bits), sext(y, bits));
             if q == 0 {
@@ -2126,9 +2182,7 @@ impl<'m> Machine<'m> {
                         let x = tof(r[(a0 + j * s0) * w + l], k2);
                         let v: i32 = if x == 0.0 {
                             i32::MIN
-                        } else if x.is_nan() {
-                            i32::MAX
-                        } else if x.is_infinite() {
+                        } else if x.is_nan() || x.is_infinite() {
                             i32::MAX
                         } else {
                             x.abs().log2().floor() as i32
@@ -2370,13 +2424,7 @@ impl<'m> Machine<'m> {
                     self.lane_ptr[l] = ptr;
                     let sl = self.mem.slice(&mut wp.prv, l, ptr, esz * n as u64)?;
                     for (j, v) in outs.iter().enumerate() {
-                        let kk = if esz == 4 && !(k == Sc::F32) {
-                            Sc::I32
-                        } else if esz == 4 {
-                            Sc::I32
-                        } else {
-                            k
-                        };
+                        let kk = if esz == 4 { Sc::I32 } else { k };
                         wr(&mut sl[j * esz as usize..], kk, *v);
                     }
                 });

@@ -13,6 +13,8 @@
 //! # Ok::<(), EmuError>(())
 //! ```
 
+#![allow(clippy::needless_range_loop)]
+
 pub mod cli;
 pub mod frontend;
 pub mod hash;

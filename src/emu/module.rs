@@ -7,6 +7,8 @@
 //! OpenCL SPIR-V control flow is unstructured, so merge annotations are not relied upon.
 //! Built-ins are `Input` variables decorated `BuiltIn`.
 
+#![allow(clippy::type_complexity, clippy::needless_range_loop)]
+
 use super::EmuError;
 use rspirv::dr::{self, Operand};
 use rspirv::spirv;
@@ -572,7 +574,7 @@ fn align_up(x: u64, a: u64) -> u64 {
     if a <= 1 {
         x
     } else {
-        x.div_ceil(a) * a
+        x.div_ceil(a).saturating_mul(a)
     }
 }
 
@@ -605,7 +607,7 @@ impl Ctx {
                 for &t in m {
                     let (s, a) = self.size_align(t)?;
                     let a = if *packed { 1 } else { a };
-                    off = align_up(off, a) + s;
+                    off = align_up(off, a).saturating_add(s);
                     al = al.max(a);
                 }
                 (align_up(off, al), al)
@@ -624,7 +626,7 @@ impl Ctx {
                     let a = if *packed { 1 } else { a };
                     off = align_up(off, a);
                     v.push(off);
-                    off += s;
+                    off = off.saturating_add(s);
                 }
                 Ok(v)
             }
@@ -734,7 +736,8 @@ impl Ctx {
         self.nslots = self
             .nslots
             .checked_add(n)
-            .ok_or_else(|| e("too many registers"))?;
+            .filter(|x| *x <= 1 << 24)
+            .ok_or_else(|| EmuError::Unsupported("more than 16 M register slots".into()))?;
         self.slot.insert(id, (s, n));
         self.vty.insert(id, ty);
         Ok(s)
@@ -784,8 +787,12 @@ impl Module {
     /// Kernels that use unsupported features (images, pipes, printf, device-side enqueue,
     /// ...) load, and report the feature by name when emulated.
     pub fn load(words: &[u32]) -> Result<Module, EmuError> {
-        let m = rspirv::dr::load_words(words).map_err(|x| e(format!("SPIR-V parse: {x}")))?;
-        Self::from_dr(&m)
+        // rspirv can panic on some malformed inputs: contain it here.
+        std::panic::catch_unwind(|| {
+            let m = rspirv::dr::load_words(words).map_err(|x| e(format!("SPIR-V parse: {x}")))?;
+            Self::from_dr(&m)
+        })
+        .unwrap_or_else(|_| Err(e("SPIR-V parser failed on a malformed module")))
     }
 
     /// Kernel names in module order.
@@ -861,13 +868,22 @@ impl Module {
                     cx.types.insert(rid, Ty::Float(op_lit(ops.first())? as u32));
                 }
                 Op::TypeVector => {
-                    cx.types.insert(
-                        rid,
-                        Ty::Vector(op_id(ops.first())?, op_lit(ops.get(1))? as u32),
-                    );
+                    let el = op_id(ops.first())?;
+                    let n = op_lit(ops.get(1))? as u32;
+                    if !matches!(
+                        cx.types.get(&el),
+                        Some(Ty::Int(_) | Ty::Float(_) | Ty::Bool)
+                    ) || !(1..=16).contains(&n)
+                    {
+                        return Err(e("bad vector type"));
+                    }
+                    cx.types.insert(rid, Ty::Vector(el, n));
                 }
                 Op::TypeArray => {
                     let el = op_id(ops.first())?;
+                    if !cx.types.contains_key(&el) {
+                        return Err(e("array of an undefined type"));
+                    }
                     let len_id = op_id(ops.get(1))?;
                     let len = cx
                         .const_vals
@@ -878,6 +894,13 @@ impl Module {
                 }
                 Op::TypeStruct => {
                     let mem: Result<Vec<u32>, _> = ops.iter().map(|o| op_id(Some(o))).collect();
+                    // Members must be defined before use (no cycles).
+                    if mem
+                        .as_ref()
+                        .is_ok_and(|m| m.iter().any(|t| !cx.types.contains_key(t)))
+                    {
+                        return Err(e("struct member of an undefined type"));
+                    }
                     let packed = cx.deco(rid, Decoration::CPacked).is_some();
                     cx.types.insert(rid, Ty::Struct(mem?, packed));
                 }
@@ -1017,15 +1040,15 @@ impl Module {
                     let (tag, off) = match sc {
                         StorageClass::Workgroup => {
                             let off = align_up(cx.local_static, align.max(4));
-                            cx.local_static = off + size;
+                            cx.local_static = off.saturating_add(size);
                             (TAG_LOCAL, off)
                         }
                         StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
                             let off = align_up(cx.const_data.len() as u64, align.max(8));
                             let end = (off + size) as usize;
-                            if end > (1 << 30) {
+                            if end > (64 << 20) {
                                 return Err(EmuError::Unsupported(
-                                    "program-scope data over 1 GiB".into(),
+                                    "program-scope data over 64 MiB".into(),
                                 ));
                             }
                             cx.const_data.resize(end, 0);
@@ -1046,7 +1069,7 @@ impl Module {
                                 ));
                             }
                             let off = align_up(cx.private_size, align.max(8));
-                            cx.private_size = off + size;
+                            cx.private_size = off.saturating_add(size);
                             (TAG_PRIVATE, off)
                         }
                         other => {
@@ -1127,7 +1150,7 @@ impl Module {
                             };
                             let (size, align) = cx.size_align(pointee)?;
                             let off = align_up(cx.private_size, align.max(8));
-                            cx.private_size = off + size;
+                            cx.private_size = off.saturating_add(size);
                             let s = cx.alloc(id, ty)?;
                             cx.consts.push((s, (TAG_PRIVATE << TAG_SHIFT) | off));
                             continue;
@@ -2345,7 +2368,11 @@ impl<'a> Decoder<'a> {
             Op::GroupAsyncCopy => {
                 // (scope, dst, src, num elements, stride, event)
                 let dst_id = id!(1);
-                let pty = *self.cx.vty.get(&dst_id).ok_or_else(|| e("untyped copy pointer"))?;
+                let pty = *self
+                    .cx
+                    .vty
+                    .get(&dst_id)
+                    .ok_or_else(|| e("untyped copy pointer"))?;
                 let (sc, pointee) = match self.cx.ty(pty)? {
                     Ty::Pointer(sc, p) => (*sc, *p),
                     _ => return Err(e("async copy through a non-pointer")),
@@ -2524,6 +2551,8 @@ impl<'a> Decoder<'a> {
             k
         };
         let k2 = match op {
+            // int ilogb(floatn x): k2 is the argument's kind
+            C::ilogb => self.cx.scalar(a0ty)?,
             C::shuffle2 if nargs >= 3 => {
                 let a2 = arg(2)?;
                 self.cx.scalar(*self.cx.vty.get(&a2).unwrap_or(&rty))?
@@ -2611,7 +2640,10 @@ impl<'a> Decoder<'a> {
         if n > 1 {
             for j in 0..nargs {
                 let aid = arg(j)?;
-                let is_ptr = matches!(self.cx.vty.get(&aid).and_then(|t| self.cx.types.get(t)), Some(Ty::Pointer(..)));
+                let is_ptr = matches!(
+                    self.cx.vty.get(&aid).and_then(|t| self.cx.types.get(t)),
+                    Some(Ty::Pointer(..))
+                );
                 if !is_ptr && self.cx.slot.get(&aid).map(|x| x.1).unwrap_or(1) == 1 {
                     bcast |= 1 << j;
                 }
