@@ -13,7 +13,7 @@
 # usage: bench/emu_speed.sh   (builds target/release/clprism if needed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x target/release/clprism ] || cargo build --release --bin clprism >&2
+cargo build --release --bin clprism -q >&2
 BIN=target/release/clprism
 command -v oclgrind-kernel >/dev/null || { echo "oclgrind-kernel not found" >&2; exit 1; }
 TMP=$(mktemp -d)
@@ -61,4 +61,16 @@ t0,n0,t1,n1=float(sys.argv[4]),int(sys.argv[5]),float(sys.argv[6]),int(sys.argv[
 ot=max(t1-t0,1e-6); oi=n1-n0
 print("%-10s %12d %10.2f %10.1f | %12d %10.2f %10.1f | %7.1fx" % (k, L, ns/1e6, L/ns*1e3, oi, ot*1e3, oi/ot/1e6, ot/(ns/1e9)))
 PY
+done
+
+# Panwar Fig. 6a: the emulation time of one work-group stays flat while the input grows
+# 16x, when the NDRange grows with it (one element per work-item per pass).
+echo
+printf "%-28s %12s %12s\n" "reduce: input (floats)" work-groups emulation_ms
+for n in 65536 131072 262144 524288 1048576; do
+  g=$n
+  ms=$("$BIN" emulate bench/emu_kernels/reduce.cl --kernel reduce --global "$g" --local 256 \
+        --arg "buf:$((n * 4)):fill=randf" --arg "buf:$((g / 256 * 4))" --arg local:1024 --arg "uint:$n" |
+       python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["emulation_ns"]/1e6))')
+  printf "%-28s %12d %12s\n" "$n" "$((g / 256))" "$ms"
 done

@@ -434,3 +434,19 @@ fn stats_json_has_fixed_top_level_keys() {
         );
     }
 }
+
+#[test]
+fn switch_narrowed_to_i2_uses_the_o0_fallback() {
+    // At -O2 LLVM 15 narrows this switch to i2, which llvm-spirv rejects (DESIGN.md §5):
+    // the front end falls back to -O0 + opt.
+    let m = module("kernel void k(global const uint* a, global uint* o) { int i = get_global_id(0); uint r; switch (a[i] & 3u) { case 0: r = 1; break; case 1: r = 7; break; case 2: r = 9; break; default: r = 4; } o[i] = r; }");
+    let a: Vec<u8> = (0..32u32).flat_map(|x| x.to_le_bytes()).collect();
+    let mut args = vec![ArgValue::Buffer(a), ArgValue::Buffer(vec![0; 128])];
+    let st = run1(&m, "k", 32, 32, 0, &mut args);
+    let ArgValue::Buffer(o) = &args[1] else { panic!() };
+    let o = i32s(o);
+    for i in 0..32 {
+        assert_eq!(o[i], [1, 7, 9, 4][i % 4]);
+    }
+    assert!(st.divergent_branches >= 1);
+}
