@@ -342,9 +342,23 @@ fn check_one(cl: &Cl, path: &std::path::Path) -> Result<usize, String> {
         .map(|(j, a)| parse_arg(a, 0x1234_5678 ^ (j as u64 * 7919)))
         .collect::<Result<_, _>>()?;
     let shape = LaunchShape::new(&spec.global, &spec.local, spec.offset.as_deref());
-    let native = cl.run(&src, &spec.options, &spec.kernel, &shape, &args)?;
     let spv = emu::compile_source(&src, &spec.options).map_err(|e| e.to_string())?;
     let m = emu::load_module(&spv).map_err(|e| e.to_string())?;
+    // Guard the native run against a wrong launch spec (an out-of-bounds kernel would
+    // corrupt this process's heap inside PoCL): the last work-group must not fault.
+    let ng = shape.num_groups();
+    let last = [ng[0] - 1, ng[1] - 1, ng[2] - 1];
+    if let Err(e) = emu::emulate(
+        &m,
+        &spec.kernel,
+        &shape,
+        last,
+        &mut args.clone(),
+        &EmuConfig::default(),
+    ) {
+        return Err(format!("last work-group {last:?}: {e}"));
+    }
+    let native = cl.run(&src, &spec.options, &spec.kernel, &shape, &args)?;
     let mut eargs = args.clone();
     let mut g = [0u64; 3];
     for (i, x) in spec.group.iter().enumerate() {

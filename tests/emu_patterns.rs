@@ -443,7 +443,9 @@ fn switch_narrowed_to_i2_uses_the_o0_fallback() {
     let a: Vec<u8> = (0..32u32).flat_map(|x| x.to_le_bytes()).collect();
     let mut args = vec![ArgValue::Buffer(a), ArgValue::Buffer(vec![0; 128])];
     let st = run1(&m, "k", 32, 32, 0, &mut args);
-    let ArgValue::Buffer(o) = &args[1] else { panic!() };
+    let ArgValue::Buffer(o) = &args[1] else {
+        panic!()
+    };
     let o = i32s(o);
     for i in 0..32 {
         assert_eq!(o[i], [1, 7, 9, 4][i % 4]);

@@ -1197,6 +1197,18 @@ impl Module {
         }
 
         for (fi, f) in m.functions.iter().enumerate() {
+            if f.blocks.is_empty() {
+                // A declaration (import): callable only if something links it, which
+                // nothing does here.
+                let id = f.def.as_ref().and_then(|d| d.result_id).unwrap_or(0);
+                let name = cx
+                    .names
+                    .get(&id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("%{id}"));
+                funcs[fi].unsupported = Some(format!("call to the external function {name}"));
+                continue;
+            }
             let mut dec = Decoder {
                 cx: &mut cx,
                 code: &mut code,
@@ -1211,12 +1223,13 @@ impl Module {
             };
             dec.funcs_ret = funcs[fi].ret;
             // successors for post-dominators
-            let first = bidx[&f
+            let first = *f
                 .blocks
                 .first()
                 .and_then(|b| b.label.as_ref())
                 .and_then(|l| l.result_id)
-                .ok_or_else(|| e("function without blocks"))?];
+                .and_then(|l| bidx.get(&l))
+                .ok_or_else(|| e("function without blocks"))?;
             let nb = f.blocks.len();
             let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nb];
             for (bi, b) in f.blocks.iter().enumerate() {
@@ -1713,8 +1726,31 @@ impl<'a> Decoder<'a> {
             | Op::SelectionMerge
             | Op::LoopMerge
             | Op::Nop
-            | Op::Name
-            | Op::Variable => {}
+            | Op::Name => {}
+            Op::Variable => {
+                // Function-scope variable: its address is a constant; an initialiser is
+                // stored where the variable is declared.
+                if let Some(init) = o.get(1) {
+                    let init = op_id(Some(init))?;
+                    let ity = *self
+                        .cx
+                        .vty
+                        .get(&init)
+                        .ok_or_else(|| e("untyped initialiser"))?;
+                    let leaves = self.cx.leaf_vec(ity)?;
+                    let size = self.cx.size_align(ity)?.0 as u32;
+                    let (p, v) = (self.cx.s(rid)?, self.cx.s(init)?);
+                    self.push(
+                        Inst::Store {
+                            p,
+                            v,
+                            leaves: leaves.into(),
+                            size,
+                        },
+                        cls::MEMORY,
+                    );
+                }
+            }
             Op::Undef => {
                 let d = self.cx.s(rid)?;
                 let n = self.cx.slot[&rid].1;
