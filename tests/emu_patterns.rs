@@ -267,6 +267,8 @@ fn budget_exhaustion_extrapolates_and_says_so() {
     };
     let part = emulate(&m, "k", &shape, [0; 3], &mut mk(), &cfg).unwrap();
     assert!(part.budget_exhausted);
+    assert!(part.extrapolation_factor > 1.0);
+    assert_eq!(full.extrapolation_factor, 1.0);
     // Extrapolated to the whole work-group: within a factor 2 of the true counts.
     let (t, p) = (
         full.instructions.int.lane as f64,

@@ -754,6 +754,7 @@ pub(crate) fn run(
     } else {
         1.0
     };
+    st.extrapolation_factor = scale;
     let sc = |x: u64| -> u64 { (x as f64 * scale).round() as u64 };
     let a = &mut mach.acc;
     let wl = |i: usize| WarpLaneCount {

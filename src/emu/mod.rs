@@ -1,6 +1,38 @@
 //! Mini-emulator (Panwar et al. §IV-C): OpenCL C → SPIR-V, SPIR-V loader, warp-lockstep
 //! interpreter of one work-group, and its hardware statistics. No OpenCL calls inside.
 //!
+//! # What is counted (statistics, [`WorkGroupStats`])
+//! * Instructions are SPIR-V instructions as llvm-spirv emits them at -O2, counted once per
+//!   warp-level issue (`warp`) and once per active lane (`lane`). Classes: `int` (integer
+//!   arithmetic, logic, comparisons, address arithmetic `PtrAccessChain`), `fp32`/`fp64`
+//!   (add, mul, fma/mad, compare, min/max, floor, ...), `special` (division and
+//!   transcendental functions: sqrt, rsqrt, exp, log, pow, sin, ...), `conversion`
+//!   (`OpConvert*`, `OpUConvert`, `OpSConvert`, `OpFConvert`, saturating conversions),
+//!   `branch` (branches, switches, calls, returns), `barrier` (barriers and fences),
+//!   `atomic`, `memory` (loads, stores, vload/vstore, memcpy, async copies), `other`
+//!   (select, composite and vector shuffles, bit casts, work-item built-ins). Phis are not
+//!   instructions here: they are copies performed on control-flow edges.
+//! * Global memory (Panwar et al. §IV-C): a request is one warp-level load/store; sectors
+//!   and lines are the distinct 32-byte / 128-byte segments covered by the active lanes'
+//!   byte ranges (buffers are taken as 128-byte aligned). `__constant` memory counts as
+//!   global loads.
+//! * Local memory: 32 banks of 4 bytes; each lane touches the words of its byte range;
+//!   lanes on the same word are a broadcast; replays = (max distinct words in one bank) − 1
+//!   per request.
+//! * Divergence: a conditional branch or switch whose active lanes take different targets;
+//!   the lanes reconverge at the branch block's immediate post-dominator.
+//! * Footprints: merged `[start, end)` byte ranges of each buffer argument read and
+//!   written (atomics count as both).
+//!
+//! # Numerical behaviour
+//! IEEE single/double arithmetic as on the host (round to nearest, denormals kept);
+//! `mad` and the contracted `a*b+c` (`llvm.fmuladd`, emitted as `mad`) are fused, as on
+//! GPUs and PoCL. Single-precision built-ins are evaluated in double precision and rounded
+//! once, which is within the OpenCL 1.2 §7.4 ULP bounds; `native_`/`half_` variants use the
+//! full-precision functions. Conversions honour the `FPRoundingMode` and
+//! `SaturatedConversion` decorations. The differential tests (`tests/emu_diff.rs`) compare
+//! the bytes a work-group writes with PoCL's.
+//!
 //! Typical use:
 //! ```no_run
 //! use OpenCL::emu::*;
