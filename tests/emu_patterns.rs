@@ -454,3 +454,35 @@ fn switch_narrowed_to_i2_uses_the_o0_fallback() {
     }
     assert!(st.divergent_branches >= 1);
 }
+
+#[test]
+fn opencl20_generic_pointers() {
+    // (PoCL's compiler rejects this, so it is checked here instead of in emu_diff.)
+    let src = "int twice(int* p) { return *p * 2 + 1; }
+    kernel void gen(global int* a, global int* o) {
+      local int t[64];
+      int l = get_local_id(0);
+      int priv = l * 3;
+      t[l] = a[get_global_id(0)];
+      work_group_barrier(CLK_LOCAL_MEM_FENCE);
+      o[get_global_id(0)] = twice(&a[get_global_id(0)]) + twice(&t[63 - l]) + twice(&priv);
+    }";
+    let m = load_module(&compile_source(src, "-cl-std=CL2.0").unwrap()).unwrap();
+    let a: Vec<u8> = (0..128i32).flat_map(|x| (x * 5).to_le_bytes()).collect();
+    let mut args = vec![ArgValue::Buffer(a), ArgValue::Buffer(vec![0; 512])];
+    run1(&m, "gen", 128, 64, 1, &mut args);
+    let ArgValue::Buffer(o) = &args[1] else { panic!() };
+    let o = i32s(o);
+    for l in 0..64i32 {
+        let g = 64 + l;
+        let want = (g * 5 * 2 + 1) + ((64 + 63 - l) * 5 * 2 + 1) + (l * 3 * 2 + 1);
+        assert_eq!(o[g as usize], want, "work-item {g}");
+    }
+}
+
+#[test]
+fn module_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Module>();
+    check::<WorkGroupStats>();
+}
