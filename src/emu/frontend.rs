@@ -45,6 +45,8 @@ fn is_exec(p: &Path) -> bool {
 fn version_of(p: &Path) -> Option<String> {
     let out = Command::new(p)
         .arg("--version")
+        .env_remove("LD_PRELOAD")
+        .env_remove("OPENCL_LAYERS")
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -175,8 +177,12 @@ pub fn filter_options(options: &str) -> Vec<String> {
 }
 
 fn run_pipe(prog: &Path, args: &[String], input: &[u8]) -> Result<Vec<u8>, String> {
+    // The toolchain must not load clprism itself (when the app runs under LD_PRELOAD or
+    // an OpenCL layer), so those variables are removed from its environment.
     let mut child = Command::new(prog)
         .args(args)
+        .env_remove("LD_PRELOAD")
+        .env_remove("OPENCL_LAYERS")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
