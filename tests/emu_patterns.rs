@@ -269,12 +269,13 @@ fn budget_exhaustion_extrapolates_and_says_so() {
     assert!(part.budget_exhausted);
     assert!(part.extrapolation_factor > 1.0);
     assert_eq!(full.extrapolation_factor, 1.0);
-    // Extrapolated to the whole work-group: within a factor 2 of the true counts.
+    // Extrapolated to the whole work-group: warps are alike here, so within 15 % of the
+    // true counts.
     let (t, p) = (
         full.instructions.int.lane as f64,
         part.instructions.int.lane as f64,
     );
-    assert!(p > t / 2.0 && p < t * 2.0, "full {t} extrapolated {p}");
+    assert!((p - t).abs() < 0.15 * t, "full {t} extrapolated {p}");
 }
 
 #[test]
@@ -471,7 +472,9 @@ fn opencl20_generic_pointers() {
     let a: Vec<u8> = (0..128i32).flat_map(|x| (x * 5).to_le_bytes()).collect();
     let mut args = vec![ArgValue::Buffer(a), ArgValue::Buffer(vec![0; 512])];
     run1(&m, "gen", 128, 64, 1, &mut args);
-    let ArgValue::Buffer(o) = &args[1] else { panic!() };
+    let ArgValue::Buffer(o) = &args[1] else {
+        panic!()
+    };
     let o = i32s(o);
     for l in 0..64i32 {
         let g = 64 + l;

@@ -51,6 +51,8 @@ struct Warp {
     started: bool,
     /// Dynamic async_work_group_copy instances this warp has reached.
     async_seq: u64,
+    /// Warp-level instructions this warp has executed (for extrapolation).
+    instrs: u64,
 }
 
 enum Yield {
@@ -727,6 +729,7 @@ pub(crate) fn run(
             done: false,
             started: false,
             async_seq: 0,
+            instrs: 0,
         });
     }
     drop(template);
@@ -742,10 +745,26 @@ pub(crate) fn run(
         budget_exhausted: exhausted,
         ..Default::default()
     };
+    // Extrapolation when the budget ran out: the fraction of the work-group emulated is
+    // (finished warps + partial progress of started ones) / warps, a started warp's
+    // progress being its instructions over the mean of the finished warps' (half done
+    // when no warp has finished, e.g. when every warp waits at barriers).
     let scale = if exhausted {
-        let done = warps.iter().filter(|x| x.done).count() as f64;
-        let part = warps.iter().filter(|x| !x.done && x.started).count() as f64;
-        let f = (done + 0.5 * part) / nw as f64;
+        let fin: Vec<u64> = warps.iter().filter(|x| x.done).map(|x| x.instrs).collect();
+        let mean = if fin.is_empty() {
+            None
+        } else {
+            Some(fin.iter().sum::<u64>() as f64 / fin.len() as f64)
+        };
+        let part: f64 = warps
+            .iter()
+            .filter(|x| !x.done && x.started)
+            .map(|x| match mean {
+                Some(m) if m > 0.0 => (x.instrs as f64 / m).min(1.0),
+                _ => 0.5,
+            })
+            .sum();
+        let f = (fin.len() as f64 + part) / nw as f64;
         if f > 0.0 {
             1.0 / f
         } else {
@@ -827,7 +846,11 @@ impl<'m> Machine<'m> {
                     continue;
                 }
                 warps[wi].started = true;
-                match self.run_warp(&mut warps[wi])? {
+                let before: u64 = self.acc.cnt.iter().map(|c| c[0]).sum();
+                let y = self.run_warp(&mut warps[wi]);
+                let after: u64 = self.acc.cnt.iter().map(|c| c[0]).sum();
+                warps[wi].instrs += after - before;
+                match y? {
                     Yield::Barrier => {
                         any_barrier = true;
                         all_done = false;

@@ -104,9 +104,10 @@ pub struct WorkGroupStats {
     /// True when the instruction or time budget ran out and the counts were extrapolated.
     pub budget_exhausted: bool,
     /// Factor the counts were multiplied by when the budget ran out (1 otherwise): the
-    /// inverse of the fraction of the work-group's warps that were emulated (a warp that
-    /// had started but not finished counts as half done). Footprints are never
-    /// extrapolated: they hold what was actually touched.
+    /// inverse of the fraction of the work-group's warps that were emulated (a started,
+    /// unfinished warp counts by its instructions over the finished warps' mean, or as
+    /// half done when none finished). Footprints are never extrapolated: they hold what was
+    /// actually touched.
     #[serde(default = "one")]
     pub extrapolation_factor: f64,
     /// Warp width used (lanes).
