@@ -489,3 +489,20 @@ fn module_is_send_and_sync() {
     check::<Module>();
     check::<WorkGroupStats>();
 }
+
+#[test]
+fn il_bytes_in_either_byte_order() {
+    let w = compile_source("kernel void k(global int* o) { o[0] = 3; }", "").unwrap();
+    let le: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let be: Vec<u8> = w.iter().flat_map(|x| x.to_be_bytes()).collect();
+    assert_eq!(spirv_words(&le).unwrap(), w);
+    assert_eq!(spirv_words(&be).unwrap(), w);
+    assert!(matches!(
+        spirv_words(&le[..le.len() - 1]),
+        Err(EmuError::Malformed(_))
+    ));
+    assert!(matches!(
+        spirv_words(b"kernel void k() {} xxxxxxxx"),
+        Err(EmuError::Malformed(_))
+    ));
+}

@@ -219,11 +219,8 @@ fn run(args: &[String]) -> Result<String, (i32, String)> {
         return Err((2, "--global and --local have different dimensions".into()));
     }
     let bytes = std::fs::read(&file).map_err(|e| (1, format!("cannot read {file}: {e}")))?;
-    let words: Vec<u32> = if bytes.len() >= 4 && bytes[..4] == [0x03, 0x02, 0x23, 0x07] {
-        bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+    let words: Vec<u32> = if let Ok(w) = spirv_words(&bytes) {
+        w
     } else {
         let src = String::from_utf8_lossy(&bytes);
         compile_source(&src, &opts.join(" ")).map_err(|e| (1, e.to_string()))?

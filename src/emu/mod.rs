@@ -196,7 +196,30 @@ pub fn compile_source(source: &str, options: &str) -> Result<Spirv, EmuError> {
     catch(|| frontend::compile_cached(source, options).map(|x| x.0))
 }
 
-/// Loads a SPIR-V module (from [`compile_source`] or from `clCreateProgramWithIL`).
+/// SPIR-V words from the bytes given to `clCreateProgramWithIL` (either byte order, told
+/// by the magic number). Errors: [`EmuError::Malformed`] when the size is not a multiple
+/// of 4 or the magic number is wrong.
+pub fn spirv_words(il: &[u8]) -> Result<Spirv, EmuError> {
+    if il.len() < 20 || !il.len().is_multiple_of(4) {
+        return Err(EmuError::Malformed(
+            "IL is not a SPIR-V binary (bad size)".into(),
+        ));
+    }
+    let le: Vec<u32> = il
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    match le[0] {
+        0x0723_0203 => Ok(le),
+        0x0302_2307 => Ok(le.into_iter().map(u32::swap_bytes).collect()),
+        _ => Err(EmuError::Malformed(
+            "IL is not SPIR-V (bad magic number)".into(),
+        )),
+    }
+}
+
+/// Loads a SPIR-V module (from [`compile_source`] or from `clCreateProgramWithIL`, see
+/// [`spirv_words`]). Errors: [`EmuError::Malformed`], [`EmuError::Unsupported`].
 pub fn load_module(words: &[u32]) -> Result<Module, EmuError> {
     catch(|| Module::load(words))
 }
