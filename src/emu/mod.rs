@@ -53,6 +53,7 @@ pub mod hash;
 mod interp;
 pub mod module;
 pub mod stats;
+pub mod worker;
 
 pub use frontend::{compile_cached, find_toolchain, Origin, Toolchain};
 pub use module::{ArgInfo, ArgKind, KernelInfo, Module};
@@ -98,7 +99,7 @@ impl std::error::Error for EmuError {}
 pub type Spirv = Vec<u32>;
 
 /// NDRange of a launch. Unused dimensions (≥ `work_dim`) are ignored (treated as 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LaunchShape {
     /// 1, 2 or 3.
     pub work_dim: u32,
