@@ -8,6 +8,9 @@ commands:
   run [OPTIONS] -- APP ARGS...   run APP with the interposer (see `clprism run --help`)
   report LOG.jsonl [B.jsonl]     per-kernel report of a log, or a comparison of two logs
                                  (see `clprism report --help`)
+  emulate FILE.cl --kernel NAME --global X[,Y[,Z]] --local X[,Y[,Z]] [...]
+                                 emulate one work-group, print its statistics JSON
+                                 (see `clprism emulate --help`)
   simulate [OPTIONS]             discrete-event simulation of the chunk schedulers
                                  (see `clprism simulate --help`)
 ";
@@ -18,6 +21,7 @@ fn main() {
     let code = match args.get(1).map(String::as_str) {
         Some("run") => OpenCL::launcher::run_main(rest),
         Some("report") => OpenCL::report::report_main(rest),
+        Some("emulate") => OpenCL::emu::cli::emulate_main(rest),
         Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");

@@ -74,6 +74,10 @@ pub struct ArgFootprint {
     pub written: Vec<[u64; 2]>,
 }
 
+fn one() -> f64 {
+    1.0
+}
+
 /// Statistics of one emulated work-group.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkGroupStats {
@@ -99,6 +103,13 @@ pub struct WorkGroupStats {
     pub emulation_ns: u64,
     /// True when the instruction or time budget ran out and the counts were extrapolated.
     pub budget_exhausted: bool,
+    /// Factor the counts were multiplied by when the budget ran out (1 otherwise): the
+    /// inverse of the fraction of the work-group's warps that were emulated (a started,
+    /// unfinished warp counts by its instructions over the finished warps' mean, or as
+    /// half done when none finished). Footprints are never extrapolated: they hold what was
+    /// actually touched.
+    #[serde(default = "one")]
+    pub extrapolation_factor: f64,
     /// Warp width used (lanes).
     pub warp_width: u32,
     /// Work-items in the emulated work-group.

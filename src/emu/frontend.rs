@@ -1,0 +1,436 @@
+//! Front end of the mini-emulator (DESIGN.md §5, Panwar et al. §IV-C): OpenCL C source →
+//! SPIR-V through an LLVM toolchain found at run time, with an on-disk cache.
+//!
+//! Toolchain: the directory `CLPRISM_TOOLCHAIN` (holding `clang[-N]` and `llvm-spirv[-N]`,
+//! optionally `opt[-N]`), else `clang-N` + `llvm-spirv-N` of one major version on `PATH`
+//! (newest first), else unversioned `clang` + `llvm-spirv`. Processes are run without a
+//! shell; the source goes in on stdin and the bitcode/SPIR-V come out on stdout.
+//!
+//! At `-O2` LLVM may narrow a `switch` to `i2`, which llvm-spirv rejects; then the source is
+//! compiled at `-O0 -Xclang -disable-O0-optnone` and cleaned up with `opt` before
+//! translation.
+//!
+//! Cache: `CLPRISM_CACHE`, else `$XDG_CACHE_HOME/clprism`, else `~/.cache/clprism`. A file
+//! is named `<H(source, options)>-<H(toolchain version)>.spv`; without a toolchain any
+//! entry for `H(source, options)` is used, so a cache filled on one machine serves another
+//! that has no toolchain. Entries are written atomically (temporary file + rename, mode
+//! 0600, directory 0700) and symbolic links are never followed.
+
+use super::EmuError;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A located LLVM toolchain.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// Path of the `clang` executable.
+    pub clang: PathBuf,
+    /// Path of the `llvm-spirv` executable.
+    pub llvm_spirv: PathBuf,
+    /// Path of the `opt` executable, when found (needed only for the -O0 fallback).
+    pub opt: Option<PathBuf>,
+    /// Version text of clang and llvm-spirv (first lines of `--version`), part of the
+    /// cache key.
+    pub version: String,
+}
+
+fn is_exec(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+fn version_of(p: &Path) -> Option<String> {
+    let out = Command::new(p)
+        .arg("--version")
+        .env_remove("LD_PRELOAD")
+        .env_remove("OPENCL_LAYERS")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let s = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("version"))
+        .take(2)
+        .collect();
+    if v.is_empty() {
+        None
+    } else {
+        Some(v.join(" "))
+    }
+}
+
+fn find_in_dirs(dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
+    dirs.iter().map(|d| d.join(name)).find(|p| is_exec(p))
+}
+
+fn make(clang: PathBuf, spirv: PathBuf, opt: Option<PathBuf>) -> Option<Toolchain> {
+    let v1 = version_of(&clang)?;
+    let v2 = version_of(&spirv).unwrap_or_default();
+    Some(Toolchain {
+        clang,
+        llvm_spirv: spirv,
+        opt,
+        version: format!("{v1} | {v2}"),
+    })
+}
+
+/// Locates the toolchain (not cached: cheap enough, and the environment may change in
+/// tests). Returns `None` when none is found.
+pub fn find_toolchain() -> Option<Toolchain> {
+    let search = |dirs: &[PathBuf]| -> Option<Toolchain> {
+        for n in (10..=30).rev() {
+            if let (Some(c), Some(s)) = (
+                find_in_dirs(dirs, &format!("clang-{n}")),
+                find_in_dirs(dirs, &format!("llvm-spirv-{n}")),
+            ) {
+                let o = find_in_dirs(dirs, &format!("opt-{n}"));
+                return make(c, s, o);
+            }
+        }
+        if let (Some(c), Some(s)) = (
+            find_in_dirs(dirs, "clang"),
+            find_in_dirs(dirs, "llvm-spirv"),
+        ) {
+            let o = find_in_dirs(dirs, "opt");
+            return make(c, s, o);
+        }
+        None
+    };
+    if let Some(d) = std::env::var_os("CLPRISM_TOOLCHAIN") {
+        if !d.is_empty() {
+            let d = PathBuf::from(d);
+            return search(&[d.clone(), d.join("bin")]);
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    search(&dirs)
+}
+
+/// Splits a build-option string into words (whitespace separated; single and double quotes
+/// group).
+fn split_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for ch in s.chars() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => cur.push(ch),
+            None if ch == '"' || ch == '\'' => {
+                quote = Some(ch);
+                any = true
+            }
+            None if ch.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            None => cur.push(ch),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Keeps the build options that change the meaning of the source: `-D`, `-I`, `-cl-std=`
+/// (and `-U`). Everything else (`-cl-fast-relaxed-math`, `-cl-mad-enable`, `-w`, ...) is
+/// dropped. Returns clang arguments.
+pub fn filter_options(options: &str) -> Vec<String> {
+    let w = split_words(options);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        let a = &w[i];
+        if a == "-D" || a == "-I" || a == "-U" {
+            if let Some(v) = w.get(i + 1) {
+                out.push(format!("{a}{v}"));
+            }
+            i += 2;
+            continue;
+        }
+        if (a.starts_with("-D") || a.starts_with("-I") || a.starts_with("-U")) && a.len() > 2 {
+            out.push(a.clone());
+        } else if let Some(v) = a.strip_prefix("-cl-std=") {
+            // clang 15 knows CL1.0 .. CL3.0; keep only sane values.
+            if v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '+')
+            {
+                out.push(a.clone());
+            }
+        }
+        i += 1;
+    }
+    if !out.iter().any(|a| a.starts_with("-cl-std=")) {
+        out.push("-cl-std=CL1.2".into());
+    }
+    out
+}
+
+fn run_pipe(prog: &Path, args: &[String], input: &[u8]) -> Result<Vec<u8>, String> {
+    // The toolchain must not load clprism itself (when the app runs under LD_PRELOAD or
+    // an OpenCL layer), so those variables are removed from its environment.
+    let mut child = Command::new(prog)
+        .args(args)
+        .env_remove("LD_PRELOAD")
+        .env_remove("OPENCL_LAYERS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", prog.display()))?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let data = input.to_vec();
+    // Feed stdin from a thread so that large outputs cannot deadlock us.
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    if let Some(mut so) = child.stdout.take() {
+        let mut se = child.stderr.take();
+        let errt = std::thread::spawn(move || {
+            let mut e = Vec::new();
+            if let Some(se) = se.as_mut() {
+                let _ = se.read_to_end(&mut e);
+            }
+            e
+        });
+        let _ = so.read_to_end(&mut out);
+        err = errt.join().unwrap_or_default();
+    }
+    let _ = feeder.join();
+    let st = child.wait().map_err(|e| e.to_string())?;
+    if !st.success() {
+        let e = String::from_utf8_lossy(&err);
+        let e: String = e.lines().take(8).collect::<Vec<_>>().join("\n");
+        return Err(format!("{} failed ({st}): {e}", prog.display()));
+    }
+    Ok(out)
+}
+
+fn bytes_to_words(b: &[u8]) -> Result<Vec<u32>, EmuError> {
+    if !b.len().is_multiple_of(4) || b.len() < 20 {
+        return Err(EmuError::Frontend("SPIR-V output has a bad size".into()));
+    }
+    let w: Vec<u32> = b
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if w[0] != 0x0723_0203 {
+        return Err(EmuError::Frontend(
+            "SPIR-V output has a bad magic number".into(),
+        ));
+    }
+    Ok(w)
+}
+
+/// Compiles with a given toolchain, no cache. Tries `-O2`, then the `-O0` + `opt` fallback.
+pub fn compile_with(tc: &Toolchain, source: &str, options: &str) -> Result<Vec<u32>, EmuError> {
+    let opts = filter_options(options);
+    let base = |olevel: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            "-x".into(),
+            "cl".into(),
+            "-c".into(),
+            "-target".into(),
+            "spir64".into(),
+            "-emit-llvm".into(),
+            "-Xclang".into(),
+            "-finclude-default-header".into(),
+            "-w".into(),
+        ];
+        a.extend(olevel.iter().map(|s| s.to_string()));
+        a.extend(opts.iter().cloned());
+        a.extend(["-o".into(), "-".into(), "-".into()]);
+        a
+    };
+    let spirv_args: Vec<String> = vec!["-".into(), "-o".into(), "-".into()];
+    let bc = run_pipe(&tc.clang, &base(&["-O2"]), source.as_bytes()).map_err(EmuError::Frontend)?;
+    let first = match run_pipe(&tc.llvm_spirv, &spirv_args, &bc) {
+        Ok(spv) => return bytes_to_words(&spv),
+        Err(e) => e,
+    };
+    let opt = tc.opt.as_ref().ok_or_else(|| {
+        EmuError::Frontend(format!(
+            "llvm-spirv rejected -O2 output and no opt found: {first}"
+        ))
+    })?;
+    let bc0 = run_pipe(
+        &tc.clang,
+        &base(&["-O0", "-Xclang", "-disable-O0-optnone"]),
+        source.as_bytes(),
+    )
+    .map_err(EmuError::Frontend)?;
+    let passes = "-passes=sroa,early-cse,simplifycfg,instsimplify,loop-mssa(licm),gvn,simplifycfg";
+    let bc1 = run_pipe(
+        opt,
+        &[passes.into(), "-o".into(), "-".into(), "-".into()],
+        &bc0,
+    )
+    .map_err(EmuError::Frontend)?;
+    let spv = run_pipe(&tc.llvm_spirv, &spirv_args, &bc1)
+        .map_err(|e| EmuError::Frontend(format!("{first}; -O0 fallback: {e}")))?;
+    bytes_to_words(&spv)
+}
+
+/// The cache directory (not created).
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("CLPRISM_CACHE").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d).join("clprism"));
+    }
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache").join("clprism"))
+}
+
+fn ensure_dir(d: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::symlink_metadata(d) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(std::io::Error::other(
+            "cache path exists and is not a directory (or is a symlink)",
+        )),
+        Err(_) => std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(d),
+    }
+}
+
+fn read_nofollow(p: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)
+        .ok()?;
+    let mut v = Vec::new();
+    f.read_to_end(&mut v).ok()?;
+    Some(v)
+}
+
+fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    ensure_dir(dir)?;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    let res = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, dir.join(name))
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+/// Where the SPIR-V came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled now by the toolchain.
+    Compiled,
+    /// Read from the on-disk cache.
+    Cache,
+}
+
+/// Compiles OpenCL C `source` with the app's build `options` to SPIR-V words, through the
+/// on-disk cache. Errors: [`EmuError::NoToolchain`] when no toolchain and no cache entry,
+/// [`EmuError::Frontend`] when compilation fails.
+pub fn compile_cached(source: &str, options: &str) -> Result<(Vec<u32>, Origin), EmuError> {
+    let opts = filter_options(options).join("\u{1f}");
+    let mut key_in = Vec::with_capacity(source.len() + opts.len() + 16);
+    key_in.extend_from_slice(b"clprism-spirv-v1\0");
+    key_in.extend_from_slice(source.as_bytes());
+    key_in.push(0);
+    key_in.extend_from_slice(opts.as_bytes());
+    let key = &super::hash::sha256_hex(&key_in)[..32];
+    let dir = cache_dir();
+    let tc = find_toolchain();
+    match tc {
+        Some(tc) => {
+            let tv = &super::hash::sha256_hex(tc.version.as_bytes())[..16];
+            let name = format!("{key}-{tv}.spv");
+            if let Some(d) = &dir {
+                if let Some(b) = read_nofollow(&d.join(&name)) {
+                    if let Ok(w) = bytes_to_words(&b) {
+                        return Ok((w, Origin::Cache));
+                    }
+                }
+            }
+            let w = compile_with(&tc, source, options)?;
+            if let Some(d) = &dir {
+                let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+                if let Err(e) = write_atomic(d, &name, &bytes) {
+                    log::debug!("clprism: cannot write SPIR-V cache {}: {e}", d.display());
+                }
+            }
+            Ok((w, Origin::Compiled))
+        }
+        None => {
+            let d = dir.ok_or_else(|| {
+                EmuError::NoToolchain("no clang/llvm-spirv found and no cache directory".into())
+            })?;
+            let prefix = format!("{key}-");
+            let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+            if let Ok(rd) = std::fs::read_dir(&d) {
+                for e in rd.flatten() {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    if n.starts_with(&prefix) && n.ends_with(".spv") {
+                        let t = e
+                            .metadata()
+                            .and_then(|m| m.modified())
+                            .unwrap_or(std::time::UNIX_EPOCH);
+                        if best.as_ref().is_none_or(|b| t > b.0) {
+                            best = Some((t, e.path()));
+                        }
+                    }
+                }
+            }
+            if let Some((_, p)) = best {
+                if let Some(b) = read_nofollow(&p) {
+                    if let Ok(w) = bytes_to_words(&b) {
+                        return Ok((w, Origin::Cache));
+                    }
+                }
+            }
+            Err(EmuError::NoToolchain(format!(
+                "no clang-N/llvm-spirv-N toolchain (set CLPRISM_TOOLCHAIN) and no cache entry in {}",
+                d.display()
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn options_are_filtered() {
+        let o = filter_options("-cl-fast-relaxed-math -D N=4 -DM=5 -I /x -Iinc -cl-std=CL2.0 -w");
+        assert_eq!(o, vec!["-DN=4", "-DM=5", "-I/x", "-Iinc", "-cl-std=CL2.0"]);
+        let o = filter_options("-D 'A=1 2'");
+        assert_eq!(o, vec!["-DA=1 2", "-cl-std=CL1.2"]);
+    }
+}
