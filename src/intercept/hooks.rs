@@ -781,7 +781,9 @@ pub unsafe fn clSetKernelArg(
     value: *const c_void,
 ) -> cl_int {
     let r = real!(clSetKernelArg, crate::api::UNAVAILABLE)(k, index, size, value);
-    if r == CL_SUCCESS && !passthrough() {
+    // Argument values are only needed to replay a launch (balance, project); log mode keeps
+    // this call as cheap as plain forwarding.
+    if r == CL_SUCCESS && super::records_args() {
         let arg = if value.is_null() {
             KernelArg::Local(size)
         } else {
@@ -860,51 +862,6 @@ unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
     Some(info)
 }
 
-/// Event callback: reads the device timestamps and hands them to the log writer; releases
-/// clprism's reference to the event. Does nothing else.
-extern "C" fn on_complete(ev: cl_event, status: cl_int, user: *mut c_void) {
-    let _ = std::panic::catch_unwind(|| {
-        let seq = user as u64;
-        let t = crate::loader::table();
-        let mut times = None;
-        if status >= 0 {
-            if let Some(f) = t.and_then(|t| t.clGetEventProfilingInfo) {
-                let mut v = [0u64; 3];
-                let params = [
-                    CL_PROFILING_COMMAND_SUBMIT,
-                    CL_PROFILING_COMMAND_START,
-                    CL_PROFILING_COMMAND_END,
-                ];
-                let mut ok = true;
-                for (i, p) in params.iter().enumerate() {
-                    // SAFETY: cl_ulong-sized output for a completed event.
-                    ok &= unsafe {
-                        f(
-                            ev,
-                            *p,
-                            8,
-                            (&mut v[i] as *mut u64).cast(),
-                            std::ptr::null_mut(),
-                        )
-                    } == CL_SUCCESS;
-                }
-                if ok {
-                    times = Some(log::DeviceTimes {
-                        submit: v[0],
-                        start: v[1],
-                        end: v[2],
-                    });
-                }
-            }
-        }
-        log::complete(seq, status, times);
-        if let Some(rel) = t.and_then(|t| t.clReleaseEvent) {
-            // SAFETY: releases the reference clprism took at enqueue time.
-            unsafe { rel(ev) };
-        }
-    });
-}
-
 pub(crate) unsafe fn launch_record(
     q: cl_command_queue,
     k: cl_kernel,
@@ -917,13 +874,13 @@ pub(crate) unsafe fn launch_record(
         .kernels
         .with(k as Key, |i| (i.name.clone(), i.program_hash.clone()))
         .unwrap_or_else(|| (kernel_name(k), "unknown".into()));
-    let device = queue_info(q)
-        .map(|i| (*i.device_ref).clone())
-        .unwrap_or(log::DeviceRef {
+    let device = queue_info(q).map(|i| i.device_ref).unwrap_or_else(|| {
+        Arc::new(log::DeviceRef {
             index: "?".into(),
             name: "unknown".into(),
             kind: "other".into(),
-        });
+        })
+    });
     LaunchRecord {
         schema: log::SCHEMA,
         seq: log::next_seq(),
@@ -967,31 +924,13 @@ unsafe fn logged_launch(
     }
     let ev = *slot;
     let t = crate::loader::table();
-    // clprism's own reference, released by the callback
+    // clprism's own reference, released by the log writer once the event completes
     if !event.is_null() {
         if let Some(retain) = t.and_then(|t| t.clRetainEvent) {
             retain(ev);
         }
     }
-    let seq = rec.seq;
-    log::pending(rec);
-    let cb_ok = t
-        .and_then(|t| t.clSetEventCallback)
-        .map(|f| {
-            f(
-                ev,
-                CL_COMPLETE,
-                on_complete as *mut c_void,
-                seq as *mut c_void,
-            ) == CL_SUCCESS
-        })
-        .unwrap_or(false);
-    if !cb_ok {
-        log::complete(seq, CL_SUCCESS, None);
-        if let Some(rel) = t.and_then(|t| t.clReleaseEvent) {
-            rel(ev);
-        }
-    }
+    log::pending_watched(rec, ev as usize);
     r
 }
 

@@ -13,6 +13,15 @@ use once_cell::sync::Lazy;
 /// The process-wide side tables.
 pub static TABLES: Lazy<tables::Tables> = Lazy::new(tables::Tables::default);
 
+/// True when kernel argument values are recorded (modes that replay launches).
+#[inline]
+pub fn records_args() -> bool {
+    matches!(
+        crate::config::get().mode,
+        crate::config::Mode::Balance | crate::config::Mode::Project
+    )
+}
+
 /// True when clprism only forwards (`CLPRISM_MODE=off`).
 #[inline]
 pub fn passthrough() -> bool {

@@ -1,9 +1,10 @@
 //! Finds and opens the real OpenCL library (the ICD loader) and holds its function table
 //! (DESIGN.md §2).
 //!
-//! Search order: `CLPRISM_REAL_OPENCL` if set (and nothing else), else `libOpenCL.so.1` /
-//! `libOpenCL.so` in the directories of `LD_LIBRARY_PATH` and the usual system library
-//! directories. A candidate that is this library itself (same device and inode as the file
+//! Search order: `CLPRISM_REAL_OPENCL` if set (and nothing else), else the OpenCL loader the
+//! process already has mapped (the one the application was bound to), else `libOpenCL.so.1`
+//! and then `libOpenCL.so` in the directories of `LD_LIBRARY_PATH` and the usual system
+//! library directories. A candidate that is this library itself (same device and inode as the file
 //! `dladdr` reports for our own symbol) or another copy of clprism (it exports
 //! `clprism_identity`) is skipped. The library is opened by absolute path, never by bare name,
 //! because a bare `dlopen("libOpenCL.so.1")` can return clprism itself.
@@ -111,7 +112,44 @@ const SYSTEM_DIRS: &[&str] = &[
     "/opt/rocm/lib",
 ];
 
-/// Candidate paths for the real library, in search order.
+/// OpenCL loaders already mapped into the process (what the dynamic linker bound the
+/// application to, under `LD_PRELOAD`), in load order, found with `dl_iterate_phdr`.
+pub fn loaded_loaders() -> Vec<PathBuf> {
+    extern "C" fn cb(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes valid entries; `data` is the Vec below.
+        unsafe {
+            let out = &mut *(data as *mut Vec<PathBuf>);
+            let name = (*info).dlpi_name;
+            if !name.is_null() {
+                let p = PathBuf::from(
+                    std::ffi::CStr::from_ptr(name)
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+                if p.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(|f| f.starts_with("libOpenCL.so"))
+                {
+                    out.push(p);
+                }
+            }
+        }
+        0
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    // SAFETY: the callback only reads the entries it is given.
+    unsafe { libc::dl_iterate_phdr(Some(cb), &mut out as *mut Vec<PathBuf> as *mut libc::c_void) };
+    out
+}
+
+/// Candidate paths for the real library, in search order: loaders already mapped into the
+/// process (other than clprism), then `libOpenCL.so.1` in the directories of
+/// `LD_LIBRARY_PATH` and the system directories (the name and order the dynamic linker uses
+/// for an application linked with `-lOpenCL`), then `libOpenCL.so` in the same directories.
 pub fn candidates() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var("LD_LIBRARY_PATH")
         .unwrap_or_default()
@@ -120,9 +158,12 @@ pub fn candidates() -> Vec<PathBuf> {
         .map(PathBuf::from)
         .collect();
     dirs.extend(SYSTEM_DIRS.iter().map(PathBuf::from));
-    let mut out = Vec::new();
-    for d in dirs {
-        for n in ["libOpenCL.so.1", "libOpenCL.so"] {
+    let mut out: Vec<PathBuf> = loaded_loaders()
+        .into_iter()
+        .filter(|p| p.is_absolute())
+        .collect();
+    for n in ["libOpenCL.so.1", "libOpenCL.so"] {
+        for d in &dirs {
             let p = d.join(n);
             if p.exists() && !out.contains(&p) {
                 out.push(p);

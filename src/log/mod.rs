@@ -64,7 +64,7 @@ pub struct LaunchRecord {
     /// Global offset per dimension, work-items; null when none was given.
     pub offset: Option<Vec<u64>>,
     /// The device of the command queue.
-    pub device: DeviceRef,
+    pub device: Arc<DeviceRef>,
     /// `complete`, `failed` (the command ended with a negative execution status),
     /// `enqueue_failed` (the driver rejected the enqueue), `incomplete` (no completion seen
     /// before exit) or `no_profiling` (the device gave no profiling timestamps).
@@ -94,6 +94,9 @@ pub struct DeviceTimes {
 
 enum Msg {
     Pending(Box<LaunchRecord>),
+    /// A pending launch and clprism's reference to its event, owned by the writer thread,
+    /// which polls it and reads its profiling timestamps once it completes.
+    PendingWatched(Box<LaunchRecord>, usize),
     Done {
         seq: u64,
         exec_status: i32,
@@ -154,6 +157,82 @@ pub fn finished(rec: LaunchRecord) {
     if let Some(l) = logger() {
         let _ = l.tx.send(Msg::Final(Box::new(rec)));
     }
+}
+
+/// Registers a pending launch together with clprism's reference to its event: the writer
+/// thread polls the event (no per-launch driver callback on the enqueue path), reads the
+/// device timestamps when it completes and releases the reference.
+pub fn pending_watched(rec: LaunchRecord, event: usize) {
+    match logger() {
+        Some(l) => {
+            let _ = l.tx.send(Msg::PendingWatched(Box::new(rec), event));
+        }
+        None => release_event(event),
+    }
+}
+
+fn release_event(event: usize) {
+    if let Some(f) = crate::loader::table().and_then(|t| t.clReleaseEvent) {
+        // SAFETY: releases the reference handed over by `watch`.
+        unsafe { f(event as opencl_sys::cl_event) };
+    }
+}
+
+/// Execution status and timestamps of a watched event, if it has finished.
+fn poll_event(event: usize) -> Option<(i32, Option<DeviceTimes>)> {
+    use opencl_sys::*;
+    let t = crate::loader::table()?;
+    let ev = event as cl_event;
+    let mut status: cl_int = CL_QUEUED;
+    let gi = t.clGetEventInfo?;
+    // SAFETY: cl_int-sized query on an event clprism holds a reference to.
+    let r = unsafe {
+        gi(
+            ev,
+            CL_EVENT_COMMAND_EXECUTION_STATUS,
+            4,
+            (&mut status as *mut cl_int).cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    if r != CL_SUCCESS {
+        return Some((r, None));
+    }
+    if status > CL_COMPLETE {
+        return None;
+    }
+    let mut times = None;
+    if status == CL_COMPLETE {
+        if let Some(f) = t.clGetEventProfilingInfo {
+            let mut v = [0u64; 3];
+            let params = [
+                CL_PROFILING_COMMAND_SUBMIT,
+                CL_PROFILING_COMMAND_START,
+                CL_PROFILING_COMMAND_END,
+            ];
+            let mut ok = true;
+            for (i, p) in params.iter().enumerate() {
+                // SAFETY: cl_ulong-sized outputs of a completed event.
+                ok &= unsafe {
+                    f(
+                        ev,
+                        *p,
+                        8,
+                        (&mut v[i] as *mut u64).cast(),
+                        std::ptr::null_mut(),
+                    )
+                } == CL_SUCCESS;
+            }
+            if ok {
+                times = Some(DeviceTimes {
+                    submit: v[0],
+                    start: v[1],
+                    end: v[2],
+                });
+            }
+        }
+    }
+    Some((status, times))
 }
 
 /// Completes a pending launch with its execution status and device timestamps. Cheap and
@@ -284,21 +363,53 @@ fn writer_thread(rx: Receiver<Msg>) {
     let mut early: HashMap<u64, (i32, Option<DeviceTimes>)> = HashMap::new();
     let mut summary = summary::Summary::default();
     let mut shutdown_reply: Option<(Sender<()>, Instant)> = None;
+    let mut watched: Vec<(u64, usize)> = Vec::new();
     loop {
+        // poll the watched events; finished ones become completions
+        if !watched.is_empty() {
+            watched.retain(|&(seq, ev)| match poll_event(ev) {
+                None => true,
+                Some((status, times)) => {
+                    release_event(ev);
+                    match pending.remove(&seq) {
+                        Some(mut rec) => {
+                            finalize(&mut rec, status, times);
+                            summary.add(&rec);
+                            out.write(&rec);
+                        }
+                        None => {
+                            early.insert(seq, (status, times));
+                        }
+                    }
+                    false
+                }
+            });
+        }
+        let idle_wait = if watched.is_empty() {
+            Duration::from_millis(500)
+        } else {
+            Duration::from_millis(1)
+        };
         let msg = match &shutdown_reply {
             Some((_, deadline)) => {
                 if pending.is_empty() {
                     break;
                 }
-                match rx.recv_deadline(*deadline) {
+                if Instant::now() >= *deadline {
+                    break;
+                }
+                match rx.recv_timeout(Duration::from_millis(1)) {
                     Ok(m) => m,
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
                     Err(_) => break,
                 }
             }
-            None => match rx.recv_timeout(Duration::from_millis(500)) {
+            None => match rx.recv_timeout(idle_wait) {
                 Ok(m) => m,
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                    out.flush();
+                    if watched.is_empty() {
+                        out.flush();
+                    }
                     continue;
                 }
                 Err(_) => break,
@@ -313,6 +424,10 @@ fn writer_thread(rx: Receiver<Msg>) {
                 } else {
                     pending.insert(rec.seq, rec);
                 }
+            }
+            Msg::PendingWatched(rec, event) => {
+                watched.push((rec.seq, event));
+                pending.insert(rec.seq, rec);
             }
             Msg::Final(rec) => {
                 summary.add(&rec);
@@ -345,6 +460,9 @@ fn writer_thread(rx: Receiver<Msg>) {
                 shutdown_reply = Some((reply, Instant::now() + EXIT_WAIT));
             }
         }
+    }
+    for (_, ev) in watched {
+        release_event(ev);
     }
     let mut rest: Vec<_> = pending.into_values().collect();
     rest.sort_by_key(|r| r.seq);
@@ -379,10 +497,13 @@ pub fn unix_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// OS thread id of the caller.
+/// OS thread id of the caller (cached per thread).
 pub fn thread_id() -> u64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
+    thread_local! {
+        // SAFETY: gettid has no preconditions.
+        static TID: u64 = unsafe { libc::syscall(libc::SYS_gettid) as u64 };
+    }
+    TID.with(|t| *t)
 }
 
 static PID: Lazy<u32> = Lazy::new(std::process::id);
