@@ -12,17 +12,19 @@ G=$PWD/.gpu
 LIB=$G/libOpenCL.so
 nv=""
 for p in 0 1 2 3; do
-  if CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | grep -qi nvidia; then nv=$p; break; fi
+  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1)
+  case "$probe" in *NVIDIA*|*nvidia*) nv=$p; break ;; esac
 done
 echo "NVIDIA platform index: ${nv:-none}"
 clinfo -l 2>/dev/null || true
 ngpu=$(nvidia-smi -L | wc -l)
 echo "GPUs: $ngpu"
 export CLPRISM_EXAMPLE_DEVICE="${nv:-0}:0"
-export EX_CHECK_STRIDE=256
+export EX_CHECK_STRIDE=1024
+[ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }
 
 # --- issue 2: forwarding and launch overhead on the GPU (interleaved, median of 5)
-OVERHEAD_EXE=$G/examples/overhead CLPRISM_LIB=$LIB bench/overhead.sh 5 1.0 | tee "$OUT/overhead.txt"
+OVERHEAD_EXE=$G/examples/overhead CLPRISM_LIB=$LIB bench/overhead.sh 3 1.0 | tee "$OUT/overhead.txt"
 
 run() { # name config env... -- app args
   local name=$1 cfg=$2; shift 2
@@ -40,7 +42,6 @@ run() { # name config env... -- app args
 
 apps=(
   "matmul_global 8192 3"
-  "transpose 16384 4"
 )
 for spec in "${apps[@]}"; do
   set -- $spec; app=$1; shift
