@@ -51,6 +51,21 @@ static void loop_enqueue(cl_command_queue q, cl_kernel k, long n)
     CL_CHECK(clFinish(q));
 }
 
+/* The same launches, each asking the driver for an event that is released at once: what the
+ * driver charges for an event per launch (an interposer that times every launch needs one). */
+static void loop_enqueue_event(cl_command_queue q, cl_kernel k, long n)
+{
+    const size_t one = 1;
+    for (long i = 0; i < n; i++) {
+        cl_event ev;
+        ex_launch(q, k, 1, &one, &one, 0, NULL, &ev);
+        CL_CHECK(clReleaseEvent(ev));
+        if ((i + 1) % 1000 == 0)
+            CL_CHECK(clFinish(q));
+    }
+    CL_CHECK(clFinish(q));
+}
+
 int main(int argc, char **argv)
 {
     double scale = 1.0;
@@ -87,16 +102,21 @@ int main(int argc, char **argv)
     double t4 = ex_now();
     loop_enqueue(cl.queue, k, n_enq);
     double t5 = ex_now();
+    loop_enqueue_event(cl.queue, k, n_enq / 10 + 1);
+    double t6 = ex_now();
+    loop_enqueue_event(cl.queue, k, n_enq);
+    double t7 = ex_now();
 
     CL_CHECK(clReleaseMemObject(buf));
     CL_CHECK(clReleaseKernel(k));
     ex_release(&cl);
 
     printf("overhead getplatforminfo_ns=%.1f setkernelarg_ns=%.1f "
-           "enqueue_ns=%.1f n_info=%ld n_setarg=%ld n_enqueue=%ld\n",
+           "enqueue_ns=%.1f enqueue_event_ns=%.1f n_info=%ld n_setarg=%ld n_enqueue=%ld\n",
            (t1 - t0) * 1e9 / (double)(n_info ? n_info : 1),
            (t3 - t2) * 1e9 / (double)(n_arg ? n_arg : 1),
-           (t5 - t4) * 1e9 / (double)(n_enq ? n_enq : 1), n_info, n_arg,
+           (t5 - t4) * 1e9 / (double)(n_enq ? n_enq : 1),
+           (t7 - t6) * 1e9 / (double)(n_enq ? n_enq : 1), n_info, n_arg,
            n_enq);
     ex_print_kernels();
     return 0;

@@ -119,6 +119,8 @@ struct Logger {
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 static LOGGER: OnceCell<Logger> = OnceCell::new();
 static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
+/// Events polled per pass of the writer thread.
+const POLL_BATCH: usize = 64;
 /// How long the exit handler waits for outstanding device times.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
 
@@ -367,28 +369,39 @@ fn writer_thread(rx: Receiver<Msg>) {
     loop {
         // poll the watched events; finished ones become completions
         if !watched.is_empty() {
-            watched.retain(|&(seq, ev)| match poll_event(ev) {
-                None => true,
-                Some((status, times)) => {
-                    release_event(ev);
-                    match pending.remove(&seq) {
-                        Some(mut rec) => {
-                            finalize(&mut rec, status, times);
-                            summary.add(&rec);
-                            out.write(&rec);
-                        }
-                        None => {
-                            early.insert(seq, (status, times));
-                        }
-                    }
-                    false
+            // Poll oldest first and stop at the first unfinished event (in-order queues finish
+            // in order), at most POLL_BATCH per pass: the writer must not compete with the
+            // application for the driver's locks. At shutdown every event is polled.
+            let draining = shutdown_reply.is_some();
+            let mut budget = if draining { usize::MAX } else { POLL_BATCH };
+            let mut stop = false;
+            watched.retain(|&(seq, ev)| {
+                if stop || budget == 0 {
+                    return true;
                 }
+                budget -= 1;
+                let Some((status, times)) = poll_event(ev) else {
+                    stop = !draining;
+                    return true;
+                };
+                release_event(ev);
+                match pending.remove(&seq) {
+                    Some(mut rec) => {
+                        finalize(&mut rec, status, times);
+                        summary.add(&rec);
+                        out.write(&rec);
+                    }
+                    None => {
+                        early.insert(seq, (status, times));
+                    }
+                }
+                false
             });
         }
         let idle_wait = if watched.is_empty() {
             Duration::from_millis(500)
         } else {
-            Duration::from_millis(1)
+            Duration::from_millis(2)
         };
         let msg = match &shutdown_reply {
             Some((_, deadline)) => {
