@@ -107,16 +107,28 @@ int main(int argc, char **argv)
     loop_enqueue_event(cl.queue, k, n_enq);
     double t7 = ex_now();
 
+    /* The same on a queue created with CL_QUEUE_PROFILING_ENABLE: what the driver charges
+     * for profiling (clprism enables it to time every launch). */
+    cl_int perr;
+    cl_command_queue pq = clCreateCommandQueue(cl.context, cl.device, CL_QUEUE_PROFILING_ENABLE, &perr);
+    CL_CHECK(perr);
+    loop_enqueue_event(pq, k, n_enq / 10 + 1);
+    double t8 = ex_now();
+    loop_enqueue_event(pq, k, n_enq);
+    double t9 = ex_now();
+    CL_CHECK(clReleaseCommandQueue(pq));
+
     CL_CHECK(clReleaseMemObject(buf));
     CL_CHECK(clReleaseKernel(k));
     ex_release(&cl);
 
     printf("overhead getplatforminfo_ns=%.1f setkernelarg_ns=%.1f "
-           "enqueue_ns=%.1f enqueue_event_ns=%.1f n_info=%ld n_setarg=%ld n_enqueue=%ld\n",
+           "enqueue_ns=%.1f enqueue_event_ns=%.1f enqueue_profiled_ns=%.1f n_info=%ld n_setarg=%ld n_enqueue=%ld\n",
            (t1 - t0) * 1e9 / (double)(n_info ? n_info : 1),
            (t3 - t2) * 1e9 / (double)(n_arg ? n_arg : 1),
            (t5 - t4) * 1e9 / (double)(n_enq ? n_enq : 1),
-           (t7 - t6) * 1e9 / (double)(n_enq ? n_enq : 1), n_info, n_arg,
+           (t7 - t6) * 1e9 / (double)(n_enq ? n_enq : 1),
+           (t9 - t8) * 1e9 / (double)(n_enq ? n_enq : 1), n_info, n_arg,
            n_enq);
     ex_print_kernels();
     return 0;

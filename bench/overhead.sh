@@ -20,9 +20,10 @@ median() { # file key
   sed -n "s/.*$2=\([0-9.]*\).*/\1/p" "$1" | sort -g | awk '{a[NR]=$1} END {print (NR%2)? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'
 }
 printf "%-18s %10s %10s %10s %12s %12s\n" "call" "native ns" "off ns" "log ns" "off extra" "log extra"
-for key in getplatforminfo_ns setkernelarg_ns enqueue_ns enqueue_event_ns; do
+for key in getplatforminfo_ns setkernelarg_ns enqueue_ns enqueue_event_ns enqueue_profiled_ns; do
   n=$(median "$tmp/native" $key); o=$(median "$tmp/off" $key); l=$(median "$tmp/log" $key)
   awk -v k="$key" -v n="$n" -v o="$o" -v l="$l" 'BEGIN {printf "%-18s %10.1f %10.1f %10.1f %+12.1f %+12.1f\n", k, n, o, l, o-n, l-n}'
 done
 echo "(median of $rounds interleaved rounds; device: ${CLPRISM_EXAMPLE_DEVICE:-0:0}; lib: $lib)"
 echo "enqueue_event_ns: the app itself asks for an event per launch (what the driver charges for it)"
+echo "enqueue_profiled_ns: the same on a queue the app created with profiling (what the driver charges for profiling)"
