@@ -352,3 +352,49 @@ fn bad_real_library_gives_clear_error() {
         assert_eq!(out.status.code(), Some(2), "{path}");
     }
 }
+
+/// Loader-layer mode: ocl-icd loads clprism through `OPENCL_LAYERS`; an example runs in log
+/// and balance modes with native output and one record per launch.
+#[test]
+fn works_as_an_ocl_icd_layer() {
+    let build = examples();
+    let d = scratch("layer");
+    let exe = build.join("matmul_global");
+    let native_dump = d.join("n.bin");
+    let native = run(
+        &exe,
+        &["--dump", native_dump.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", "pthread pthread basic")],
+    );
+    assert_ok(&native, "native");
+    let kernels = kernel_names(&root().join("examples/kernels/matmul_global.cl"));
+    for mode in ["log", "balance"] {
+        let log = d.join(format!("{mode}.jsonl"));
+        let dump = d.join(format!("{mode}.bin"));
+        let out = run(
+            &exe,
+            &["--dump", dump.to_str().unwrap()],
+            Via::Native,
+            &[
+                ("POCL_DEVICES", "pthread pthread basic"),
+                ("OPENCL_LAYERS", lib().to_str().unwrap()),
+                ("CLPRISM_MODE", mode),
+                ("CLPRISM_LOG", log.to_str().unwrap()),
+            ],
+        );
+        assert_ok(&out, &format!("layer mode {mode}"));
+        assert!(
+            std::fs::read(&dump).unwrap() == std::fs::read(&native_dump).unwrap(),
+            "{mode}: output differs"
+        );
+        let recs = read_log(&log);
+        check_log(&recs, launches_printed(&native), &kernels, mode);
+        if mode == "balance" {
+            assert!(
+                recs.iter().all(|r| r["schedule"]["fallback"].is_null()),
+                "balance fell back in layer mode"
+            );
+        }
+    }
+}
