@@ -8,7 +8,9 @@
     clippy::too_many_arguments,
     clippy::type_complexity,
     clippy::unused_unit,
-    clippy::redundant_closure
+    clippy::redundant_closure,
+    clippy::useless_transmute,
+    clippy::missing_transmute_annotations
 )]
 
 use opencl_sys::cl_egl::*;
