@@ -57,6 +57,28 @@ macro_rules! with_err {
     }};
 }
 
+/// Retain/release hooks of one object kind: forward, then mirror the application's reference
+/// count in the side table (removing the entry at zero).
+macro_rules! refcount_hooks {
+    ($retain:ident, $release:ident, $ty:ty, $table:ident) => {
+        pub unsafe fn $retain(h: $ty) -> cl_int {
+            let r = real!($retain, crate::api::UNAVAILABLE)(h);
+            if r == CL_SUCCESS && !passthrough() {
+                TABLES.$table.retain(h as Key);
+            }
+            r
+        }
+
+        pub unsafe fn $release(h: $ty) -> cl_int {
+            let r = real!($release, crate::api::UNAVAILABLE)(h);
+            if r == CL_SUCCESS && !passthrough() {
+                TABLES.$table.release(h as Key);
+            }
+            r
+        }
+    };
+}
+
 // ---------------------------------------------------------------- contexts
 
 unsafe fn context_devices(ctx: cl_context) -> Vec<Key> {
@@ -125,22 +147,6 @@ pub unsafe fn clCreateContextFromType(
         });
     }
     ctx
-}
-
-pub unsafe fn clRetainContext(ctx: cl_context) -> cl_int {
-    let r = real!(clRetainContext, crate::api::UNAVAILABLE)(ctx);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.contexts.retain(ctx as Key);
-    }
-    r
-}
-
-pub unsafe fn clReleaseContext(ctx: cl_context) -> cl_int {
-    let r = real!(clReleaseContext, crate::api::UNAVAILABLE)(ctx);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.contexts.release(ctx as Key);
-    }
-    r
 }
 
 // ---------------------------------------------------------------- command queues
@@ -290,22 +296,6 @@ pub unsafe fn clCreateCommandQueueWithProperties(
         );
     }
     q
-}
-
-pub unsafe fn clRetainCommandQueue(q: cl_command_queue) -> cl_int {
-    let r = real!(clRetainCommandQueue, crate::api::UNAVAILABLE)(q);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.queues.retain(q as Key);
-    }
-    r
-}
-
-pub unsafe fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int {
-    let r = real!(clReleaseCommandQueue, crate::api::UNAVAILABLE)(q);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.queues.release(q as Key);
-    }
-    r
 }
 
 /// Writes `value` into an info query's output (size check as the spec requires).
@@ -673,22 +663,6 @@ pub unsafe fn clLinkProgram(
     p
 }
 
-pub unsafe fn clRetainProgram(p: cl_program) -> cl_int {
-    let r = real!(clRetainProgram, crate::api::UNAVAILABLE)(p);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.programs.retain(p as Key);
-    }
-    r
-}
-
-pub unsafe fn clReleaseProgram(p: cl_program) -> cl_int {
-    let r = real!(clReleaseProgram, crate::api::UNAVAILABLE)(p);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.programs.release(p as Key);
-    }
-    r
-}
-
 // ---------------------------------------------------------------- kernels
 
 unsafe fn kernel_name(k: cl_kernel) -> Arc<str> {
@@ -800,22 +774,15 @@ pub unsafe fn clSetKernelArg(
     r
 }
 
-pub unsafe fn clRetainKernel(k: cl_kernel) -> cl_int {
-    let r = real!(clRetainKernel, crate::api::UNAVAILABLE)(k);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.kernels.retain(k as Key);
-    }
-    r
-}
-
-pub unsafe fn clReleaseKernel(k: cl_kernel) -> cl_int {
-    let r = real!(clReleaseKernel, crate::api::UNAVAILABLE)(k);
-    if r == CL_SUCCESS && !passthrough() {
-        TABLES.kernels.release(k as Key);
-    }
-    r
-}
-
+refcount_hooks!(clRetainContext, clReleaseContext, cl_context, contexts);
+refcount_hooks!(
+    clRetainCommandQueue,
+    clReleaseCommandQueue,
+    cl_command_queue,
+    queues
+);
+refcount_hooks!(clRetainProgram, clReleaseProgram, cl_program, programs);
+refcount_hooks!(clRetainKernel, clReleaseKernel, cl_kernel, kernels);
 // ---------------------------------------------------------------- launches
 
 unsafe fn dims(p: *const usize, n: u32) -> Option<Vec<u64>> {
