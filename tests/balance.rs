@@ -135,12 +135,11 @@ fn atomics_run_unsplit() {
     );
 }
 
-/// One device blocked behind a user event that never completes (Boyer §4.5.6): the launch
-/// completes on the others with correct results, and the blocked device did no merged work.
-#[test]
-fn blocked_device_is_abandoned() {
+/// Runs matmul_global natively and balanced with fault injection `fault`; asserts both pass
+/// with byte-identical output and returns the balanced launches' schedule records.
+fn run_with_fault(test: &str, fault: &str) -> Vec<Value> {
     let exe = examples().join("matmul_global");
-    let d = scratch("balance-blocked");
+    let d = scratch(test);
     let log = d.join("l.jsonl");
     let nat = d.join("n.bin");
     let bal = d.join("b.bin");
@@ -157,11 +156,21 @@ fn blocked_device_is_abandoned() {
         &exe,
         &["--dump", bal.to_str().unwrap()],
         &log,
-        &[("CLPRISM_FAULT", "block:1")],
+        &[("CLPRISM_FAULT", fault)],
     );
-    assert_ok(&out, "balance with a blocked device");
-    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap());
-    let s = schedules(&log);
+    assert_ok(&out, &format!("balance with CLPRISM_FAULT={fault}"));
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "{fault}: output differs from native"
+    );
+    schedules(&log)
+}
+
+/// One device blocked behind a user event that never completes (Boyer §4.5.6): the launch
+/// completes on the others with correct results, and the blocked device did no merged work.
+#[test]
+fn blocked_device_is_abandoned() {
+    let s = run_with_fault("balance-blocked", "block:1");
     let first = &s[0];
     assert!(first["fallback"].is_null(), "{first}");
     assert_eq!(
@@ -182,29 +191,7 @@ fn blocked_device_is_abandoned() {
 /// One device whose enqueues fail: its work is reassigned, results correct.
 #[test]
 fn failing_device_work_is_reassigned() {
-    let exe = examples().join("matmul_global");
-    let d = scratch("balance-failing");
-    let log = d.join("l.jsonl");
-    let nat = d.join("n.bin");
-    let bal = d.join("b.bin");
-    assert_ok(
-        &run(
-            &exe,
-            &["--dump", nat.to_str().unwrap()],
-            Via::Native,
-            &[("POCL_DEVICES", DEVICES)],
-        ),
-        "native",
-    );
-    let out = balanced(
-        &exe,
-        &["--dump", bal.to_str().unwrap()],
-        &log,
-        &[("CLPRISM_FAULT", "fail:0")],
-    );
-    assert_ok(&out, "balance with a failing device");
-    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap());
-    for s in schedules(&log) {
+    for s in run_with_fault("balance-failing", "fail:0") {
         assert!(s["fallback"].is_null(), "{s}");
         assert_eq!(s["share"][0].as_f64().unwrap(), 0.0, "{s}");
         assert!(

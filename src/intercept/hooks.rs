@@ -152,18 +152,10 @@ pub unsafe fn clCreateContextFromType(
 // ---------------------------------------------------------------- command queues
 
 unsafe fn queue_context(q: cl_command_queue) -> Key {
-    let Some(f) = crate::loader::table().and_then(|t| t.clGetCommandQueueInfo) else {
-        return 0;
-    };
-    let mut c: cl_context = std::ptr::null_mut();
-    f(
-        q,
-        CL_QUEUE_CONTEXT,
-        std::mem::size_of::<cl_context>(),
-        (&mut c as *mut cl_context).cast(),
-        std::ptr::null_mut(),
-    );
-    c as Key
+    crate::loader::table()
+        .and_then(|t| t.clGetCommandQueueInfo)
+        .and_then(|f| crate::exec::cl::info::<usize>(|n, p, r| f(q, CL_QUEUE_CONTEXT, n, p, r)))
+        .unwrap_or(0)
 }
 
 fn record_queue(
@@ -674,18 +666,10 @@ unsafe fn kernel_name(k: cl_kernel) -> Arc<str> {
 }
 
 unsafe fn kernel_program(k: cl_kernel) -> Key {
-    let Some(f) = crate::loader::table().and_then(|t| t.clGetKernelInfo) else {
-        return 0;
-    };
-    let mut p: cl_program = std::ptr::null_mut();
-    f(
-        k,
-        CL_KERNEL_PROGRAM,
-        std::mem::size_of::<cl_program>(),
-        (&mut p as *mut cl_program).cast(),
-        std::ptr::null_mut(),
-    );
-    p as Key
+    crate::loader::table()
+        .and_then(|t| t.clGetKernelInfo)
+        .and_then(|f| crate::exec::cl::info::<usize>(|n, p, r| f(k, CL_KERNEL_PROGRAM, n, p, r)))
+        .unwrap_or(0)
 }
 
 fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
