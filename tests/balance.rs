@@ -119,8 +119,13 @@ fn examples_are_byte_identical_in_balance_mode() {
             ),
             "floyd_warshall" => {
                 assert!(merges.iter().all(|m| *m == "diff"), "{name}: {merges:?}");
-                let why = recs[0]["schedule"]["footprint"]["reason"].as_str().unwrap_or("");
-                assert!(why.contains("conditional on memory contents"), "{name}: {why}");
+                let why = recs[0]["schedule"]["footprint"]["reason"]
+                    .as_str()
+                    .unwrap_or("");
+                assert!(
+                    why.contains("conditional on memory contents"),
+                    "{name}: {why}"
+                );
             }
             _ => {}
         }

@@ -24,6 +24,10 @@ static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
 /// launch then runs natively and nothing the hung chunks produce is ever merged.
 const STALL_LIMIT: Duration = Duration::from_secs(120);
 
+/// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
+/// buffer valid inside them, and the bytes read.
+type ReadBack = (Vec<[u64; 2]>, Vec<u8>, u64);
+
 /// The application's program as the mini-emulator loaded it.
 #[derive(Clone)]
 struct Emulated {
@@ -150,7 +154,7 @@ impl WorkerState {
             })?;
             if m.module
                 .kernel(&job.kernel)
-                .map_or(true, |k| k.global_atomics)
+                .is_none_or(|k| k.global_atomics)
             {
                 return Err(
                     "kernel uses atomics on global memory (work-groups may update the same bytes)"
@@ -906,7 +910,7 @@ impl WorkerState {
         mem: Key,
         size: usize,
         mut pieces: Vec<([u64; 2], usize)>,
-    ) -> Result<(Vec<[u64; 2]>, Vec<u8>, u64), String> {
+    ) -> Result<ReadBack, String> {
         pieces.sort_unstable_by_key(|p| p.0);
         let mut end = 0u64;
         for (r, _) in &pieces {
