@@ -568,7 +568,12 @@ fn writer_thread(rx: Receiver<Msg>) {
     }
     out.flush();
     if !summary.is_empty() {
-        let table = summary.render();
+        let mut table = summary.render();
+        let proj = summary.render_projection();
+        if !proj.is_empty() {
+            table.push('\n');
+            table.push_str(&proj);
+        }
         match &config::get().summary {
             SummaryTarget::Off => {}
             SummaryTarget::Stderr => config::eprintln_safe(&table),
