@@ -265,3 +265,32 @@ fn snapshot_cap_is_a_reason() {
         "{e}"
     );
 }
+
+/// Many threads launching the same kernel and shape at once: one emulation, every other
+/// record reused, none lost or refused.
+#[test]
+fn concurrent_launches_wait_for_one_emulation() {
+    let exe = examples().join("mt_launch");
+    let d = scratch("project_mt");
+    let log = d.join("l.jsonl");
+    let out = run(
+        &exe,
+        &["4", "50", "both"],
+        Via::Preload("project"),
+        &[
+            ("POCL_DEVICES", DEVICES),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "mt_launch under project mode");
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), launches_printed(&out));
+    let mut ok = 0;
+    for r in &recs {
+        let st = r["emulation"]["status"].as_str().unwrap();
+        assert!(st == "ok" || st == "reused", "{r}");
+        ok += (st == "ok") as usize;
+        check_ranks(&r["projection"], "mt_launch");
+    }
+    assert_eq!(ok, 1, "one emulation for one kernel and shape");
+}

@@ -42,7 +42,7 @@ use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -69,8 +69,9 @@ static MODULES: Lazy<Mutex<ModuleCache>> = Lazy::new(Default::default);
 /// Finished attachments per key: the `emulation` object (as first written) and the
 /// projection without `launch_device_profile`.
 static RESULTS: Lazy<Mutex<ResultCache>> = Lazy::new(Default::default);
-/// Keys with a job in the queue.
-static INFLIGHT: Lazy<Mutex<HashSet<EmuKey>>> = Lazy::new(Default::default);
+/// Keys with a job in the queue, and the launches (sequence number, device) waiting for
+/// that job's result.
+static INFLIGHT: Lazy<Mutex<HashMap<EmuKey, Vec<(u64, Key)>>>> = Lazy::new(Default::default);
 /// Profile name of each device (by handle) that launched something.
 static DEVICE_PROFILE: Lazy<Mutex<HashMap<Key, Option<String>>>> = Lazy::new(Default::default);
 /// Bytes of snapshots held now.
@@ -114,8 +115,6 @@ pub struct Pending {
     /// The app's wait list plus the copy events (out-of-order queues only).
     wait: Vec<cl_event>,
     bytes: u64,
-    /// No snapshot: an earlier job of the key will have the result.
-    follower: bool,
 }
 
 // SAFETY: OpenCL handles may be used from any thread.
@@ -300,7 +299,7 @@ unsafe fn plan(
     // Emulated before: attach the earlier result now.
     if worker.lookup(&key).is_some() {
         if let Some((e, p)) = RESULTS.lock().get(&key).cloned() {
-            attach_reused(rec, e, p, device);
+            attach_reused(&mut rec.extra, e, p, device);
             return Ok(Plan::Done);
         }
     }
@@ -316,7 +315,16 @@ unsafe fn plan(
         local_assumed,
         dynamic_local,
     };
-    let follower = worker.lookup(&key).is_some() || INFLIGHT.lock().contains(&key);
+    // Being emulated: wait for that result (no snapshot, no job).
+    {
+        let mut inflight = INFLIGHT.lock();
+        if let Some(waiting) = inflight.get_mut(&key) {
+            waiting.push((rec.seq, device));
+            crate::log::hold(rec.seq);
+            return Ok(Plan::Done);
+        }
+        inflight.insert(key.clone(), Vec::new());
+    }
     let mut pending = Pending {
         seq: rec.seq,
         key,
@@ -325,33 +333,50 @@ unsafe fn plan(
         copy_events: Vec::new(),
         wait: Vec::new(),
         bytes: 0,
-        follower,
     };
-    if !follower {
-        snapshot(q, &mut pending, wait)?;
-        if ooo && !pending.copy_events.is_empty() {
-            pending.wait = wait.to_vec();
-            pending.wait.extend_from_slice(&pending.copy_events);
-        }
+    if let Err(reason) = snapshot(q, &mut pending, wait) {
+        let e = emulation_json("unavailable", Some(reason.clone()), false, None);
+        finish_key(&pending.key, &e, None);
+        return Err(reason);
+    }
+    if ooo && !pending.copy_events.is_empty() {
+        pending.wait = wait.to_vec();
+        pending.wait.extend_from_slice(&pending.copy_events);
     }
     crate::log::hold(rec.seq);
     Ok(Plan::Job(Box::new(pending)))
 }
 
-fn attach_reused(rec: &mut crate::log::LaunchRecord, mut e: Value, p: Option<Value>, device: Key) {
+/// Ends the in-flight state of `key`: the launches that waited for it get `emulation`
+/// (marked reused) and `projection`.
+fn finish_key(key: &EmuKey, emulation: &Value, projection: Option<&Value>) {
+    let waiting = INFLIGHT.lock().remove(key).unwrap_or_default();
+    for (seq, device) in waiting {
+        let mut extra = serde_json::Map::new();
+        attach_reused(&mut extra, emulation.clone(), projection.cloned(), device);
+        crate::log::release(seq, extra.into_iter().collect());
+    }
+}
+
+fn attach_reused(
+    extra: &mut serde_json::Map<String, Value>,
+    mut e: Value,
+    p: Option<Value>,
+    device: Key,
+) {
     if let Some(o) = e.as_object_mut() {
         o.insert("reused".into(), json!(true));
         if o.get("status").and_then(Value::as_str) == Some("ok") {
             o.insert("status".into(), json!("reused"));
         }
     }
-    rec.extra.insert("emulation".into(), e);
+    extra.insert("emulation".into(), e);
     if let Some(mut p) = p {
         let dp = device_profile(device);
         if let Some(o) = p.as_object_mut() {
             o.insert("launch_device_profile".into(), json!(dp));
         }
-        rec.extra.insert("projection".into(), p);
+        extra.insert("projection".into(), p);
     }
 }
 
@@ -458,58 +483,52 @@ impl Pending {
 /// Called after the kernel enqueue: submits the job (`enqueued`), or cleans up.
 pub fn after_launch(plan: Plan, enqueued: bool) {
     let Plan::Job(mut p) = plan else { return };
+    let fail = |p: &mut Pending, reason: String| {
+        release_snapshot(p);
+        let e = emulation_json("unavailable", Some(reason), false, None);
+        finish_key(&p.key, &e, None);
+        crate::log::release(p.seq, vec![("emulation".into(), e)]);
+    };
     if !enqueued {
-        // the record was written as enqueue_failed (never held)
-        release_snapshot(&mut p);
+        // the record itself was written as enqueue_failed (never held)
+        fail(
+            &mut p,
+            "the launch emulated for this kernel and shape failed to enqueue".into(),
+        );
         return;
     }
     let Ok(worker) = WORKER.as_ref() else {
-        release_snapshot(&mut p);
-        crate::log::release(p.seq, vec![]);
+        fail(&mut p, "no emulation thread".into());
         return;
     };
     let seq = p.seq;
     let key = p.key.clone();
-    let follower = p.follower;
     let info = p.info.clone();
     let bytes = p.bytes;
-    if !follower {
-        INFLIGHT.lock().insert(key.clone());
-    }
     let job = DeferredJob {
         key: key.clone(),
         prepare: Box::new(move || prepare(*p)),
         cfg: EMU_CFG,
         done: Box::new(move |o| {
             done(seq, &key, &info, o);
-            if !follower {
-                INFLIGHT.lock().remove(&key);
-            }
             SNAPSHOT_BYTES.fetch_sub(bytes, Ordering::AcqRel);
         }),
     };
     if let Err(job) = worker.submit_deferred(job) {
-        // the prepare closure owns the snapshot: run it only to release it
+        // dropping the prepare closure releases the snapshot (`Drop for Pending`)
         let DeferredJob { key, prepare, .. } = *job;
         drop(prepare);
-        if !follower {
-            INFLIGHT.lock().remove(&key);
-        }
         SNAPSHOT_BYTES.fetch_sub(bytes, Ordering::AcqRel);
-        crate::log::release(
-            seq,
-            vec![(
-                "emulation".into(),
-                emulation_json(
-                    "unavailable",
-                    Some(format!(
-                        "emulation queue full ({QUEUE_CAPACITY} launches waiting)"
-                    )),
-                    false,
-                    None,
-                ),
-            )],
+        let e = emulation_json(
+            "unavailable",
+            Some(format!(
+                "emulation queue full ({QUEUE_CAPACITY} launches waiting)"
+            )),
+            false,
+            None,
         );
+        finish_key(&key, &e, None);
+        crate::log::release(seq, vec![("emulation".into(), e)]);
     }
 }
 
@@ -619,11 +638,6 @@ fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
 
 /// Worker side: snapshot read-back, module, argument values.
 fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
-    if p.follower {
-        return Err(EmuError::Internal(
-            "no snapshot taken: an earlier launch of this kernel and shape was being emulated and gave no reusable result".into(),
-        ));
-    }
     // SAFETY: clprism's own snapshot handles.
     let snaps = unsafe { read_snapshots(&mut p) };
     release_snapshot_handles(&mut p);
@@ -803,6 +817,7 @@ fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
             .lock()
             .insert(key.clone(), (emulation.clone(), projection.clone()));
     }
+    finish_key(key, &emulation, projection.as_ref());
     let mut entries = vec![("emulation".to_string(), emulation)];
     if let Some(mut p) = projection {
         let dp = device_profile(info.device);
