@@ -294,3 +294,61 @@ fn concurrent_launches_wait_for_one_emulation() {
     }
     assert_eq!(ok, 1, "one emulation for one kernel and shape");
 }
+
+/// `clprism emulate --project --profiles DIR`: the statistics keep their top-level keys and
+/// values, and a ranked `projection` covers exactly the profiles of DIR.
+#[test]
+fn emulate_cli_projects() {
+    let d = scratch("project_cli");
+    let prof = d.join("profiles");
+    std::fs::create_dir_all(&prof).unwrap();
+    for p in ["pocl-basic.json", "pocl-pthread.json", "h200.json"] {
+        std::fs::copy(root().join("profiles").join(p), prof.join(p)).unwrap();
+    }
+    let args = [
+        "emulate",
+        "examples/kernels/reduction.cl",
+        "--kernel",
+        "reduce",
+        "--global",
+        "65536",
+        "--local",
+        "256",
+        "--arg",
+        "buf:524288:fill=iota",
+        "--arg",
+        "buf:1024",
+        "--arg",
+        "local:1024",
+        "--arg",
+        "uint:131072",
+    ];
+    let cli = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clprism"))
+            .current_dir(root())
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_ok(&out, "clprism emulate");
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let plain = cli(&[]);
+    let proj = cli(&["--project", "--profiles", prof.to_str().unwrap()]);
+    for (k, v) in plain.as_object().unwrap() {
+        if k != "emulation_ns" {
+            assert_eq!(&proj[k], v, "stats key {k} changed");
+        }
+    }
+    assert!(plain.get("projection").is_none());
+    let p = &proj["projection"];
+    check_ranks(p, "cli");
+    let mut names: Vec<&str> = p["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["h200", "pocl-basic", "pocl-pthread"]);
+}

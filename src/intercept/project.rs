@@ -84,7 +84,7 @@ pub fn profiles_dir() -> PathBuf {
     crate::config::get()
         .profiles
         .clone()
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles")))
+        .unwrap_or_else(model::profile::builtin_dir)
 }
 
 fn load_profiles() -> Result<Vec<Profile>, String> {
