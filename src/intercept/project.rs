@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 
 type ModuleCache = HashMap<String, Result<Arc<Module>, EmuError>>;
 type ResultCache = HashMap<EmuKey, (Value, Option<Value>)>;
+type InflightMap = HashMap<EmuKey, Vec<(u64, Key)>>;
 
 /// Jobs the emulation queue holds; further first launches are not emulated (reason given).
 const QUEUE_CAPACITY: usize = 256;
@@ -71,7 +72,7 @@ static MODULES: Lazy<Mutex<ModuleCache>> = Lazy::new(Default::default);
 static RESULTS: Lazy<Mutex<ResultCache>> = Lazy::new(Default::default);
 /// Keys with a job in the queue, and the launches (sequence number, device) waiting for
 /// that job's result.
-static INFLIGHT: Lazy<Mutex<HashMap<EmuKey, Vec<(u64, Key)>>>> = Lazy::new(Default::default);
+static INFLIGHT: Lazy<Mutex<InflightMap>> = Lazy::new(Default::default);
 /// Profile name of each device (by handle) that launched something.
 static DEVICE_PROFILE: Lazy<Mutex<HashMap<Key, Option<String>>>> = Lazy::new(Default::default);
 /// Bytes of snapshots held now.
