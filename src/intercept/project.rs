@@ -642,7 +642,9 @@ fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
     // SAFETY: clprism's own snapshot handles.
     let snaps = unsafe { read_snapshots(&mut p) };
     release_snapshot_handles(&mut p);
-    let snaps = snaps.map_err(EmuError::Internal)?;
+    let mut snaps = snaps.map_err(EmuError::Internal)?;
+    // argument index that took each buffer's contents (a buffer passed twice is cloned)
+    let mut placed: HashMap<Key, usize> = HashMap::new();
     let m = module_for(&p.info)?;
     let kinfo = m.kernel(&p.key.kernel).ok_or_else(|| {
         EmuError::BadLaunch(format!("no kernel {} in the emulated module", p.key.kernel))
@@ -654,7 +656,7 @@ fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
             p.info.args.len()
         )));
     }
-    let mut args = Vec::with_capacity(kinfo.args.len());
+    let mut args: Vec<ArgValue> = Vec::with_capacity(kinfo.args.len());
     for (i, (ai, a)) in kinfo.args.iter().zip(&p.info.args).enumerate() {
         let a = a
             .as_ref()
@@ -671,9 +673,13 @@ fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
                 if h == 0 {
                     ArgValue::Scalar(vec![0; 8])
                 } else {
-                    match snaps.get(&h) {
-                        Some(v) => ArgValue::Buffer(v.clone()),
-                        None => {
+                    match (snaps.remove(&h), placed.get(&h)) {
+                        (Some(v), _) => {
+                            placed.insert(h, i);
+                            ArgValue::Buffer(v)
+                        }
+                        (None, Some(&j)) => args[j].clone(),
+                        (None, None) => {
                             return Err(EmuError::Unsupported(format!(
                                 "argument {i} is not a buffer clprism knows (image or pipe?)"
                             )))
