@@ -352,3 +352,43 @@ fn emulate_cli_projects() {
     names.sort();
     assert_eq!(names, ["h200", "pocl-basic", "pocl-pthread"]);
 }
+
+/// `clprism report` reads project-mode records: projected time per device with ranks, and the
+/// emulation section counts reused launches and no error.
+#[test]
+fn report_reads_project_records() {
+    let d = scratch("project_report");
+    let log = d.join("l.jsonl");
+    let out = run(
+        &examples().join("fwt"),
+        &[],
+        Via::Preload("project"),
+        &[
+            ("POCL_DEVICES", DEVICES),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "fwt under project mode");
+    let rep = std::process::Command::new(env!("CARGO_BIN_EXE_clprism"))
+        .args(["report", log.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_ok(&rep, "clprism report");
+    let v: Value = serde_json::from_slice(&rep.stdout).unwrap();
+    let text = v.to_string();
+    let recs = read_log(&log);
+    let n = recs.len() as u64;
+    // every profiled device appears in the projection rows of fwt_stage, one best device
+    let rows = v["projection"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{text}"));
+    let devs = recs[0]["projection"]["devices"].as_array().unwrap().len();
+    assert_eq!(rows.len(), devs, "{text}");
+    assert!(rows.iter().all(|r| r["launches"].as_u64() == Some(n)));
+    let best: u64 = rows.iter().map(|r| r["best"].as_u64().unwrap()).sum();
+    assert_eq!(best, n, "one best device per launch");
+    let emu = &v["emulation"][0];
+    assert_eq!(emu["launches"].as_u64(), Some(n));
+    assert_eq!(emu["reused"].as_u64(), Some(n - 1));
+    assert_eq!(emu["errors"].as_u64(), Some(0));
+}
