@@ -108,6 +108,8 @@ pub enum Plan {
 /// A job prepared at the launch.
 pub struct Pending {
     seq: u64,
+    /// The app's queue (flushed after the kernel so that the snapshot copies start).
+    queue: cl_command_queue,
     key: EmuKey,
     info: LaunchInfo,
     snaps: Vec<Snapshot>,
@@ -328,6 +330,7 @@ unsafe fn plan(
     }
     let mut pending = Pending {
         seq: rec.seq,
+        queue: q,
         key,
         info,
         snaps: Vec::new(),
@@ -502,6 +505,12 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         fail(&mut p, "no emulation thread".into());
         return;
     };
+    if !p.snaps.is_empty() {
+        // the worker waits for the copies: make sure they are submitted even if the app
+        // never flushes (a flush is invisible to the app)
+        // SAFETY: the app's queue, valid during its enqueue call.
+        let _ = unsafe { crate::exec::cl::flush(p.queue) };
+    }
     let seq = p.seq;
     let key = p.key.clone();
     let info = p.info.clone();
