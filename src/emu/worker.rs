@@ -165,6 +165,14 @@ impl EmuWorker {
         self.cache.lock().ok().and_then(|c| c.get(key).cloned())
     }
 
+    /// True when `key` has a result (cheaper than [`EmuWorker::lookup`]: nothing is cloned).
+    pub fn contains(&self, key: &EmuKey) -> bool {
+        self.cache
+            .lock()
+            .map(|c| c.contains_key(key))
+            .unwrap_or(false)
+    }
+
     /// Queues a job without blocking. Returns the job back when the queue is full or the
     /// worker has stopped.
     pub fn submit(&self, job: EmuJob) -> Result<(), Box<EmuJob>> {

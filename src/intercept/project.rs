@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 
 type ModuleCache = HashMap<String, Result<Arc<Module>, EmuError>>;
 type ResultCache = HashMap<EmuKey, (Value, Option<Value>)>;
+type ReusedMap = HashMap<(EmuKey, Key), Arc<Vec<(String, Value)>>>;
 type InflightMap = HashMap<EmuKey, Vec<(u64, Key)>>;
 
 /// Jobs the emulation queue holds; further first launches are not emulated (reason given).
@@ -70,6 +71,8 @@ static MODULES: Lazy<Mutex<ModuleCache>> = Lazy::new(Default::default);
 /// Finished attachments per key: the `emulation` object (as first written) and the
 /// projection without `launch_device_profile`.
 static RESULTS: Lazy<Mutex<ResultCache>> = Lazy::new(Default::default);
+/// Ready-made attachments of reused launches per (key, launch device).
+static REUSED: Lazy<Mutex<ReusedMap>> = Lazy::new(Default::default);
 /// Keys with a job in the queue, and the launches (sequence number, device) waiting for
 /// that job's result.
 static INFLIGHT: Lazy<Mutex<InflightMap>> = Lazy::new(Default::default);
@@ -300,9 +303,10 @@ unsafe fn plan(
         group: [0; 3],
     };
     // Emulated before: attach the earlier result now.
-    if worker.lookup(&key).is_some() {
-        if let Some((e, p)) = RESULTS.lock().get(&key).cloned() {
-            attach_reused(&mut rec.extra, e, p, device);
+    if worker.contains(&key) {
+        if let Some(entries) = reused_entries(&key, device) {
+            crate::log::hold(rec.seq);
+            crate::log::release_shared(rec.seq, entries);
             return Ok(Plan::Done);
         }
     }
@@ -349,6 +353,21 @@ unsafe fn plan(
     }
     crate::log::hold(rec.seq);
     Ok(Plan::Job(Box::new(pending)))
+}
+
+/// The attachments of a reused launch of `key` on `device`, built once and shared (the log
+/// writer copies them), so a repeated launch costs the app's thread no JSON copying.
+fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<Vec<(String, Value)>>> {
+    let k = (key.clone(), device);
+    if let Some(e) = REUSED.lock().get(&k) {
+        return Some(e.clone());
+    }
+    let (e, p) = RESULTS.lock().get(key).cloned()?;
+    let mut extra = serde_json::Map::new();
+    attach_reused(&mut extra, e, p, device);
+    let entries: Arc<Vec<(String, Value)>> = Arc::new(extra.into_iter().collect());
+    REUSED.lock().insert(k, entries.clone());
+    Some(entries)
 }
 
 /// Ends the in-flight state of `key`: the launches that waited for it get `emulation`

@@ -115,6 +115,11 @@ enum Msg {
         seq: u64,
         entries: Vec<(String, serde_json::Value)>,
     },
+    /// Like `Release`, with entries shared between launches (cloned by the writer thread).
+    ReleaseShared {
+        seq: u64,
+        entries: Arc<Vec<(String, serde_json::Value)>>,
+    },
     Flush(Sender<()>),
     Shutdown(Sender<()>),
 }
@@ -288,6 +293,14 @@ pub fn hold(seq: u64) {
 pub fn release(seq: u64, entries: Vec<(String, serde_json::Value)>) {
     if let Some(l) = LOGGER.get() {
         let _ = l.tx.send(Msg::Release { seq, entries });
+    }
+}
+
+/// [`release`] with entries shared by many launches (e.g. reused emulation results): the
+/// copy into the record is made on the writer thread, not the caller's.
+pub fn release_shared(seq: u64, entries: Arc<Vec<(String, serde_json::Value)>>) {
+    if let Some(l) = LOGGER.get() {
+        let _ = l.tx.send(Msg::ReleaseShared { seq, entries });
     }
 }
 
@@ -503,18 +516,30 @@ fn writer_thread(rx: Receiver<Msg>) {
             Msg::Hold(seq) => {
                 held.insert(seq);
             }
+            Msg::ReleaseShared { seq, entries } => {
+                let entries = entries.as_ref().clone();
+                release_held(
+                    seq,
+                    entries,
+                    &mut held,
+                    &mut done_held,
+                    &mut pending,
+                    &mut early_extra,
+                    &mut summary,
+                    &mut out,
+                );
+            }
             Msg::Release { seq, entries } => {
-                if let Some(mut rec) = done_held.remove(&seq) {
-                    held.remove(&seq);
-                    rec.extra.extend(entries);
-                    summary.add(&rec);
-                    out.write(&rec);
-                } else if let Some(rec) = pending.get_mut(&seq) {
-                    held.remove(&seq);
-                    rec.extra.extend(entries);
-                } else if held.contains(&seq) {
-                    early_extra.insert(seq, entries);
-                }
+                release_held(
+                    seq,
+                    entries,
+                    &mut held,
+                    &mut done_held,
+                    &mut pending,
+                    &mut early_extra,
+                    &mut summary,
+                    &mut out,
+                );
             }
             Msg::Done {
                 seq,
@@ -586,6 +611,32 @@ fn writer_thread(rx: Receiver<Msg>) {
     }
     if let Some((reply, _)) = shutdown_reply {
         let _ = reply.send(());
+    }
+}
+
+/// Attaches `entries` to a held record: writes it when its device time is known already,
+/// else keeps it pending (or keeps the entries until the record arrives).
+#[allow(clippy::too_many_arguments)]
+fn release_held(
+    seq: u64,
+    entries: Vec<(String, serde_json::Value)>,
+    held: &mut std::collections::HashSet<u64>,
+    done_held: &mut HashMap<u64, Box<LaunchRecord>>,
+    pending: &mut HashMap<u64, Box<LaunchRecord>>,
+    early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
+    summary: &mut summary::Summary,
+    out: &mut Output,
+) {
+    if let Some(mut rec) = done_held.remove(&seq) {
+        held.remove(&seq);
+        rec.extra.extend(entries);
+        summary.add(&rec);
+        out.write(&rec);
+    } else if let Some(rec) = pending.get_mut(&seq) {
+        held.remove(&seq);
+        rec.extra.extend(entries);
+    } else if held.contains(&seq) {
+        early_extra.insert(seq, entries);
     }
 }
 
