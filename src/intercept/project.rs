@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 type ModuleCache = HashMap<String, Result<Arc<Module>, EmuError>>;
 type ResultCache = HashMap<EmuKey, (Value, Option<Value>)>;
-type ReusedMap = HashMap<(EmuKey, Key), Arc<Vec<(String, Value)>>>;
+type ReusedMap = HashMap<(EmuKey, Key), Arc<crate::log::SharedExtra>>;
 type InflightMap = HashMap<EmuKey, Vec<(u64, Key)>>;
 
 /// Jobs the emulation queue holds; further first launches are not emulated (reason given).
@@ -305,8 +305,7 @@ unsafe fn plan(
     // Emulated before: attach the earlier result now.
     if worker.contains(&key) {
         if let Some(entries) = reused_entries(&key, device) {
-            crate::log::hold(rec.seq);
-            crate::log::release_shared(rec.seq, entries);
+            rec.shared_extra = Some(entries);
             return Ok(Plan::Done);
         }
     }
@@ -355,9 +354,9 @@ unsafe fn plan(
     Ok(Plan::Job(Box::new(pending)))
 }
 
-/// The attachments of a reused launch of `key` on `device`, built once and shared (the log
-/// writer copies them), so a repeated launch costs the app's thread no JSON copying.
-fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<Vec<(String, Value)>>> {
+/// The attachments of a reused launch of `key` on `device`, built and serialized once and
+/// shared by every such record, so a repeated launch costs no JSON copying.
+fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<crate::log::SharedExtra>> {
     let k = (key.clone(), device);
     if let Some(e) = REUSED.lock().get(&k) {
         return Some(e.clone());
@@ -365,7 +364,7 @@ fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<Vec<(String, Value)>>
     let (e, p) = RESULTS.lock().get(key).cloned()?;
     let mut extra = serde_json::Map::new();
     attach_reused(&mut extra, e, p, device);
-    let entries: Arc<Vec<(String, Value)>> = Arc::new(extra.into_iter().collect());
+    let entries = Arc::new(crate::log::SharedExtra::new(extra.into_iter().collect()));
     REUSED.lock().insert(k, entries.clone());
     Some(entries)
 }

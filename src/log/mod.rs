@@ -79,6 +79,57 @@ pub struct LaunchRecord {
     /// Extra records added by other layers (`emulation`, `projection`, `schedule`, fallbacks).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Extra records shared by many launches (project mode's reused results), serialized
+    /// once: written after `extra`, so neither the launching thread nor the writer copies
+    /// or re-serializes them per launch.
+    #[serde(skip)]
+    pub shared_extra: Option<Arc<SharedExtra>>,
+}
+
+impl LaunchRecord {
+    /// A top-level extra object: from `extra`, else from `shared_extra`.
+    pub fn extra_value(&self, key: &str) -> Option<&serde_json::Value> {
+        self.extra.get(key).or_else(|| {
+            self.shared_extra
+                .as_ref()
+                .and_then(|s| s.entries.iter().find(|e| e.0 == key).map(|e| &e.1))
+        })
+    }
+}
+
+/// Top-level objects shared by many launch records, with their JSON text made once.
+#[derive(Debug)]
+pub struct SharedExtra {
+    /// The (key, value) pairs.
+    pub entries: Vec<(String, serde_json::Value)>,
+    /// `"key":value,...` of `entries`, without braces.
+    json: String,
+}
+
+impl SharedExtra {
+    /// Serializes `entries` once.
+    pub fn new(entries: Vec<(String, serde_json::Value)>) -> SharedExtra {
+        let map: serde_json::Map<String, serde_json::Value> = entries.iter().cloned().collect();
+        let text = serde_json::to_string(&map).unwrap_or_else(|_| "{}".into());
+        let json = text[1..text.len().saturating_sub(1).max(1)].to_string();
+        SharedExtra { entries, json }
+    }
+}
+
+/// One JSON line of a record: its own fields, then the shared ones.
+fn record_line(rec: &LaunchRecord) -> String {
+    let mut line = serde_json::to_string(rec).unwrap_or_default();
+    if let Some(sh) = rec.shared_extra.as_ref().filter(|s| !s.json.is_empty()) {
+        if line.ends_with('}') {
+            line.pop();
+            if !line.ends_with('{') {
+                line.push(',');
+            }
+            line.push_str(&sh.json);
+            line.push('}');
+        }
+    }
+    line
 }
 
 /// Device timestamps of a completed command (ns, device clock).
@@ -114,11 +165,6 @@ enum Msg {
     Release {
         seq: u64,
         entries: Vec<(String, serde_json::Value)>,
-    },
-    /// Like `Release`, with entries shared between launches (cloned by the writer thread).
-    ReleaseShared {
-        seq: u64,
-        entries: Arc<Vec<(String, serde_json::Value)>>,
     },
     Flush(Sender<()>),
     Shutdown(Sender<()>),
@@ -296,14 +342,6 @@ pub fn release(seq: u64, entries: Vec<(String, serde_json::Value)>) {
     }
 }
 
-/// [`release`] with entries shared by many launches (e.g. reused emulation results): the
-/// copy into the record is made on the writer thread, not the caller's.
-pub fn release_shared(seq: u64, entries: Arc<Vec<(String, serde_json::Value)>>) {
-    if let Some(l) = LOGGER.get() {
-        let _ = l.tx.send(Msg::ReleaseShared { seq, entries });
-    }
-}
-
 /// Waits until every message sent so far has been processed and written (tests, `clFinish`
 /// users that want the file up to date).
 pub fn flush() {
@@ -361,7 +399,7 @@ impl Output {
 
     fn write(&mut self, rec: &LaunchRecord) {
         if let Some(s) = self.sink.as_mut() {
-            let line = serde_json::to_string(rec).unwrap_or_default();
+            let line = record_line(rec);
             if writeln!(s, "{line}").is_err() && !self.failed {
                 self.failed = true;
                 config::warn("writing the log failed (disk full?); further records are dropped");
@@ -516,19 +554,6 @@ fn writer_thread(rx: Receiver<Msg>) {
             Msg::Hold(seq) => {
                 held.insert(seq);
             }
-            Msg::ReleaseShared { seq, entries } => {
-                let entries = entries.as_ref().clone();
-                release_held(
-                    seq,
-                    entries,
-                    &mut held,
-                    &mut done_held,
-                    &mut pending,
-                    &mut early_extra,
-                    &mut summary,
-                    &mut out,
-                );
-            }
             Msg::Release { seq, entries } => {
                 release_held(
                     seq,
@@ -675,4 +700,60 @@ static PID: Lazy<u32> = Lazy::new(std::process::id);
 /// Process id (cached).
 pub fn pid() -> u32 {
     *PID
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec() -> LaunchRecord {
+        LaunchRecord {
+            schema: SCHEMA,
+            seq: 3,
+            time_ns: 0,
+            pid: 1,
+            thread: 1,
+            mode: "project",
+            kernel: "k".into(),
+            program: "p".into(),
+            work_dim: 1,
+            global: vec![64],
+            local: None,
+            offset: None,
+            device: Arc::new(DeviceRef {
+                index: "0:0".into(),
+                name: "d".into(),
+                kind: "cpu".into(),
+            }),
+            status: "complete",
+            error_code: None,
+            device_ns: Some(5),
+            queued_ns: None,
+            extra: Default::default(),
+            shared_extra: None,
+        }
+    }
+
+    #[test]
+    fn shared_extra_is_written_like_extra() {
+        let entries = vec![
+            (
+                "emulation".to_string(),
+                serde_json::json!({"status": "reused", "reused": true}),
+            ),
+            ("projection".to_string(), serde_json::json!({"devices": []})),
+        ];
+        let mut a = rec();
+        a.extra.extend(entries.clone());
+        let mut b = rec();
+        b.shared_extra = Some(Arc::new(SharedExtra::new(entries)));
+        let va: serde_json::Value = serde_json::from_str(&record_line(&a)).unwrap();
+        let vb: serde_json::Value = serde_json::from_str(&record_line(&b)).unwrap();
+        assert_eq!(va, vb);
+        assert_eq!(b.extra_value("emulation").unwrap()["status"], "reused");
+        assert!(b.extra_value("schedule").is_none());
+        // no shared entries: the plain serialization
+        let c = rec();
+        assert_eq!(record_line(&c), serde_json::to_string(&c).unwrap());
+    }
 }

@@ -49,7 +49,7 @@ impl Summary {
             k.timed += 1;
             k.total_ns += ns;
         }
-        if let Some(e) = rec.extra.get("emulation") {
+        if let Some(e) = rec.extra_value("emulation") {
             if e["reused"] == false {
                 if let Some(ns) = e["stats"]["emulation_ns"].as_u64() {
                     k.emulations += 1;
@@ -57,7 +57,7 @@ impl Summary {
                 }
             }
         }
-        if let Some(p) = rec.extra.get("projection") {
+        if let Some(p) = rec.extra_value("projection") {
             if let Some(devs) = p["devices"].as_array() {
                 for d in devs {
                     if let (Some(name), Some(t)) =
