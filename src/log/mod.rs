@@ -390,6 +390,7 @@ fn writer_thread(rx: Receiver<Msg>) {
                         finalize(&mut rec, status, times);
                         summary.add(&rec);
                         out.write(&rec);
+                        crate::trace::on_record(&rec, times);
                     }
                     None => {
                         early.insert(seq, (status, times));
@@ -434,6 +435,7 @@ fn writer_thread(rx: Receiver<Msg>) {
                     finalize(&mut rec, st, t);
                     summary.add(&rec);
                     out.write(&rec);
+                    crate::trace::on_record(&rec, t);
                 } else {
                     pending.insert(rec.seq, rec);
                 }
@@ -445,6 +447,7 @@ fn writer_thread(rx: Receiver<Msg>) {
             Msg::Final(rec) => {
                 summary.add(&rec);
                 out.write(&rec);
+                crate::trace::on_record(&rec, None);
             }
             Msg::Done {
                 seq,
@@ -455,6 +458,7 @@ fn writer_thread(rx: Receiver<Msg>) {
                     finalize(&mut rec, exec_status, times);
                     summary.add(&rec);
                     out.write(&rec);
+                    crate::trace::on_record(&rec, times);
                 }
                 None => {
                     early.insert(seq, (exec_status, times));
@@ -483,6 +487,7 @@ fn writer_thread(rx: Receiver<Msg>) {
         rec.status = "incomplete";
         summary.add(&rec);
         out.write(&rec);
+        crate::trace::on_record(&rec, None);
     }
     out.flush();
     if !summary.is_empty() {
