@@ -164,6 +164,46 @@ pub fn check(v: &Value) -> Result<Stats, String> {
     Ok(st)
 }
 
+/// `clprism trace-check TRACE.json...`: checks each file and prints its events per
+/// category and its tracks. Exit status 0 when every file is valid, 1 otherwise, 2 for a
+/// usage error.
+pub fn check_main(args: &[String]) -> i32 {
+    if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
+        eprintln!("usage: clprism trace-check TRACE.json...");
+        return 2;
+    }
+    let mut status = 0;
+    for path in args {
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| format!("not JSON: {e}")))
+            .and_then(|v| check(&v));
+        match parsed {
+            Ok(st) => {
+                println!("{path}: valid, {} events", st.events);
+                for (cat, n) in &st.by_cat {
+                    println!(
+                        "  category {:<10} {n}",
+                        if cat.is_empty() { "-" } else { cat }
+                    );
+                }
+                println!(
+                    "  kernel events  {} (one per launch record)",
+                    st.kernel_seqs.len()
+                );
+                for ((_, tid), name) in &st.tracks {
+                    println!("  track {tid:>10}  {name}");
+                }
+            }
+            Err(e) => {
+                println!("{path}: INVALID: {e}");
+                status = 1;
+            }
+        }
+    }
+    status
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
