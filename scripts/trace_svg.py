@@ -45,7 +45,7 @@ def main():
     t1 = a.t1 if a.t1 is not None else max(e["ts"] + e.get("dur", 0) for e in body)
     tids = sorted({e["tid"] for e in body if e["ph"] in ("X", "i")},
                   key=lambda t: (order.get(t, 0), t))
-    label_w, row_h, top = 330, 34, 60 if a.title else 36
+    label_w, row_h, top = 330, 34, 56 if a.title else 36
     plot_w = a.width - label_w - 20
     height = top + row_h * len(tids) + 40
     x = lambda t: label_w + (t - t0) / (t1 - t0) * plot_w
@@ -56,7 +56,10 @@ def main():
            '<defs><marker id="ar" markerWidth="6" markerHeight="6" refX="5" refY="3" '
            'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#555"/></marker></defs>']
     if a.title:
-        out.append(f'<text x="10" y="22" font-size="15" font-weight="bold">{html.escape(a.title)}</text>')
+        out.append(f'<text x="10" y="20" font-size="15" font-weight="bold">{html.escape(a.title)}</text>')
+        out.append('<text x="10" y="40" fill="#444">boxes: OpenCL calls, balanced launches, chunks '
+                   '(labelled with their share of the work-groups); ticks: chunk enqueued by the '
+                   'scheduler; arrows: enqueue to chunk start (as in Boyer, Fig. 4.4)</text>')
     for t in tids:
         y = row[t]
         out.append(f'<rect x="0" y="{y}" width="{a.width}" height="{row_h}" '
@@ -82,8 +85,12 @@ def main():
         out.append(f'<rect x="{xa:.2f}" y="{y}" width="{w:.2f}" height="{row_h - 10}" '
                    f'fill="{color(e)}" stroke="#333" stroke-width="0.3">'
                    f'<title>{html.escape(e["name"])}</title></rect>')
-        label = e["name"].split(" chunk ")[-1] if e.get("cat") == "chunk" else e["name"]
-        if w > 7 * len(label) * 0.75:
+        label = e["name"]
+        if e.get("cat") == "chunk":
+            label = "chunk " + e["name"].split(" chunk ")[-1]
+            if w <= 6 * len(label):
+                label = label.split(": ")[-1]
+        if w > 6 * len(label):
             out.append(f'<text x="{xa + 3:.1f}" y="{y + row_h / 2 - 1}" fill="white">{html.escape(label)}</text>')
     for e in body:
         if e["ph"] == "i" and e["tid"] in row and in_win(e):

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 fn load(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("no trace at {}: {e}", p.display()));
+    let text =
+        std::fs::read_to_string(p).unwrap_or_else(|e| panic!("no trace at {}: {e}", p.display()));
     serde_json::from_str(&text).expect("the trace is one JSON document")
 }
 
@@ -89,7 +89,10 @@ fn log_mode_trace_matches_the_log() {
         );
     }
     let mapping = &v["otherData"]["clock_mapping"][dev["index"].as_str().unwrap()];
-    assert!(mapping.is_string(), "clock mapping not documented: {mapping}");
+    assert!(
+        mapping.is_string(),
+        "clock mapping not documented: {mapping}"
+    );
 }
 
 #[test]
@@ -153,7 +156,10 @@ fn balance_mode_trace_draws_every_chunk() {
         .filter(|e| e["cat"] == "chunk" && e["ph"] == "X")
         .count();
     assert_eq!(starts, chunk_slices);
-    assert!(st.tracks.values().any(|n| n.starts_with("balanced launches")));
+    assert!(st
+        .tracks
+        .values()
+        .any(|n| n.starts_with("balanced launches")));
 }
 
 #[test]
