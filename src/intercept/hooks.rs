@@ -851,6 +851,7 @@ pub(crate) unsafe fn launch_record(
         device_ns: None,
         queued_ns: None,
         extra: Default::default(),
+        device_times: None,
     }
 }
 

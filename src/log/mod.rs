@@ -79,6 +79,10 @@ pub struct LaunchRecord {
     /// Extra records added by other layers (`emulation`, `projection`, `schedule`, fallbacks).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Raw device timestamps behind `device_ns`/`queued_ns` (not written to the log; the
+    /// timeline maps them to the host clock, [`crate::trace`]).
+    #[serde(skip)]
+    pub device_times: Option<DeviceTimes>,
 }
 
 /// Device timestamps of a completed command (ns, device clock).
@@ -316,6 +320,7 @@ impl Output {
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
+        crate::trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
             let line = serde_json::to_string(rec).unwrap_or_default();
             if writeln!(s, "{line}").is_err() && !self.failed {
@@ -352,6 +357,7 @@ fn finalize(rec: &mut LaunchRecord, exec_status: i32, times: Option<DeviceTimes>
     } else if let Some(t) = times {
         rec.status = "complete";
         rec.device_ns = Some(t.end.saturating_sub(t.start));
+        rec.device_times = Some(t);
         rec.queued_ns = Some(t.start.saturating_sub(t.submit));
     } else {
         rec.status = "no_profiling";
@@ -390,7 +396,6 @@ fn writer_thread(rx: Receiver<Msg>) {
                         finalize(&mut rec, status, times);
                         summary.add(&rec);
                         out.write(&rec);
-                        crate::trace::on_record(&rec, times);
                     }
                     None => {
                         early.insert(seq, (status, times));
@@ -435,7 +440,6 @@ fn writer_thread(rx: Receiver<Msg>) {
                     finalize(&mut rec, st, t);
                     summary.add(&rec);
                     out.write(&rec);
-                    crate::trace::on_record(&rec, t);
                 } else {
                     pending.insert(rec.seq, rec);
                 }
@@ -447,7 +451,6 @@ fn writer_thread(rx: Receiver<Msg>) {
             Msg::Final(rec) => {
                 summary.add(&rec);
                 out.write(&rec);
-                crate::trace::on_record(&rec, None);
             }
             Msg::Done {
                 seq,
@@ -458,7 +461,6 @@ fn writer_thread(rx: Receiver<Msg>) {
                     finalize(&mut rec, exec_status, times);
                     summary.add(&rec);
                     out.write(&rec);
-                    crate::trace::on_record(&rec, times);
                 }
                 None => {
                     early.insert(seq, (exec_status, times));
@@ -487,7 +489,6 @@ fn writer_thread(rx: Receiver<Msg>) {
         rec.status = "incomplete";
         summary.add(&rec);
         out.write(&rec);
-        crate::trace::on_record(&rec, None);
     }
     out.flush();
     if !summary.is_empty() {

@@ -163,13 +163,15 @@ pub struct Finished {
 
 static RECORDS: Lazy<Mutex<Vec<Finished>>> = Lazy::new(Default::default);
 
-/// Hook of the log writer: called once for every launch record it writes, with the raw
-/// device timestamps the record's `device_ns`/`queued_ns` came from. Cheap when tracing is
-/// off (one relaxed load). On first sight of a device, calibrates its clock ([`clock`]).
-pub fn on_record(rec: &LaunchRecord, times: Option<DeviceTimes>) {
+/// Hook of the log writer: called once for every launch record it writes (its raw device
+/// timestamps in `device_times`). Cheap when tracing is off (one relaxed load). On first
+/// sight of a device, calibrates its clock ([`clock`]).
+pub fn on_record(rec: &LaunchRecord) {
     if !enabled() || WRITTEN.load(Ordering::Relaxed) {
         return;
     }
+    // failed commands keep no timestamps on the timeline
+    let times = rec.device_times.filter(|_| rec.status == "complete");
     if times.is_some() && !timeline::is_balanced(rec) {
         clock::calibrate(&rec.device.index);
     }

@@ -707,6 +707,7 @@ mod tests {
             device_ns: Some(10),
             queued_ns: Some(5),
             extra: Default::default(),
+            device_times: None,
         }
     }
 
