@@ -5,6 +5,15 @@
 //! Tracks (`pid` = the process, `tid` = the track): host threads keep their OS thread ids;
 //! synthetic tracks use ids from [`SYNTHETIC_TID`] up. Slices on one track must nest, so a
 //! device whose commands overlap in time (several queues) gets extra lanes ("overlap 2", …).
+//!
+//! Balance mode reads the `schedule` record (all `*_ns` relative to the launch's start t0):
+//! `devices[{index, name}]`, `work_groups`, `wall_ns`/`makespan_ns`,
+//! `chunks[{device, first_wg, count, work_groups, enqueue_ns, start_ns?, end_ns?, device_ns?,
+//! abandoned?, failed?}]`, and, when present, `t0_unix_ns` (t0 on the host clock; otherwise
+//! t0 = end of the app's `clEnqueueNDRangeKernel` call − `wall_ns`),
+//! `transfers[{device?, kind, bytes?, start_ns, end_ns}]` (drawn on the device's track, or
+//! inside the launch slice when `device` is absent) and `phases[{name, start_ns, end_ns}]`
+//! (host phases, nested in the launch slice).
 
 use super::clock::Mapping;
 use super::{Finished, Span};
@@ -358,19 +367,29 @@ pub fn build(input: &Input) -> Timeline {
                 let (Some(a), Some(b)) = (u(t, "start_ns"), u(t, "end_ns")) else {
                     continue;
                 };
-                let group = dev_key(u(t, "device").unwrap_or(0) as usize, &mut device_group);
+                // a transfer without a device (e.g. the write into the app's buffer) is host
+                // work inside the launch: drawn nested in the launch slice
+                let (group, a, b) = match u(t, "device") {
+                    Some(d) => (
+                        dev_key(d as usize, &mut device_group),
+                        t0 + a as i128,
+                        t0 + b as i128,
+                    ),
+                    None => {
+                        let a = (t0 + a as i128).clamp(t0, launch_end);
+                        (
+                            BALANCE_GROUP.to_string(),
+                            a,
+                            (t0 + b as i128).clamp(a, launch_end),
+                        )
+                    }
+                };
                 let kind = t.get("kind").and_then(Value::as_str).unwrap_or("transfer");
                 let name = match u(t, "bytes") {
                     Some(n) => format!("{kind} {}", human_bytes(n)),
                     None => kind.to_string(),
                 };
-                let mut e = Event::new(
-                    "X",
-                    "transfer",
-                    name,
-                    t0 + a as i128,
-                    Some(b.saturating_sub(a)),
-                );
+                let mut e = Event::new("X", "transfer", name, a, Some((b - a).max(0) as u64));
                 e.args = json!({"seq": rec.seq, "kind": kind, "bytes": t.get("bytes")});
                 e.group = group;
                 ev.push(e);
@@ -807,7 +826,8 @@ mod tests {
                     {"device": 0, "first_wg": 14, "count": 86, "enqueue_ns": 950, "start_ns": 1000, "end_ns": 4000, "device_ns": 3000},
                     {"device": 1, "first_wg": 100, "count": 5, "enqueue_ns": 1300, "abandoned": true}
                 ],
-                "transfers": [{"device": 0, "kind": "upload", "bytes": 4096, "start_ns": 10, "end_ns": 90}],
+                "transfers": [{"device": 0, "kind": "upload", "bytes": 4096, "start_ns": 10, "end_ns": 90},
+                                {"kind": "write_back", "bytes": 100, "start_ns": 4900, "end_ns": 4990}],
                 "phases": [{"name": "merge", "start_ns": 4100, "end_ns": 4900}],
                 "fallback": null
             }),
@@ -836,6 +856,13 @@ mod tests {
         assert!(evs
             .iter()
             .any(|e| e["cat"] == "transfer" && e["name"] == "upload 4.0 KiB"));
+        // the host-side write-back sits on the scheduler track, inside the launch slice
+        let wb = evs
+            .iter()
+            .find(|e| e["name"] == "write_back 100 B")
+            .unwrap();
+        let launch_tid = evs.iter().find(|e| e["cat"] == "kernel").unwrap()["tid"].clone();
+        assert_eq!(wb["tid"], launch_tid);
         assert!(evs.iter().any(|e| e["cat"] == "chunk"
             && e["ph"] == "i"
             && e["name"].as_str().unwrap().contains("never completed")));
