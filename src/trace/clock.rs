@@ -7,6 +7,8 @@
 //!    reads of the trace clock, gives the host timer's offset to the trace clock. Device
 //!    timer and profiling timestamps share one time base (OpenCL 3.0 §5.14). The best of
 //!    three brackets (narrowest) is kept. Computed once per device, on the log writer thread.
+//!    A mapping that would put a command's submission more than 1 ms before its host enqueue
+//!    is not trusted; method 2 is used instead and the trace says so.
 //! 2. **Enqueue alignment** otherwise (e.g. PoCL's CPU devices return
 //!    `CL_INVALID_OPERATION`): the command's `CL_PROFILING_COMMAND_SUBMIT` cannot precede the
 //!    host's enqueue time (`LaunchRecord::time_ns`), so the offset is the smallest one that

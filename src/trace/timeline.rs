@@ -26,6 +26,9 @@ use std::fmt::Write as _;
 /// is at most 2^22).
 pub const SYNTHETIC_TID: u64 = 1 << 30;
 const BALANCE_GROUP: &str = "\u{1}balance";
+/// How far before its host enqueue a timer-mapped submission may fall before the timer
+/// mapping is distrusted, ns (clock reads and calibration jitter stay far below).
+pub const TIMER_TOLERANCE_NS: i128 = 1_000_000;
 const EMU_GROUP: &str = "\u{2}emulation";
 
 /// The API spans of one host thread.
@@ -173,34 +176,40 @@ pub fn build(input: &Input) -> Timeline {
     let mut records: Vec<&Finished> = input.records.iter().collect();
     records.sort_by_key(|r| r.rec.seq);
 
-    // device clock offsets: timer mapping, else enqueue alignment
-    let mut offsets: BTreeMap<String, (i128, String)> = BTreeMap::new();
+    // device clock offsets: enqueue alignment for every device (max(time_ns − SUBMIT)), and
+    // the timer mapping where there is one, unless it puts a command's submission more than
+    // TIMER_TOLERANCE_NS before its host enqueue (a driver whose timer and profiling clocks
+    // disagree): then the alignment is used and the note says why
+    let mut aligned: BTreeMap<String, i128> = BTreeMap::new();
     for f in &records {
         let (Some(t), false) = (f.times, is_balanced(&f.rec)) else {
             continue;
         };
-        let idx = f.rec.device.index.clone();
-        match input.clocks.get(&idx) {
-            Some(Mapping::Timer { offset, .. }) => {
-                offsets.insert(idx.clone(), (*offset, "clGetDeviceAndHostTimer".into()));
-            }
-            _ => {
-                let cand = f.rec.time_ns as i128 - t.submit as i128;
-                let e = offsets
-                    .entry(idx.clone())
-                    .or_insert((cand, "enqueue-aligned".into()));
-                e.0 = e.0.max(cand);
-            }
-        }
+        let cand = f.rec.time_ns as i128 - t.submit as i128;
+        let e = aligned.entry(f.rec.device.index.clone()).or_insert(cand);
+        *e = (*e).max(cand);
     }
+    let mut offsets: BTreeMap<String, (i128, String)> = BTreeMap::new();
     let mut mapping_notes = Map::new();
-    for (idx, m) in &input.clocks {
-        mapping_notes.insert(idx.clone(), json!(m.describe()));
-    }
-    for (idx, (_, how)) in &offsets {
-        if !mapping_notes.contains_key(idx) {
-            mapping_notes.insert(idx.clone(), json!(how));
-        }
+    for (idx, &al) in &aligned {
+        let (off, how, note) = match input.clocks.get(idx) {
+            Some(m @ Mapping::Timer { offset, .. }) => {
+                // al − offset = how far the worst command's submission lies before its enqueue
+                if al - offset > TIMER_TOLERANCE_NS {
+                    let why = format!(
+                        "clGetDeviceAndHostTimer rejected (it put a submission {} us before its enqueue); aligned to the host enqueue time",
+                        (al - offset) / 1000
+                    );
+                    (al, "enqueue-aligned", why)
+                } else {
+                    (*offset, "clGetDeviceAndHostTimer", m.describe())
+                }
+            }
+            Some(m) => (al, "enqueue-aligned", m.describe()),
+            None => (al, "enqueue-aligned", "enqueue-aligned".to_string()),
+        };
+        offsets.insert(idx.clone(), (off, how.to_string()));
+        mapping_notes.insert(idx.clone(), json!(note));
     }
     tl.notes
         .insert("clock_mapping".into(), Value::Object(mapping_notes));
@@ -783,6 +792,34 @@ mod tests {
         let tl = build(&input);
         let k = tl.events.iter().find(|e| e.cat == "kernel").unwrap();
         assert_eq!((k.ts, k.dur), (1500, Some(200)));
+    }
+
+    #[test]
+    fn an_implausible_timer_mapping_is_rejected() {
+        let mut input = Input::default();
+        // the timer claims device = host - 10 s, but the command was enqueued at host 20 s
+        input.clocks.insert(
+            "0:0".into(),
+            Mapping::Timer {
+                offset: 10_000_000_000,
+                uncertainty_ns: 1,
+            },
+        );
+        input.records.push(Finished {
+            rec: rec(0, 20_000_000_000, "0:0"),
+            times: Some(DeviceTimes {
+                submit: 1_000_000,
+                start: 1_000_100,
+                end: 1_000_200,
+            }),
+        });
+        let tl = build(&input);
+        let k = tl.events.iter().find(|e| e.cat == "kernel").unwrap();
+        assert_eq!(k.ts, 20_000_000_100, "enqueue-aligned instead");
+        assert!(tl.notes["clock_mapping"]["0:0"]
+            .as_str()
+            .unwrap()
+            .contains("rejected"));
     }
 
     #[test]
