@@ -23,8 +23,9 @@
 //!   did not run (category `emulation`).
 //!
 //! Tracing is enabled when `CLPRISM_TRACE` is set and non-empty and `CLPRISM_MODE` is not
-//! `off` (off is pure forwarding). A process that makes no OpenCL call writes no file. The
-//! file is written at exit (`atexit`), so a process killed by a signal leaves none.
+//! `off` (off is pure forwarding). A process that makes no OpenCL call writes no file, nor
+//! does a child made by `fork` without `exec`. The file is written at exit (`atexit`), so a
+//! process killed by a signal leaves none.
 //!
 //! Cost: with tracing off, each exported entry point pays one relaxed atomic load and a
 //! predicted branch ([`api_on`]). With tracing on, a call pays two `clock_gettime` reads
@@ -245,10 +246,18 @@ extern "C" fn init() {
         .unwrap_or(false);
     if on && !off {
         API_ON.store(true, Ordering::Relaxed);
-        // SAFETY: registering a plain extern "C" function. Registered before the log's own
-        // handler (created at the first launch), so it runs after it (atexit is LIFO).
-        unsafe { libc::atexit(at_exit) };
+        // SAFETY: registering plain extern "C" functions. at_exit is registered before the
+        // log's own handler (created at the first launch), so it runs after it (atexit is
+        // LIFO). A forked child inherits the parent's spans and path: it writes nothing.
+        unsafe {
+            libc::atexit(at_exit);
+            libc::pthread_atfork(None, None, Some(in_forked_child));
+        }
     }
+}
+
+extern "C" fn in_forked_child() {
+    WRITTEN.store(true, Ordering::Relaxed);
 }
 
 #[used]
