@@ -214,10 +214,12 @@ pub fn write_now() -> Option<std::path::PathBuf> {
         return None;
     }
     let path = crate::config::get().trace.clone()?;
-    let json = timeline::render(&timeline::build(&input), &input);
-    let r = crate::log::create_private(&path).and_then(|mut f| {
+    let tl = timeline::build(&input);
+    let r = crate::log::create_private(&path).and_then(|f| {
         use std::io::Write;
-        f.write_all(json.as_bytes())
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        timeline::render_to(&tl, &input, &mut w)?;
+        w.flush()
     });
     match r {
         Ok(()) => Some(path),

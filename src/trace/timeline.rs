@@ -20,7 +20,6 @@ use super::{Finished, Span};
 use crate::log::LaunchRecord;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// First track id of the synthetic (non-thread) tracks; above any Linux thread id (`pid_max`
 /// is at most 2^22).
@@ -636,39 +635,39 @@ fn micros(ns: i128) -> String {
     format!("{sign}{}.{:03}", a / 1000, a % 1000)
 }
 
-/// Renders the timeline as Chrome trace event JSON. Timestamps are relative to the earliest
-/// event (its absolute time is `otherData.origin_unix_ns`), in µs with ns precision.
-pub fn render(tl: &Timeline, input: &Input) -> String {
+/// Writes the timeline as Chrome trace event JSON to `s` (streamed: no copy of the file in
+/// memory). Timestamps are relative to the earliest event (its absolute time is
+/// `otherData.origin_unix_ns`), in µs with ns precision.
+pub fn render_to(tl: &Timeline, input: &Input, s: &mut impl std::io::Write) -> std::io::Result<()> {
     let origin = tl.events.iter().map(|e| e.ts).min().unwrap_or(0);
     let pid = input.pid;
-    let mut s = String::with_capacity(128 * tl.events.len() + 1024);
-    s.push_str("{\"traceEvents\":[\n");
+    s.write_all(b"{\"traceEvents\":[\n")?;
     let exe = std::path::Path::new(&input.process)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let _ = write!(
+    write!(
         s,
         "{{\"ph\":\"M\",\"name\":\"process_name\",\"ts\":0,\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}",
         Value::String(format!("{exe} (clprism, pid {pid})"))
-    );
+    )?;
     for t in &tl.tracks {
-        let _ = write!(
+        write!(
             s,
             ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"ts\":0,\"pid\":{pid},\"tid\":{},\"args\":{{\"name\":{}}}}}",
             t.tid,
             Value::String(t.name.clone())
-        );
-        let _ = write!(
+        )?;
+        write!(
             s,
             ",\n{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"ts\":0,\"pid\":{pid},\"tid\":{},\"args\":{{\"sort_index\":{}}}}}",
             t.tid, t.sort
-        );
+        )?;
     }
     let mut order: Vec<&Event> = tl.events.iter().collect();
     order.sort_by_key(|e| (e.tid, e.ts, std::cmp::Reverse(e.dur)));
     for e in order {
-        let _ = write!(
+        write!(
             s,
             ",\n{{\"ph\":\"{}\",\"name\":{},\"cat\":\"{}\",\"ts\":{},\"pid\":{pid},\"tid\":{}",
             e.ph,
@@ -676,33 +675,40 @@ pub fn render(tl: &Timeline, input: &Input) -> String {
             e.cat,
             micros(e.ts - origin),
             e.tid
-        );
+        )?;
         if let Some(d) = e.dur {
-            let _ = write!(s, ",\"dur\":{}", micros(d as i128));
+            write!(s, ",\"dur\":{}", micros(d as i128))?;
         }
         match e.ph {
-            "i" => s.push_str(",\"s\":\"t\""),
-            "f" => s.push_str(",\"bp\":\"e\""),
+            "i" => s.write_all(b",\"s\":\"t\"")?,
+            "f" => s.write_all(b",\"bp\":\"e\"")?,
             _ => {}
         }
         if let Some(id) = e.id {
-            let _ = write!(s, ",\"id\":{id}");
+            write!(s, ",\"id\":{id}")?;
         }
         if !e.args.is_null() {
-            let _ = write!(s, ",\"args\":{}", e.args);
+            write!(s, ",\"args\":{}", e.args)?;
         }
-        s.push('}');
+        s.write_all(b"}")?;
     }
     let mut other = tl.notes.clone();
     other.insert("origin_unix_ns".into(), json!(origin.max(0) as u64));
     other.insert("generator".into(), json!("clprism"));
     other.insert("schema".into(), json!(crate::log::SCHEMA));
-    let _ = write!(
+    write!(
         s,
         "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{}}}\n",
         Value::Object(other)
-    );
-    s
+    )
+}
+
+/// [`render_to`] into a string.
+pub fn render(tl: &Timeline, input: &Input) -> String {
+    let mut v = Vec::with_capacity(128 * tl.events.len() + 1024);
+    // writing into a Vec cannot fail
+    let _ = render_to(tl, input, &mut v);
+    String::from_utf8(v).unwrap_or_default()
 }
 
 #[cfg(test)]
