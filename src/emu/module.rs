@@ -1,6 +1,6 @@
 //! SPIR-V loader of the mini-emulator (DESIGN.md §5): parses an OpenCL (Kernel capability)
 //! SPIR-V module with `rspirv`, lays out types, allocates a register slot range per SSA
-//! value, pre-decodes every instruction into a compact [`Inst`] with resolved operand slots,
+//! value, pre-decodes every instruction into a compact `Inst` with resolved operand slots,
 //! builds each function's CFG and computes immediate post-dominators (the reconvergence
 //! points of the SIMT stack, Panwar et al. §IV-C).
 //!

@@ -852,6 +852,7 @@ pub(crate) unsafe fn launch_record(
         queued_ns: None,
         extra: Default::default(),
         shared_extra: None,
+        device_times: None,
     }
 }
 

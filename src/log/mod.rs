@@ -84,6 +84,10 @@ pub struct LaunchRecord {
     /// or re-serializes them per launch.
     #[serde(skip)]
     pub shared_extra: Option<Arc<SharedExtra>>,
+    /// Raw device timestamps behind `device_ns`/`queued_ns` (not written to the log; the
+    /// timeline maps them to the host clock, [`crate::trace`]).
+    #[serde(skip)]
+    pub device_times: Option<DeviceTimes>,
 }
 
 impl LaunchRecord {
@@ -398,6 +402,7 @@ impl Output {
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
+        crate::trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
             let line = record_line(rec);
             if writeln!(s, "{line}").is_err() && !self.failed {
@@ -434,6 +439,7 @@ fn finalize(rec: &mut LaunchRecord, exec_status: i32, times: Option<DeviceTimes>
     } else if let Some(t) = times {
         rec.status = "complete";
         rec.device_ns = Some(t.end.saturating_sub(t.start));
+        rec.device_times = Some(t);
         rec.queued_ns = Some(t.start.saturating_sub(t.submit));
     } else {
         rec.status = "no_profiling";
@@ -731,6 +737,7 @@ mod tests {
             queued_ns: None,
             extra: Default::default(),
             shared_extra: None,
+            device_times: None,
         }
     }
 
