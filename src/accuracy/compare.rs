@@ -250,7 +250,7 @@ pub fn compare(runs: &[DeviceRun], profiles: &[Profile]) -> Report {
     for row in &rows {
         let missing: Vec<&String> = devices
             .iter()
-            .filter(|d| !row.cells.get(*d).is_some_and(|c| c.launches > 0))
+            .filter(|d| row.cells.get(*d).is_none_or(|c| c.launches == 0))
             .collect();
         if !missing.is_empty() {
             skipped.push((
