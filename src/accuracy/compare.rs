@@ -403,6 +403,23 @@ pub fn render_summary(rep: &Report) -> String {
             None => out += &format!("{:<16} {:>7}\n", r.variant.name, 0),
         }
     }
+    let rebuilt = rep
+        .rows
+        .iter()
+        .filter(|r| {
+            r.cells
+                .values()
+                .any(|c| c.launches > 0 && !c.shape_recorded)
+        })
+        .count();
+    if rebuilt > 0 {
+        out += &format!(
+            "note: for {rebuilt} kernel(s) the log has no `launch_shape`: projected from the \
+             NDRange with no local memory and no kernel read-set (occupancy of kernels with \
+             __local memory and the cache_reuse whole-kernel bound may differ from project \
+             mode's own projection)\n"
+        );
+    }
     if !rep.skipped.is_empty() {
         out += &format!("not compared ({}):\n", rep.skipped.len());
         for (k, why) in &rep.skipped {

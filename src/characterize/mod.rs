@@ -164,6 +164,7 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
             )
         })?;
     let facts = device::read_facts(dev);
+    let load_before = load_average();
     let ce = |e: crate::exec::cl::ClError| e.to_string();
     let mut s = Session::open(dev).map_err(ce)?;
     let mem_kernels = [
@@ -270,7 +271,25 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
         ),
         pin_compute_units: o.pin,
     };
-    assemble::assemble(&facts, &m, &naming)
+    let mut p = assemble::assemble(&facts, &m, &naming)?;
+    if let (Some(a), Some(b)) = (load_before, load_average()) {
+        // Other work on the host lowers CPU-device figures; say how busy it was.
+        p.notes = Some(format!(
+            "{} Host load average (1 min) {a:.2} before and {b:.2} after the run.",
+            p.notes.unwrap_or_default()
+        ));
+    }
+    Ok(p)
+}
+
+/// The 1-minute load average of the host (`/proc/loadavg`), when available.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// One-line-per-figure summary of a profile (stderr of `clprism characterize`).
