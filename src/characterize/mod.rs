@@ -3,7 +3,8 @@
 //! `profiles/README.md`).
 //!
 //! ```text
-//! clprism characterize [--device P:D] [--out FILE] [--quick] [--name NAME] [--pin] [--quiet]
+//! clprism characterize [--device P:D] [--out FILE] [--quick] [--name NAME] [--pin]
+//!     [--runs N] [--quiet]
 //! ```
 //!
 //! Measured, through the real OpenCL library with profiling events:
@@ -31,7 +32,8 @@ use opencl_sys::*;
 use std::path::PathBuf;
 
 const USAGE: &str = "\
-usage: clprism characterize [--device P:D] [--out FILE] [--quick] [--name NAME] [--pin] [--quiet]
+usage: clprism characterize [--device P:D] [--out FILE] [--quick] [--name NAME] [--pin]
+                            [--runs N] [--quiet]
 
 Runs OpenCL microbenchmarks on one device and writes its profile JSON (profiles/README.md).
   --device P:D   platform:device index (clinfo order; default 0:0)
@@ -39,6 +41,8 @@ Runs OpenCL microbenchmarks on one device and writes its profile JSON (profiles/
   --quick        fewer occupancy points, fewer repetitions, smaller buffers (< 2 min)
   --name NAME    profile name (default: derived from the device name)
   --pin          also match on the compute-unit count (a host-specific profile)
+  --runs N       run the whole suite N times and keep each figure's best run (for hosts
+                 shared with other work; default 1)
   --quiet        no progress bar
 ";
 
@@ -57,13 +61,18 @@ pub struct Options {
     pub pin: bool,
     /// No progress bar.
     pub quiet: bool,
+    /// Runs of the whole suite; each figure is the best over the runs (default 1).
+    pub runs: usize,
 }
 
 /// Parses the arguments after `characterize`.
 ///
 /// Errors: unknown option, missing or malformed value (`Err("")` for `--help`).
 pub fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut o = Options::default();
+    let mut o = Options {
+        runs: 1,
+        ..Options::default()
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = |name: &str| {
@@ -87,6 +96,14 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
             "--out" => o.out = Some(PathBuf::from(val("--out")?)),
             "--name" => o.name = Some(val("--name")?),
             "--quick" => o.quick = true,
+            "--runs" => {
+                let v = val("--runs")?;
+                o.runs = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--runs '{v}' is not a positive integer"))?;
+            }
             "--pin" => o.pin = true,
             "--quiet" => o.quiet = true,
             "-h" | "--help" => return Err(String::new()),
@@ -239,26 +256,37 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
         .iter()
         .filter(|k| fp64 || k.kernel != "fp64")
         .count();
-    let mut prog = progress::Progress::new(sweep.len() * 3 + n_instr + 2, o.quiet);
-    let (gr, gw) = bench::global_memory(&mut s, &shape, &sweep, &budget, &mut prog).map_err(ce)?;
-    let local = bench::local_memory(&mut s, &shape, &sweep, &budget, &mut prog).map_err(ce)?;
-    let instr = bench::instructions(&mut s, &shape, &budget, fp64, &mut prog).map_err(ce)?;
-    let (ldev, lwall) = bench::launch_overhead(&mut s, &budget, &mut prog).map_err(ce)?;
-    let (h2d, d2h) = bench::copies(&mut s, &budget, &mut prog).map_err(ce)?;
+    let runs = o.runs.max(1);
+    let mut prog = progress::Progress::new((sweep.len() * 3 + n_instr + 2) * runs, o.quiet);
+    let mut best: Option<assemble::Measurements> = None;
+    for _ in 0..runs {
+        let (gr, gw) =
+            bench::global_memory(&mut s, &shape, &sweep, &budget, &mut prog).map_err(ce)?;
+        let local = bench::local_memory(&mut s, &shape, &sweep, &budget, &mut prog).map_err(ce)?;
+        let instr = bench::instructions(&mut s, &shape, &budget, fp64, &mut prog).map_err(ce)?;
+        let (ldev, lwall) = bench::launch_overhead(&mut s, &budget, &mut prog).map_err(ce)?;
+        let (h2d, d2h) = bench::copies(&mut s, &budget, &mut prog).map_err(ce)?;
+        let m = assemble::Measurements {
+            warp_width: warp_width.clone(),
+            global_read: gr,
+            global_write: gw,
+            local,
+            instr,
+            launch_device_ns: ldev,
+            launch_wall_ns: lwall,
+            h2d,
+            d2h,
+            buffer_bytes: budget.buffer_bytes,
+            reps: budget.reps,
+            runs: 1,
+        };
+        match &mut best {
+            Some(b) => b.keep_best(&m),
+            None => best = Some(m),
+        }
+    }
     prog.finish();
-    let m = assemble::Measurements {
-        warp_width,
-        global_read: gr,
-        global_write: gw,
-        local,
-        instr,
-        launch_device_ns: ldev,
-        launch_wall_ns: lwall,
-        h2d,
-        d2h,
-        buffer_bytes: budget.buffer_bytes,
-        reps: budget.reps,
-    };
+    let m = best.ok_or("no run")?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -383,13 +411,18 @@ mod tests {
 
     #[test]
     fn args() {
-        let a: Vec<String> = ["--device", "1:2", "--quick", "--out", "x.json", "--pin"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let a: Vec<String> = [
+            "--device", "1:2", "--quick", "--out", "x.json", "--pin", "--runs", "3",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let o = parse_args(&a).unwrap();
         assert_eq!(o.device, (1, 2));
         assert!(o.quick && o.pin);
+        assert_eq!(o.runs, 3);
+        assert_eq!(parse_args(&[]).unwrap().runs, 1);
+        assert!(parse_args(&["--runs".into(), "0".into()]).is_err());
         assert_eq!(o.out, Some(PathBuf::from("x.json")));
         assert!(parse_args(&["--device".into(), "3".into()]).is_err());
         assert!(parse_args(&["--bogus".into()]).is_err());
