@@ -273,7 +273,7 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
     src.insert(
         "local".into(),
         meas(format!(
-            "one 4-B local load + store per work-item and iteration, conflict-free, {}; {}",
+            "4 loads + 4 stores of 4 B per work-item and iteration (volatile __local), conflict-free, {}; {}",
             best(m),
             describe_points(&m.local)
         )),

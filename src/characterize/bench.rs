@@ -20,6 +20,10 @@ use super::progress::Progress;
 use crate::exec::cl::ClResult;
 use crate::model::DeviceKind;
 
+/// Bytes of local memory moved per work-item and iteration of the `lmem` kernel (4 loads
+/// and 4 stores of 4 bytes).
+pub const LMEM_BYTES_PER_ITERATION: f64 = 32.0;
+
 /// Value that the benchmark kernels compare their result with; never reached.
 const NEVER: f32 = -1.0e30;
 
@@ -272,7 +276,7 @@ fn err(m: String) -> crate::exec::cl::ClError {
     }
 }
 
-/// Local memory throughput (one 4-B load and one 4-B store per work-item and iteration,
+/// Local memory throughput (4 loads and 4 stores of 4 bytes per work-item and iteration,
 /// no bank conflicts) at each configuration of `sweep`.
 ///
 /// Errors: the driver's code of the failing call.
@@ -313,7 +317,7 @@ pub fn local_memory(
         let ns = best_of(b.reps, || run(it))?;
         pts.push(Point {
             occupancy: c.occupancy,
-            bytes_per_ns: global as f64 * it as f64 * 8.0 / ns as f64,
+            bytes_per_ns: global as f64 * it as f64 * LMEM_BYTES_PER_ITERATION / ns as f64,
             work_group_size: c.local,
             work_groups: wgs,
         });

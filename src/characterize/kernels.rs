@@ -40,17 +40,19 @@ kernel void gwrite_item(global float4 *a) {
   a[g] = (float4)((float)g);
 }
 
-/* Local memory: per iteration one 4-B load and one 4-B store per work-item, to words
-   lid + k * L of a 4L-word array (consecutive lanes -> consecutive banks: no bank
-   conflict). volatile keeps every access. */
+/* Local memory: each work-item owns words lid, lid + L, lid + 2L, lid + 3L of a 4L-word
+   array (consecutive lanes -> consecutive banks: no bank conflict). Per iteration 4 loads
+   and 4 stores of 4 bytes at fixed offsets (no index arithmetic, which would make the
+   kernel ALU-bound on GPUs); volatile keeps every access. */
 kernel void lmem(global float *o, uint it, float never, local volatile float *l) {
   size_t li = get_local_id(0), L = get_local_size(0);
-  size_t m = 4 * L;
   l[li] = (float)li; l[li + L] = 1.0f; l[li + 2 * L] = 2.0f; l[li + 3 * L] = 3.0f;
   float a = 0.0f;
   for (uint i = 0; i < it; i++) {
-    a += l[(li + i * L) % m];
-    l[(li + (i + 2) * L) % m] = a;
+    a += l[li];         l[li + L] = a;
+    a += l[li + 2 * L]; l[li + 3 * L] = a;
+    a += l[li + L];     l[li] = a;
+    a += l[li + 3 * L]; l[li + 2 * L] = a;
   }
   if (a == never) o[get_global_id(0)] = a;
 }
