@@ -151,7 +151,13 @@ fn abs(p: &std::path::Path) -> PathBuf {
 /// unwritable output directory.
 pub fn accuracy(o: &Options) -> Result<(compare::Report, String, Vec<String>), String> {
     let profiles = crate::model::load_dir(&o.profiles).map_err(|e| e.to_string())?;
-    let mut targets: Vec<Target> = run::targets(&profiles)?;
+    // Reading earlier logs needs no OpenCL device: without one, columns come from the
+    // logs' `launch_device_profile`.
+    let mut targets: Vec<Target> = match (run::targets(&profiles), &o.from_logs) {
+        (Ok(t), _) => t,
+        (Err(_), Some(_)) => Vec::new(),
+        (Err(e), None) => return Err(e),
+    };
     if !o.devices.is_empty() {
         targets.retain(|t| o.devices.contains(&t.index));
     }

@@ -157,8 +157,9 @@ pub fn run_app(spec: &RunSpec, app: &str, t: &Target) -> Result<DeviceRun, Strin
     })
 }
 
-/// Reads logs written by an earlier run (`<app>.<P>_<D>.jsonl` in `logs`), mapping each
-/// device index to its target's column.
+/// Reads logs written by an earlier run (`<app>.<P>_<D>.jsonl` in `logs`). A log's column
+/// is the `launch_device_profile` its records carry, else the profile of the device with
+/// that index in `targets`.
 ///
 /// Errors: unreadable directory or log.
 pub fn read_logs(logs: &Path, targets: &[Target]) -> Result<Vec<DeviceRun>, String> {
@@ -176,14 +177,16 @@ pub fn read_logs(logs: &Path, targets: &[Target]) -> Result<Vec<DeviceRun>, Stri
         };
         let index = idx.replace('_', ":");
         let launches = read_log(&f)?;
-        let column = targets
+        // The profile project mode matched when the log was written, else the profile of
+        // the device with that index now.
+        let column = launches
             .iter()
-            .find(|t| t.index == index)
-            .map(Target::column)
+            .find_map(|l| l.launch_device_profile.clone())
             .or_else(|| {
-                launches
+                targets
                     .iter()
-                    .find_map(|l| l.launch_device_profile.clone())
+                    .find(|t| t.index == index)
+                    .map(Target::column)
             })
             .unwrap_or_else(|| format!("dev {index}"));
         out.push(DeviceRun {
