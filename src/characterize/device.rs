@@ -232,7 +232,16 @@ pub fn read_facts(dev: cl_device_id) -> DeviceFacts {
         }),
         l2_bytes: s(
             cache,
-            drv("CL_DEVICE_GLOBAL_MEM_CACHE_SIZE", format!("{cache} bytes")),
+            format!(
+                "{}{}",
+                drv("CL_DEVICE_GLOBAL_MEM_CACHE_SIZE", format!("{cache} bytes")),
+                if is_nvidia {
+                    "; check against the spec sheet's L2 size: drivers differ in which cache \
+                     they report here"
+                } else {
+                    ""
+                }
+            ),
         ),
         line_bytes: s(
             line.max(32),
