@@ -5,7 +5,7 @@
 //! inputs used (`never`), so that the compiler cannot remove the work and the traffic is
 //! the intended one. Instruction counts per loop iteration are given in the comments in
 //! the units of the emulator's instruction classes (an FMA counts as one `fp32`/`fp64`
-//! instruction, `x * m + i` on integers as two `int` instructions).
+//! instruction, `(x ^ m) + i` on integers as two `int` instructions).
 
 /// Kernels for memory throughput, launch overhead, barriers and atomics (fp32 only).
 pub const MEMORY: &str = r#"
@@ -86,14 +86,16 @@ kernel void fp32(global float *o, uint it, float never) {
   if (s == never) o[get_global_id(0)] = s;
 }
 
-/* int: 8 independent chains of mul + add, 16 int instructions per iteration. */
+/* int: 8 independent chains of xor + add, 16 int instructions per iteration (xor and add
+   do not fuse into one machine instruction, unlike mul + add into IMAD on NVIDIA GPUs,
+   which would count two emulator instructions per issue slot). */
 kernel void int32(global uint *o, uint it, float never) {
   uint a0 = get_global_id(0), a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4,
        a5 = a0 + 5, a6 = a0 + 6, a7 = a0 + 7;
-  uint m = it | 1u;
+  uint m = it | 0x5bd1e995u;
   for (uint i = 0; i < it; i++) {
-    a0 = a0 * m + i; a1 = a1 * m + i; a2 = a2 * m + i; a3 = a3 * m + i;
-    a4 = a4 * m + i; a5 = a5 * m + i; a6 = a6 * m + i; a7 = a7 * m + i;
+    a0 = (a0 ^ m) + i; a1 = (a1 ^ m) + i; a2 = (a2 ^ m) + i; a3 = (a3 ^ m) + i;
+    a4 = (a4 ^ m) + i; a5 = (a5 ^ m) + i; a6 = (a6 ^ m) + i; a7 = (a7 ^ m) + i;
   }
   uint s = a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7;
   if ((float)s == never) o[get_global_id(0)] = s;
@@ -158,7 +160,7 @@ pub const INSTR: &[InstrKernel] = &[
         kernel: "int32",
         class: "int",
         per_iteration: 16.0,
-        what: "8 independent chains of 32-bit mul + add per work-item",
+        what: "8 independent chains of 32-bit xor + add per work-item",
     },
     InstrKernel {
         kernel: "fp32",
