@@ -20,6 +20,8 @@ commands:
                                  run the examples on every device, compare measured
                                  kernel times with the projections (Panwar §V)
                                  (see `clprism accuracy --help`)
+  trace-check TRACE.json...      check Chrome trace files (CLPRISM_TRACE) against the
+                                 trace event format; print what they contain
 ";
 
 fn main() {
@@ -32,6 +34,7 @@ fn main() {
         Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
         Some("characterize") => OpenCL::characterize::characterize_main(rest),
         Some("accuracy") => OpenCL::accuracy::accuracy_main(rest),
+        Some("trace-check") => OpenCL::trace::check::check_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0
