@@ -523,7 +523,9 @@ mod tests {
         assert_eq!(base.variant.name, "baseline");
         assert_eq!(base.kernels.len(), 2);
         for k in &base.kernels {
-            assert!(k.relative_error < 1e-6, "{k:?}");
+            // Zero up to the rounding of the measured times to whole ns (≤ 0.5 ns on times
+            // of ≥ 10 µs: relative 5e-5).
+            assert!(k.relative_error < 1e-4, "{k:?}");
             assert!(k.best.picked_best);
             for a in &k.ape {
                 // |p − 2p| / 2p = 0.5 up to the rounding of the measured ns.
