@@ -45,37 +45,70 @@ bal() { # name config devices [env...] -- app args
   run "$name" "$cfg" CLPRISM_MODE=balance CLPRISM_DEVICES=$devs LD_PRELOAD=$LIB "$@"
 }
 
-apps=("matmul_global 8192 3" "matmul_local 8192 3" "blackscholes 33554432 4" "transpose 32768 4")
-[ -n "$QUICK" ] && apps=("matmul_global 4096 2")
-for spec in "${apps[@]}"; do
-  set -- $spec; app=$1; shift
-  exe=$G/examples/$app
-  run $app native -- "$exe" "$@"
-  for n in 1 2 3 4; do
-    [ "$n" -le "$ngpu" ] || continue
-    bal $app boyer-gpu$n gpu:$n -- "$exe" "$@"
-  done
-  if [ "$ngpu" -ge 4 ] && [ "$app" = matmul_global ]; then
-    # static sweep (the best static partition on identical GPUs should be the even one)
-    for f in 0.25,0.25,0.25,0.25 0.28,0.24,0.24,0.24 0.22,0.26,0.26,0.26; do
-      bal $app static:$f gpu:4 CLPRISM_SCHEDULER=static:$f -- "$exe" "$@"
-    done
-    for s in gss tss css:0.07; do
-      bal $app $s-gpu4 gpu:4 CLPRISM_SCHEDULER=$s -- "$exe" "$@"
-    done
-    # one GPU blocked behind a user event that never completes, against the three others
-    bal $app blocked-gpu4 gpu:4 CLPRISM_FAULT=block:3 -- "$exe" "$@"
-    # variability: GPU 1 shared with a competing native matmul for the whole block
-    CLPRISM_EXAMPLE_DEVICE=$nv:1 "$G/examples/matmul_global" 8192 400 >/dev/null 2>&1 &
-    hog=$!
-    sleep 2
-    bal $app loaded-boyer-gpu4 gpu:4 -- "$exe" "$@"
-    bal $app loaded-static-even gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$exe" "$@"
-    bal $app loaded-static-0.3x3 gpu:4 CLPRISM_SCHEDULER=static:0.3,0.1,0.3,0.3 -- "$exe" "$@"
-    bal $app loaded-gss-gpu4 gpu:4 CLPRISM_SCHEDULER=gss -- "$exe" "$@"
-    bal $app loaded-tss-gpu4 gpu:4 CLPRISM_SCHEDULER=tss -- "$exe" "$@"
-    bal $app loaded-css-gpu4 gpu:4 CLPRISM_SCHEDULER=css:0.07 -- "$exe" "$@"
-    kill $hog 2>/dev/null; wait $hog 2>/dev/null
-  fi
+cpu=""
+for p in 0 1 2 3; do
+  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | head -1)
+  case "$probe" in *NVIDIA*) ;; *cpu*|*pthread*|*Xeon*|*EPYC*) cpu=$p; break ;; esac
 done
+echo "CPU (PoCL) platform index: ${cpu:-none}"
+mm=$G/examples/matmul_global
+if [ -z "$QUICK" ]; then
+  # compute-bound, 3 launches of 8192^2 (one GPU: ~262 ms per launch)
+  run matmul_global native -- "$mm" 8192 3
+  for n in 1 2 4; do bal matmul_global boyer-gpu$n gpu:$n -- "$mm" 8192 3; done
+  bal matmul_global boyer-gpu3 gpu:3 -- "$mm" 8192 3
+  bal matmul_global static-even-gpu4 gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 3
+  bal matmul_global gss-gpu4 gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 3
+  bal matmul_global blocked-gpu4 gpu:4 CLPRISM_FAULT=block:3 -- "$mm" 8192 3
+  # variability: GPU 1 shared with a competing native matmul for the whole block
+  CLPRISM_EXAMPLE_DEVICE=$nv:1 "$mm" 8192 400 >/dev/null 2>&1 &
+  hog=$!
+  sleep 3
+  bal matmul_global loaded-boyer-gpu4 gpu:4 -- "$mm" 8192 3
+  bal matmul_global loaded-static-even gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 3
+  bal matmul_global loaded-gss-gpu4 gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 3
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  # compute-bound, one launch of 16384^2 (one GPU: ~2 s)
+  run matmul_global16k native -- "$mm" 16384 1
+  for n in 1 2 4; do bal matmul_global16k boyer-gpu$n gpu:$n -- "$mm" 16384 1; done
+  bal matmul_global16k static-even-gpu4 gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 16384 1
+  # transfer-bound: Black-Scholes, inputs rewritten by the app before each of 4 launches
+  bs=$G/examples/blackscholes
+  run blackscholes native -- "$bs" 33554432 4
+  for n in 1 4; do bal blackscholes boyer-gpu$n gpu:$n -- "$bs" 33554432 4; done
+  # heterogeneous: PoCL's CPU device + one H200
+  if [ -n "$cpu" ]; then
+    run matmul_global4k native -- "$mm" 4096 2
+    bal matmul_global4k boyer-gpu1 gpu:1 -- "$mm" 4096 2
+    bal matmul_global4k boyer-h200+cpu "$nv:0,$cpu:0" -- "$mm" 4096 2
+  fi
+else
+  # short: the 8192^2 block without variability, Black-Scholes, heterogeneous
+  run matmul_global native -- "$mm" 8192 3
+  for n in 1 2 3 4; do bal matmul_global boyer-gpu$n gpu:$n -- "$mm" 8192 3; done
+  bal matmul_global static-even-gpu4 gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 3
+  bal matmul_global gss-gpu4 gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 3
+  bal matmul_global blocked-gpu4 gpu:4 CLPRISM_FAULT=block:3 -- "$mm" 8192 3
+  bs=$G/examples/blackscholes
+  run blackscholes native -- "$bs" 33554432 4
+  for n in 1 4; do bal blackscholes boyer-gpu$n gpu:$n -- "$bs" 33554432 4; done
+  if [ -n "$cpu" ]; then
+    run matmul_global4k native -- "$mm" 4096 2
+    bal matmul_global4k boyer-gpu1 gpu:1 -- "$mm" 4096 2
+    bal matmul_global4k boyer-h200+cpu "$nv:0,$cpu:0" -- "$mm" 4096 2
+  fi
+fi
+# per-launch phases (ms) of every balanced run
+python3 - "$OUT/logs" > "$OUT/phases.txt" 2>&1 <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*.jsonl")):
+    for l in open(f):
+        r = json.loads(l); s = r.get("schedule")
+        if not isinstance(s, dict) or s.get("fallback"):
+            if isinstance(s, dict): print(f.split("/")[-1], "fallback:", s.get("fallback"))
+            continue
+        ph = " ".join("%s=%.1f" % (p["name"], (p["end_ns"] - p["start_ns"]) / 1e6) for p in s.get("phases", []))
+        print("%-40s merge=%-9s direct=%-5s share=%s %s" % (f.split("/")[-1], s.get("merge"), s.get("app_device_direct"),
+              ",".join("%.2f" % x for x in s.get("share", [])), ph))
+PY
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

@@ -478,12 +478,14 @@ impl WorkerState {
             let stale = need_model
                 || (verify && b.written)
                 || (others && (b.always_stale || (b.written && !skip_baseline(b, &model))))
-                || devs.iter().filter(|d| Some(**d) != home_d).any(|d| {
+                // a buffer the kernel only writes needs no valid replica at all
+                || (!skip_baseline(b, &model)
+                    && devs.iter().filter(|d| Some(**d) != home_d).any(|d| {
                     self.replicas
                         .get(&(b.mem, slot(*d, home_d)))
                         .map(|r| r.epoch != epoch)
                         .unwrap_or(true)
-                });
+                }));
             if stale {
                 let mut v = vec![0u8; b.size];
                 // SAFETY: reading the app's (retained) buffer on clprism's queue.
@@ -510,7 +512,7 @@ impl WorkerState {
                     Err(e) => return Err(e.to_string()),
                 }
                 let bufs_view: Vec<(Key, bool)> = bufs.iter().map(|b| (b.mem, b.written)).collect();
-                let (mut args, moved) = emu_args(job, &kinds, &bufs_view, &mut snapshots);
+                let (args, moved) = emu_args(job, &kinds, &bufs_view, &mut snapshots);
                 let shape = crate::emu::LaunchShape::new(
                     &job.global[..dim]
                         .iter()
@@ -528,9 +530,27 @@ impl WorkerState {
                     ),
                 );
                 let cfg = crate::emu::EmuConfig::default();
-                let r = footprint::derive(groups3, split, |g| {
-                    crate::emu::emulate(&m.module, &job.kernel, &shape, g, &mut args, &cfg)
-                        .map_err(|e| e.to_string())
+                // the sampled work-groups on parallel threads, each with its own buffers
+                let r = footprint::derive_batch(groups3, split, |gs| {
+                    std::thread::scope(|sc| {
+                        let hs: Vec<_> = gs
+                            .iter()
+                            .map(|g| {
+                                let mut mine = args.clone();
+                                let (module, kernel) = (&m.module, &job.kernel);
+                                sc.spawn(move || {
+                                    crate::emu::emulate(module, kernel, &shape, *g, &mut mine, &cfg)
+                                        .map_err(|e| e.to_string())
+                                })
+                            })
+                            .collect();
+                        hs.into_iter()
+                            .map(|h| {
+                                h.join()
+                                    .unwrap_or_else(|_| Err("emulation thread panicked".into()))
+                            })
+                            .collect()
+                    })
                 });
                 restore_snapshots(args, &moved, &bufs_view, job, &mut snapshots);
                 r.map(Arc::new)
