@@ -14,9 +14,10 @@ G=$PWD/.gpu
 CLP=$G/clprism
 nv="" cpu=""
 for p in 0 1 2 3; do
-  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1)
+  # first line only: "device P:D: NAME" (later lines may name other platforms)
+  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | head -1)
   case "$probe" in
-    *NVIDIA*|*nvidia*) [ -n "$nv" ] || nv=$p ;;
+    *NVIDIA*) [ -n "$nv" ] || nv=$p ;;
     *pthread*|*cpu*|*CPU*|*Xeon*|*EPYC*) [ -n "$cpu" ] || cpu=$p ;;
   esac
 done

@@ -530,27 +530,13 @@ impl WorkerState {
                     ),
                 );
                 let cfg = crate::emu::EmuConfig::default();
-                // the sampled work-groups on parallel threads, each with its own buffers
-                let r = footprint::derive_batch(groups3, split, |gs| {
-                    std::thread::scope(|sc| {
-                        let hs: Vec<_> = gs
-                            .iter()
-                            .map(|g| {
-                                let mut mine = args.clone();
-                                let (module, kernel) = (&m.module, &job.kernel);
-                                sc.spawn(move || {
-                                    crate::emu::emulate(module, kernel, &shape, *g, &mut mine, &cfg)
-                                        .map_err(|e| e.to_string())
-                                })
-                            })
-                            .collect();
-                        hs.into_iter()
-                            .map(|h| {
-                                h.join()
-                                    .unwrap_or_else(|_| Err("emulation thread panicked".into()))
-                            })
-                            .collect()
-                    })
+                // Sequentially, on one copy of the buffers: on the 4xH200 host, parallel
+                // threads each cloning 768 MiB of SGEMM inputs took 2.9 s against 0.87 s
+                // (results/gpu-2026-11-22/phases-4xh200-short.txt).
+                let mut args = args;
+                let r = footprint::derive(groups3, split, |g| {
+                    crate::emu::emulate(&m.module, &job.kernel, &shape, g, &mut args, &cfg)
+                        .map_err(|e| e.to_string())
                 });
                 restore_snapshots(args, &moved, &bufs_view, job, &mut snapshots);
                 r.map(Arc::new)
