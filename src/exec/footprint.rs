@@ -265,43 +265,6 @@ pub fn derive(
     Ok(model)
 }
 
-/// The work-groups [`derive`] emulates for a launch of `groups` work-groups per dimension:
-/// the origin, one step along each dimension with more than one work-group, the last and the
-/// middle work-group.
-pub fn sample_groups(groups: [u64; 3]) -> Vec<[u64; 3]> {
-    let mut v = vec![[0; 3]];
-    for d in (0..3).filter(|d| groups[*d] > 1) {
-        v.push(unit(d));
-    }
-    let last = groups.map(|g| g.saturating_sub(1));
-    let mid = groups.map(|g| g / 2);
-    for g in [last, mid] {
-        if !v.contains(&g) {
-            v.push(g);
-        }
-    }
-    v
-}
-
-/// [`derive`] with the sampled work-groups emulated together by `emulate_all` (e.g. on
-/// several threads); it returns one result per group of [`sample_groups`], in order.
-pub fn derive_batch(
-    groups: [u64; 3],
-    split: usize,
-    emulate_all: impl FnOnce(&[[u64; 3]]) -> Vec<Result<WorkGroupStats, String>>,
-) -> Result<FootprintModel, String> {
-    let wanted = sample_groups(groups);
-    let mut results: Vec<Option<Result<WorkGroupStats, String>>> =
-        emulate_all(&wanted).into_iter().map(Some).collect();
-    derive(groups, split, |g| {
-        wanted
-            .iter()
-            .position(|w| *w == g)
-            .and_then(|i| results.get_mut(i).and_then(Option::take))
-            .unwrap_or_else(|| Err(format!("work-group {g:?} was not emulated")))
-    })
-}
-
 fn unit(d: usize) -> [u64; 3] {
     let mut g = [0; 3];
     g[d] = 1;
@@ -425,15 +388,6 @@ mod tests {
             .contains("budget"));
         let failing = |_g: [u64; 3]| Err("no toolchain".to_string());
         assert_eq!(derive([2, 1, 1], 0, failing).unwrap_err(), "no toolchain");
-    }
-
-    #[test]
-    fn batch_derivation_equals_the_sequential_one() {
-        let seq = derive([4, 4, 1], 1, tile_writer(64, 16, 16)).unwrap();
-        let mut f = tile_writer(64, 16, 16);
-        let batch = derive_batch([4, 4, 1], 1, |gs| gs.iter().map(|g| f(*g)).collect()).unwrap();
-        assert_eq!(seq, batch);
-        assert_eq!(sample_groups([4, 4, 1]).len(), batch.sampled_groups);
     }
 
     #[test]

@@ -709,8 +709,7 @@ impl WorkerState {
                         };
                         let r = enqueue_chunk(
                             dev,
-                            queue,
-                            kernel,
+                            (queue, kernel),
                             dim,
                             &off[..dim],
                             &glob[..dim],
@@ -1191,10 +1190,11 @@ pub(super) fn buffer_of(a: &KernelArg) -> Option<Key> {
     }
 }
 
+/// Enqueues one chunk of `k` on `queue` (the device's queue, or clprism's queue in the app's
+/// context for the app's own device), with the device's fault injection.
 fn enqueue_chunk(
     dev: &Device,
-    queue: cl_command_queue,
-    k: cl_kernel,
+    (queue, k): (cl_command_queue, cl_kernel),
     dim: usize,
     off: &[usize],
     g: &[usize],
