@@ -2,10 +2,10 @@
 # Peer test suites (not written by this project) run natively and through clprism in each
 # mode, on PoCL; writes per-run result lists and a comparison table into results/peer/.
 #
-#   scripts/peer_suites.sh [--quick] [--out DIR] [MODE...]
+#   scripts/peer_suites.sh [--quick] [--reuse-native] [--out DIR] [MODE...]
 #
-# MODE: native off log project balance (default: all five; `native` is always run first,
-# it is the reference). --quick: the cl-api tests and every 6th program/execute test only
+# MODE: off log project balance (default: all four; `native` is always run first, it is
+# the reference; --reuse-native keeps an existing DIR/native.tsv instead). --quick: the cl-api tests and every 6th program/execute test only
 # (what tests/peer.rs runs in CI). Suites:
 #   piglit-api      piglit's cl-api-* binaries (Debian `piglit`)
 #   piglit-execute  piglit's tests/cl/program/execute/*.{cl,program_test} via cl-program-tester
@@ -19,12 +19,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 QUICK=0
+REUSE_NATIVE=0
 OUT=results/peer
 modes=()
 while (($#)); do
   case "$1" in
     --quick) QUICK=1 ;;
     --out) OUT=$2; shift ;;
+    --reuse-native) REUSE_NATIVE=1 ;;
     native) ;;
     *) modes+=("$1") ;;
   esac
@@ -40,6 +42,9 @@ PIGLIT="${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}"
 PYEX="${PYOPENCL_EXAMPLES_DIR:-/usr/share/doc/python-pyopencl-doc/examples}"
 PY=/usr/bin/python3
 T=${PEER_TIMEOUT:-120}
+# tests left out (extended regex on the test name); cl-api-enqueue-fill-buffer hangs natively
+# on PoCL 3.1 (timeout in every mode) and only costs time
+SKIP=${PEER_SKIP:-^cl-api-enqueue-fill-buffer$}
 JOBS=${PEER_JOBS:-2}
 PYOPENCL_TESTS=${PYOPENCL_TESTS:-"test_wrapper.py test_enqueue_copy.py test_arrays_in_structs.py test_clrandom.py"}
 # test_event_set_callback hangs natively on PoCL 3.1 (basic device): deselected.
@@ -80,7 +85,7 @@ run_mode() {
   envs=$(mode_env "$m")
   : >"$tsv"
   # piglit API tests
-  ls "$PIGLIT"/bin/cl-api-* | sort | xargs -P "$JOBS" -I{} bash -c \
+  for f in "$PIGLIT"/bin/cl-api-*; do [[ "$(basename "$f")" =~ $SKIP ]] || echo "$f"; done | sort | xargs -P "$JOBS" -I{} bash -c \
     'piglit_one "$0" "$1" "$(basename {})" {}' "$m" "$envs" | sed 's/^/piglit-api\t/' | sort >>"$tsv"
   # piglit program/execute tests
   local i=0 list="$work/$m.exec"
@@ -88,6 +93,7 @@ run_mode() {
   for f in $(ls "$PIGLIT"/tests/cl/program/execute/ | grep -E '\.(cl|program_test)$' | sort); do
     i=$((i + 1))
     if ((QUICK)) && ((i % 6 != 1)); then continue; fi
+    [[ "$f" =~ $SKIP ]] && continue
     echo "$f" >>"$list"
   done
   xargs -P "$JOBS" -I{} bash -c \
@@ -141,6 +147,7 @@ PYEOF
 
 all=(native "${modes[@]}")
 for m in "${all[@]}"; do
+  if [ "$m" = native ] && ((REUSE_NATIVE)) && [ -s "$OUT/native.tsv" ]; then continue; fi
   echo "peer: mode $m" >&2
   start=$(date +%s)
   run_mode "$m"

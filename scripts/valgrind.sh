@@ -34,7 +34,7 @@ if ((${#progs[@]} == 0)); then
   list=("$ROOT/target/ctests/early_release")
   # a peer suite: piglit's cl-api tests (PIGLIT_API="..." to choose; default: a subset that
   # covers buffers, programs, kernels, queues, events; each takes minutes under valgrind)
-  for t in ${PIGLIT_API:-create-buffer create-program-with-source build-program create-kernel set-kernel-arg enqueue-read_write-buffer get-event-info retain_release-kernel}; do
+  for t in ${PIGLIT_API:-create-buffer build-program set-kernel-arg enqueue-read_write-buffer retain_release-kernel}; do
     list+=("$PIGLIT/bin/cl-api-$t")
   done
 else
