@@ -138,3 +138,21 @@ fn cache_symlinks_are_not_followed() {
     assert_eq!(std::fs::read(&poisoned).unwrap(), bytes);
     std::env::remove_var("CLPRISM_CACHE");
 }
+
+/// Fuzzer finds (fuzz/regressions/): each input is rejected with an error, not a panic
+/// (a panic would be caught inside `load_module` but print on the app's stderr).
+#[test]
+fn fuzz_regressions_are_errors() {
+    // rspirv 0.12 indexes past the stream for an instruction whose word count runs beyond it
+    let bytes =
+        std::fs::read(root().join("fuzz/regressions/spirv_load-rspirv-string-oob.bin")).unwrap();
+    let mut b = bytes.clone();
+    if bytes.first().is_some_and(|x| x & 1 == 1) && b.len() >= 20 {
+        b[..4].copy_from_slice(&0x0723_0203u32.to_le_bytes()); // as the fuzz target does
+    }
+    let words = spirv_words(&b).expect("header is valid");
+    let err = OpenCL::emu::module::Module::load(&words)
+        .err()
+        .expect("rejected");
+    assert!(format!("{err:?}").contains("word count"), "{err:?}");
+}

@@ -779,6 +779,27 @@ fn int_mask(bits: u32) -> u64 {
     }
 }
 
+/// Checks the framing of a SPIR-V word stream before rspirv sees it: a 5-word header and
+/// instructions whose word counts are at least 1 and stay inside the stream. rspirv 0.12
+/// indexes past the end of the stream (a panic, e.g. in `Decoder::string`) when an
+/// instruction's word count runs beyond it (found by `fuzz/fuzz_targets/spirv_load.rs`).
+fn check_stream(words: &[u32]) -> Result<(), EmuError> {
+    if words.len() < 5 {
+        return Err(e("SPIR-V parse: shorter than its header"));
+    }
+    let mut i = 5;
+    while i < words.len() {
+        let n = (words[i] >> 16) as usize;
+        if n == 0 || i + n > words.len() {
+            return Err(e(format!(
+                "SPIR-V parse: instruction at word {i} has a bad word count {n}"
+            )));
+        }
+        i += n;
+    }
+    Ok(())
+}
+
 impl Module {
     /// Loads and pre-decodes a SPIR-V module given as 32-bit words.
     ///
@@ -787,6 +808,7 @@ impl Module {
     /// Kernels that use unsupported features (images, pipes, printf, device-side enqueue,
     /// ...) load, and report the feature by name when emulated.
     pub fn load(words: &[u32]) -> Result<Module, EmuError> {
+        check_stream(words)?;
         // rspirv can panic on some malformed inputs: contain it here.
         std::panic::catch_unwind(|| {
             let m = rspirv::dr::load_words(words).map_err(|x| e(format!("SPIR-V parse: {x}")))?;
