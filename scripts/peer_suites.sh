@@ -2,10 +2,11 @@
 # Peer test suites (not written by this project) run natively and through clprism in each
 # mode, on PoCL; writes per-run result lists and a comparison table into results/peer/.
 #
-#   scripts/peer_suites.sh [--quick] [--reuse-native] [--out DIR] [MODE...]
+#   scripts/peer_suites.sh [--quick] [--reuse-native] [--table-only] [--out DIR] [MODE...]
 #
 # MODE: off log project balance (default: all four; `native` is always run first, it is
-# the reference; --reuse-native keeps an existing DIR/native.tsv instead). --quick: the cl-api tests and every 6th program/execute test only
+# the reference; --reuse-native keeps an existing DIR/native.tsv instead; --table-only
+# only rebuilds DIR/table.md from the DIR/*.tsv of earlier runs). --quick: the cl-api tests and every 6th program/execute test only
 # (what tests/peer.rs runs in CI). Suites:
 #   piglit-api      piglit's cl-api-* binaries (Debian `piglit`)
 #   piglit-execute  piglit's tests/cl/program/execute/*.{cl,program_test} via cl-program-tester
@@ -20,6 +21,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 QUICK=0
 REUSE_NATIVE=0
+TABLE_ONLY=0
 OUT=results/peer
 modes=()
 while (($#)); do
@@ -27,6 +29,7 @@ while (($#)); do
     --quick) QUICK=1 ;;
     --out) OUT=$2; shift ;;
     --reuse-native) REUSE_NATIVE=1 ;;
+    --table-only) TABLE_ONLY=1 ;;
     native) ;;
     *) modes+=("$1") ;;
   esac
@@ -147,6 +150,7 @@ PYEOF
 
 all=(native "${modes[@]}")
 for m in "${all[@]}"; do
+  ((TABLE_ONLY)) && break
   if [ "$m" = native ] && ((REUSE_NATIVE)) && [ -s "$OUT/native.tsv" ]; then continue; fi
   echo "peer: mode $m" >&2
   start=$(date +%s)
