@@ -244,12 +244,15 @@ fn main() {
         // The body lives in a crate-internal function: its address cannot be interposed by a
         // same-named global symbol (in loader-layer mode the loader's own `clX` would win
         // over our exported one), so the layer dispatch table points at these.
+        // With `CLPRISM_TRACE` the call is recorded as a span of its thread: one relaxed
+        // atomic load decides, so forwarding pays a predicted branch when tracing is off.
         writeln!(
             rs,
-            "#[inline]\n#[doc(hidden)]\npub(crate) unsafe extern \"C\" fn impl_{}({}){} {{",
+            "#[inline]\n#[doc(hidden)]\npub(crate) unsafe extern \"C\" fn impl_{0}({1}){2} {{\n    if crate::trace::api_on() {{\n        return traced_{0}({3});\n    }}\n    body_{0}({3})\n}}\n\n#[cold]\n#[inline(never)]\nunsafe fn traced_{0}({1}){2} {{\n    let _span = crate::trace::ApiSpan::begin(\"{0}\");\n    body_{0}({3})\n}}\n\n#[inline(always)]\nunsafe fn body_{0}({1}){2} {{",
             e.name,
             decl.join(", "),
-            arrow
+            arrow,
+            args.join(", ")
         )
         .unwrap();
         if e.intercept {

@@ -7,7 +7,8 @@
 //! devices (Boyer's dynamic chunk scheduler). See `DESIGN.md` for the architecture.
 //!
 //! Layers (dependencies point down only):
-//! `api` → `intercept` → {`exec`, `sched`, `emu`, `model`} → `log` → `loader` → `config`.
+//! `api` → `intercept` → {`exec`, `sched`, `emu`, `model`} → `log` (+ its `trace` sink) →
+//! `loader` → `config`.
 //! `sched`, `emu` and `model` make no OpenCL calls.
 #![allow(non_snake_case)]
 
@@ -22,3 +23,4 @@ pub mod log;
 pub mod model;
 pub mod report;
 pub mod sched;
+pub mod trace;

@@ -105,6 +105,30 @@ fn examples_are_byte_identical_in_balance_mode() {
             }
         }
         multi_device_launches += split;
+        // Merge method: kernels whose writes are indexed by ids merge from the emulator's
+        // footprints; Floyd-Warshall's data-conditional writes must use diff-merge.
+        let merges: Vec<&str> = recs
+            .iter()
+            .filter(|r| r["schedule"]["fallback"].is_null())
+            .map(|r| r["schedule"]["merge"].as_str().unwrap_or("?"))
+            .collect();
+        match name.as_str() {
+            "matmul_global" | "matmul_local" | "blackscholes" | "nbody" | "dct8x8" => assert!(
+                merges.iter().all(|m| *m == "footprint"),
+                "{name}: expected footprint merges, got {merges:?}"
+            ),
+            "floyd_warshall" => {
+                assert!(merges.iter().all(|m| *m == "diff"), "{name}: {merges:?}");
+                let why = recs[0]["schedule"]["footprint"]["reason"]
+                    .as_str()
+                    .unwrap_or("");
+                assert!(
+                    why.contains("conditional on memory contents"),
+                    "{name}: {why}"
+                );
+            }
+            _ => {}
+        }
         report.push_str(&format!(
             "{name}: {} launches, {split} on several devices, fallbacks {:?}\n",
             recs.len(),

@@ -13,6 +13,8 @@ commands:
                                  (see `clprism emulate --help`)
   simulate [OPTIONS]             discrete-event simulation of the chunk schedulers
                                  (see `clprism simulate --help`)
+  trace-check TRACE.json...      check Chrome trace files (CLPRISM_TRACE) against the
+                                 trace event format; print what they contain
 ";
 
 fn main() {
@@ -23,6 +25,7 @@ fn main() {
         Some("report") => OpenCL::report::report_main(rest),
         Some("emulate") => OpenCL::emu::cli::emulate_main(rest),
         Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
+        Some("trace-check") => OpenCL::trace::check::check_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

@@ -34,7 +34,7 @@ impl Mode {
 
 /// Modes this build implements; a requested mode outside this list falls back to `log` with
 /// one warning.
-pub const IMPLEMENTED_MODES: &[Mode] = &[Mode::Off, Mode::Log, Mode::Balance];
+pub const IMPLEMENTED_MODES: &[Mode] = &[Mode::Off, Mode::Log, Mode::Project, Mode::Balance];
 
 /// Where the end-of-run summary goes (`CLPRISM_SUMMARY`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +85,33 @@ pub struct Config {
     pub cache: Option<PathBuf>,
     /// `CLPRISM_VERIFY=1`: run balanced launches natively too and compare bytes.
     pub verify: bool,
+    /// `CLPRISM_EMU_SNAPSHOT_MAX`: most bytes of buffer snapshots that project mode holds at
+    /// once (device copies plus their host read-backs); a launch whose buffer arguments
+    /// would exceed it is not emulated (the record says why). Default 256 MiB.
+    pub emu_snapshot_max: u64,
+}
+
+/// Default of `CLPRISM_EMU_SNAPSHOT_MAX`, bytes (256 MiB).
+pub const DEFAULT_EMU_SNAPSHOT_MAX: u64 = 256 << 20;
+
+/// Parses a byte count with an optional binary suffix (`K`, `M`, `G`, with or without
+/// `iB`/`B`): `64M` = 64 MiB.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let digits_end = upper
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(upper.len());
+    let (num, suffix) = upper.split_at(digits_end);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match suffix.trim() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mult)
 }
 
 /// Formats the standard warning line for a malformed variable.
@@ -151,6 +178,21 @@ impl Config {
                 false
             }
         };
+        let emu_snapshot_max = match get("CLPRISM_EMU_SNAPSHOT_MAX").as_deref().map(str::trim) {
+            None | Some("") => DEFAULT_EMU_SNAPSHOT_MAX,
+            Some(v) => match parse_bytes(v) {
+                Some(n) => n,
+                None => {
+                    warnings.push(malformed(
+                        "CLPRISM_EMU_SNAPSHOT_MAX",
+                        v,
+                        "a byte count such as 268435456 or 256M",
+                        "256M",
+                    ));
+                    DEFAULT_EMU_SNAPSHOT_MAX
+                }
+            },
+        };
         let trace = path_var(get("CLPRISM_TRACE"))
             .map(|p| PathBuf::from(p.to_string_lossy().replace("%p", &pid.to_string())));
         let cfg = Config {
@@ -166,6 +208,7 @@ impl Config {
             toolchain: path_var(get("CLPRISM_TOOLCHAIN")),
             cache: path_var(get("CLPRISM_CACHE")),
             verify,
+            emu_snapshot_max,
         };
         (cfg, warnings)
     }
@@ -246,6 +289,28 @@ mod tests {
         let (c, _) = parse(&[("CLPRISM_LOG", "/tmp/x-%p.jsonl"), ("CLPRISM_MODE", "OFF")]);
         assert_eq!(c.log, LogTarget::File("/tmp/x-42.jsonl".into()));
         assert_eq!(c.mode, Mode::Off);
+    }
+
+    #[test]
+    fn project_mode_is_implemented() {
+        let (c, w) = parse(&[("CLPRISM_MODE", "project")]);
+        assert_eq!(c.mode, Mode::Project);
+        assert!(w.is_empty(), "{w:?}");
+    }
+
+    #[test]
+    fn snapshot_cap() {
+        let (c, w) = parse(&[]);
+        assert_eq!(c.emu_snapshot_max, DEFAULT_EMU_SNAPSHOT_MAX);
+        assert!(w.is_empty());
+        let (c, _) = parse(&[("CLPRISM_EMU_SNAPSHOT_MAX", "64M")]);
+        assert_eq!(c.emu_snapshot_max, 64 << 20);
+        let (c, _) = parse(&[("CLPRISM_EMU_SNAPSHOT_MAX", "4096")]);
+        assert_eq!(c.emu_snapshot_max, 4096);
+        let (c, w) = parse(&[("CLPRISM_EMU_SNAPSHOT_MAX", "lots")]);
+        assert_eq!(c.emu_snapshot_max, DEFAULT_EMU_SNAPSHOT_MAX);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("CLPRISM_EMU_SNAPSHOT_MAX"));
     }
 
     #[test]

@@ -8,6 +8,11 @@
 //!            | ulong:V | float:V | double:V | local:BYTES ...] [-DNAME[=V] ...] [-IDIR]
 //!     [-cl-std=CLx.y]
 //! ```
+//! With `--project [--profiles DIR]` the output object gains a top-level `"projection"`
+//! key: the [`crate::model::ProjectionSet`] of this launch on every profile of `DIR` (else
+//! `CLPRISM_PROFILES`, else the built-in `profiles/`), as in project mode's log records;
+//! the statistics keys stay where they are, so tools reading them are unaffected.
+//!
 //! `FILE` may also be a `.spv` SPIR-V binary. Fills: `iota` = 32-bit integers 0,1,2,...;
 //! `iotaf` = 32-bit floats 0,1,2,...; `random` = pseudo-random bytes; `randf` = 32-bit
 //! floats in [0,1) (fixed seed, so runs are reproducible).
@@ -133,7 +138,8 @@ pub fn parse_arg(spec: &str, rng_seed: u64) -> Result<ArgValue, String> {
 fn usage() -> &'static str {
     "usage: clprism emulate FILE.cl --kernel NAME --global X[,Y[,Z]] --local X[,Y[,Z]] \
      [--offset X,..] [--group GX[,GY[,GZ]]] [--warp 32] [--budget N] \
-     [--arg buf:BYTES[:fill=random|zero|iota|iotaf|randf] | int:V | uint:V | long:V | float:V | double:V | local:BYTES ...] [-D...] [-I...]"
+     [--arg buf:BYTES[:fill=random|zero|iota|iotaf|randf] | int:V | uint:V | long:V | float:V | double:V | local:BYTES ...] [-D...] [-I...] \
+     [--project [--profiles DIR]]"
 }
 
 /// Entry point of `clprism emulate ARGS...` (ARGS without the subcommand). Returns the
@@ -165,6 +171,8 @@ fn run(args: &[String]) -> Result<String, (i32, String)> {
     let mut cfg = EmuConfig::default();
     let mut specs = Vec::new();
     let mut opts = Vec::new();
+    let mut project = false;
+    let mut profiles: Option<std::path::PathBuf> = None;
     let mut i = 0;
     let val = |i: &mut usize| -> Result<String, (i32, String)> {
         *i += 1;
@@ -195,6 +203,8 @@ fn run(args: &[String]) -> Result<String, (i32, String)> {
                     .map_err(|e| (2, format!("bad --budget: {e}")))?
             }
             "--arg" | "-a" => specs.push(val(&mut i)?),
+            "--project" => project = true,
+            "--profiles" => profiles = Some(val(&mut i)?.into()),
             "-h" | "--help" => return Err((2, "help".into())),
             s if s.starts_with("-D") || s.starts_with("-I") || s.starts_with("-cl-") => {
                 if s == "-D" || s == "-I" {
@@ -276,5 +286,72 @@ fn run(args: &[String]) -> Result<String, (i32, String)> {
         &cfg,
     )
     .map_err(|e| (1, e.to_string()))?;
-    serde_json::to_string_pretty(&st).map_err(|e| (1, e.to_string()))
+    let mut out = serde_json::to_value(&st).map_err(|e| (1, e.to_string()))?;
+    if project {
+        let sizes: Vec<(usize, u64)> = specs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.starts_with("buf:"))
+            .filter_map(|(j, s)| Some((j, s[4..].split(':').next()?.parse().ok()?)))
+            .collect();
+        let p = projection(&m, &global, &local, &av, &st, &sizes, profiles).map_err(|e| (1, e))?;
+        if let Some(o) = out.as_object_mut() {
+            o.insert("projection".into(), p);
+        }
+    }
+    serde_json::to_string_pretty(&out).map_err(|e| (1, e.to_string()))
+}
+
+/// The projection of one emulated launch on every profile of `dir` (Panwar et al. §IV-D).
+#[allow(clippy::too_many_arguments)]
+fn projection(
+    m: &Module,
+    global: &[u64],
+    local: &[u64],
+    args: &[ArgValue],
+    st: &WorkGroupStats,
+    buffer_sizes: &[(usize, u64)],
+    dir: Option<std::path::PathBuf>,
+) -> Result<serde_json::Value, String> {
+    use crate::model;
+    let dir = dir
+        .or_else(|| {
+            std::env::var_os("CLPRISM_PROFILES")
+                .filter(|d| !d.is_empty())
+                .map(Into::into)
+        })
+        .unwrap_or_else(model::profile::builtin_dir);
+    let profiles = model::load_dir(&dir).map_err(|e| format!("profiles: {e}"))?;
+    if profiles.is_empty() {
+        return Err(format!("no profile in {}", dir.display()));
+    }
+    let dynamic: u64 = args
+        .iter()
+        .map(|a| match a {
+            ArgValue::Local(n) => *n as u64,
+            _ => 0,
+        })
+        .sum();
+    let mut shape = model::LaunchShape::from_ndrange(global, local, m.local_static + dynamic)
+        .map_err(|e| e.to_string())?;
+    let read: u64 = st
+        .footprints
+        .iter()
+        .filter(|f| !f.read.is_empty())
+        .filter_map(|f| {
+            buffer_sizes
+                .iter()
+                .find(|b| b.0 == f.arg as usize)
+                .map(|b| b.1)
+        })
+        .sum();
+    shape.kernel_read_bytes = (read > 0).then_some(read);
+    let set = model::project_all(
+        std::slice::from_ref(st),
+        &shape,
+        &profiles,
+        &model::ModelOptions::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    serde_json::to_value(set).map_err(|e| e.to_string())
 }

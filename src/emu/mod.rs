@@ -48,6 +48,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod cli;
+pub mod dataflow;
 pub mod frontend;
 pub mod hash;
 mod interp;

@@ -1,6 +1,6 @@
 //! SPIR-V loader of the mini-emulator (DESIGN.md §5): parses an OpenCL (Kernel capability)
 //! SPIR-V module with `rspirv`, lays out types, allocates a register slot range per SSA
-//! value, pre-decodes every instruction into a compact [`Inst`] with resolved operand slots,
+//! value, pre-decodes every instruction into a compact `Inst` with resolved operand slots,
 //! builds each function's CFG and computes immediate post-dominators (the reconvergence
 //! points of the SIMT stack, Panwar et al. §IV-C).
 //!
@@ -492,6 +492,10 @@ pub struct KernelInfo {
     pub(crate) func: u32,
     /// Unsupported feature used by the kernel or a callee, if any.
     pub(crate) unsupported: Option<String>,
+    /// True when the kernel or a callee contains an atomic operation on memory that is not
+    /// work-group local (`__global`, or a pointer whose address space is unknown): such a
+    /// kernel cannot be split across devices safely (DESIGN.md §7).
+    pub global_atomics: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -501,6 +505,7 @@ pub(crate) struct FuncInfo {
     pub ret: Option<(u32, u32)>,
     pub callees: Vec<u32>,
     pub unsupported: Option<String>,
+    pub global_atomics: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -1159,6 +1164,7 @@ impl Module {
                 ret,
                 callees: Vec::new(),
                 unsupported: None,
+                global_atomics: false,
             });
             for b in &f.blocks {
                 for i in &b.instructions {
@@ -1242,6 +1248,7 @@ impl Module {
                 funcs_ret: None,
                 unsupported: None,
                 callees: Vec::new(),
+                global_atomics: false,
             };
             dec.funcs_ret = funcs[fi].ret;
             // successors for post-dominators
@@ -1279,6 +1286,7 @@ impl Module {
                 }
             }
             let unsupported = dec.unsupported.take();
+            let global_atomics = dec.global_atomics;
             let callees = std::mem::take(&mut dec.callees);
             let ipd = ipdoms(&succ);
             for (bi, p) in ipd.iter().enumerate() {
@@ -1289,6 +1297,7 @@ impl Module {
             }
             funcs[fi].entry = first;
             funcs[fi].unsupported = unsupported;
+            funcs[fi].global_atomics = global_atomics;
             funcs[fi].callees = callees;
         }
         // Fill reconvergence points now that ipdoms are known.
@@ -1363,6 +1372,7 @@ impl Module {
                             args: Vec::new(),
                             func: fi,
                             unsupported: Some(n.to_string()),
+                            global_atomics: false,
                         });
                         args.clear();
                         break;
@@ -1390,10 +1400,12 @@ impl Module {
             let mut seen = vec![false; funcs.len()];
             let mut stack = vec![fi];
             let mut unsup = None;
+            let mut global_atomics = false;
             while let Some(x) = stack.pop() {
                 if std::mem::replace(&mut seen[x as usize], true) {
                     continue;
                 }
+                global_atomics |= funcs[x as usize].global_atomics;
                 if unsup.is_none() {
                     unsup = funcs[x as usize].unsupported.clone();
                 }
@@ -1404,6 +1416,7 @@ impl Module {
                 args,
                 func: fi,
                 unsupported: unsup,
+                global_atomics,
             });
         }
         Ok(Module {
@@ -1525,6 +1538,7 @@ struct Decoder<'a> {
     funcs_ret: Option<(u32, u32)>,
     unsupported: Option<String>,
     callees: Vec<u32>,
+    global_atomics: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -2244,6 +2258,13 @@ impl<'a> Decoder<'a> {
             | Op::AtomicFlagTestAndSet
             | Op::AtomicFlagClear => {
                 let p = sl!(0);
+                let local_only = match self.cx.vty.get(&id!(0)).map(|t| self.cx.ty(*t)) {
+                    Some(Ok(Ty::Pointer(sc, _))) => {
+                        matches!(sc, StorageClass::Workgroup | StorageClass::Function)
+                    }
+                    _ => false,
+                };
+                self.global_atomics |= !local_only;
                 let aop = match opc {
                     Op::AtomicLoad => AtomOp::Load,
                     Op::AtomicStore => AtomOp::Store,

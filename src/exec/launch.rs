@@ -2,6 +2,7 @@
 
 use super::cl::{self, ClError};
 use super::devices::Device;
+use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
 use crate::intercept::tables::{KernelArg, Key, ProgramOrigin};
@@ -13,6 +14,7 @@ use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
@@ -21,6 +23,17 @@ static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
 /// cannot tell a hung device from a slow one when no device has completed a chunk yet); the
 /// launch then runs natively and nothing the hung chunks produce is ever merged.
 const STALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
+/// buffer valid inside them, and the bytes read.
+type ReadBack = (Vec<[u64; 2]>, Vec<u8>, u64);
+
+/// The application's program as the mini-emulator loaded it.
+#[derive(Clone)]
+struct Emulated {
+    module: Arc<crate::emu::Module>,
+    words: Arc<Vec<u32>>,
+}
 
 /// A program/kernel built on one device.
 struct Built {
@@ -48,6 +61,10 @@ pub(super) struct WorkerState {
     home: FxHashMap<(Key, Key), cl_command_queue>,
     /// kernel name → measured ns per work-group per device (for the `best` scheduler).
     measured: FxHashMap<String, Vec<Option<f64>>>,
+    /// (program hash | options) → the program loaded by the mini-emulator, or why not.
+    modules: FxHashMap<String, Result<Emulated, String>>,
+    /// (program, kernel, shape, by-value arguments, buffer sizes) → write footprints.
+    footprints: FxHashMap<String, Result<Arc<FootprintModel>, String>>,
 }
 
 // SAFETY: OpenCL handles are thread-safe; the state is only used under the engine's lock.
@@ -84,6 +101,24 @@ impl WorkerState {
         Ok(q)
     }
 
+    /// The application's program loaded by the mini-emulator (compiled through the emu
+    /// cache), or why not.
+    fn module(&mut self, job: &Job, source: &str) -> Result<Emulated, String> {
+        let key = format!("{}|{}", job.program.hash, job.program.options);
+        self.modules
+            .entry(key)
+            .or_insert_with(|| {
+                let words = crate::emu::compile_source(source, &job.program.options)
+                    .map_err(|e| e.to_string())?;
+                let module = crate::emu::load_module(&words).map_err(|e| e.to_string())?;
+                Ok(Emulated {
+                    module: Arc::new(module),
+                    words: Arc::new(words),
+                })
+            })
+            .clone()
+    }
+
     /// Runs one balanced launch (the app's start barrier has completed).
     pub(super) fn run(&mut self, engine: &Engine, job: &Job) -> Result<super::Balanced, String> {
         let t0 = Instant::now();
@@ -111,6 +146,21 @@ impl WorkerState {
         };
         if let Some(r) = program::unsplittable_reason(&source) {
             return Err(r.into());
+        }
+        if program::mentions_atomics(&source) {
+            // per kernel, from the SPIR-V: kmeans' other kernels need not run whole
+            let m = self.module(job, &source).map_err(|e| {
+                format!("kernel source uses atomics and the per-kernel check is unavailable ({e})")
+            })?;
+            if m.module
+                .kernel(&job.kernel)
+                .is_none_or(|k| k.global_atomics)
+            {
+                return Err(
+                    "kernel uses atomics on global memory (work-groups may update the same bytes)"
+                        .into(),
+                );
+            }
         }
         let (variant, text) = if program::uses_range_queries(&source) {
             let g = job.global.map(|x| x as u64);
@@ -203,6 +253,8 @@ impl WorkerState {
             size: usize,
             written: bool,
             always_stale: bool,
+            /// Kernel arguments bound to this buffer.
+            bindings: usize,
         }
         let mut bufs: Vec<BufArg> = Vec::new();
         for (i, (kind, a)) in kinds.iter().zip(&job.args).enumerate() {
@@ -229,6 +281,7 @@ impl WorkerState {
                         && info.flags & CL_MEM_READ_ONLY == 0;
                     if let Some(b) = bufs.iter_mut().find(|b| b.mem == m) {
                         b.written |= written;
+                        b.bindings += 1;
                         continue;
                     }
                     bufs.push(BufArg {
@@ -237,6 +290,7 @@ impl WorkerState {
                         size: info.size,
                         written,
                         always_stale: info.flags & CL_MEM_USE_HOST_PTR != 0,
+                        bindings: 1,
                     });
                 }
                 _ => {}
@@ -320,7 +374,45 @@ impl WorkerState {
         }
         let mut sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
 
-        // 2. pre-launch contents and replicas
+        // 2. write footprints (cached per shape; building them needs every buffer's contents)
+        let verify = cfg.verify;
+        let fkey = footprint_key(
+            &key,
+            job,
+            &kinds,
+            &bufs.iter().map(|b| (b.mem, b.size)).collect::<Vec<_>>(),
+        );
+        let cached = self.footprints.get(&fkey).cloned();
+        let need_model = cached.is_none();
+        // What the model changes: arguments the kernel never writes need no merge, and a
+        // buffer the kernel only writes needs no pre-launch copy on the devices.
+        let apply = |bufs: &mut Vec<BufArg>, m: &FootprintModel| -> bool {
+            for b in bufs.iter_mut() {
+                if b.written && b.bindings == 1 && m.read_only.contains(&(b.index as u32)) {
+                    b.written = false;
+                }
+            }
+            bufs.iter()
+                .filter(|b| b.written)
+                .all(|b| b.bindings == 1 && m.written.iter().any(|w| w.arg == b.index as u32))
+        };
+        let mut model: Option<Arc<FootprintModel>> = None;
+        if let Some(Ok(m)) = &cached {
+            if apply(&mut bufs, m) {
+                model = Some(m.clone());
+            }
+        }
+        let skip_baseline = |b: &BufArg, model: &Option<Arc<FootprintModel>>| {
+            !verify
+                && b.written
+                && model.as_ref().is_some_and(|m| {
+                    m.written
+                        .iter()
+                        .any(|w| w.arg == b.index as u32 && !w.read_by_kernel)
+                })
+        };
+
+        // 3. pre-launch contents and replicas
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
@@ -328,8 +420,9 @@ impl WorkerState {
         let mut upload_markers: Vec<cl_event> = Vec::new();
         for b in &bufs {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
-            let stale = b.always_stale
-                || b.written
+            let stale = need_model
+                || b.always_stale
+                || (b.written && !skip_baseline(b, &model))
                 || devs.iter().any(|d| {
                     self.replicas
                         .get(&(b.mem, *d))
@@ -345,6 +438,63 @@ impl WorkerState {
             } else {
                 snapshots.push(None);
             }
+        }
+        let mut footprint_log = json!(null);
+        if need_model {
+            let t = Instant::now();
+            let source = match &job.program.origin {
+                ProgramOrigin::Source(s) => s.to_string(),
+                _ => String::new(),
+            };
+            let groups3 = [0, 1, 2].map(|d| groups.get(d).map_or(1, |g| *g as u64));
+            let derived = self.module(job, &source).and_then(|m| {
+                match crate::emu::dataflow::data_dependent_writes(&m.words, &job.kernel) {
+                    Ok(None) => {}
+                    Ok(Some(why)) => return Err(why),
+                    Err(e) => return Err(e.to_string()),
+                }
+                let bufs_view: Vec<(Key, bool)> = bufs.iter().map(|b| (b.mem, b.written)).collect();
+                let (mut args, moved) = emu_args(job, &kinds, &bufs_view, &mut snapshots);
+                let shape = crate::emu::LaunchShape::new(
+                    &job.global[..dim]
+                        .iter()
+                        .map(|x| *x as u64)
+                        .collect::<Vec<_>>(),
+                    &job.local[..dim]
+                        .iter()
+                        .map(|x| *x as u64)
+                        .collect::<Vec<_>>(),
+                    Some(
+                        &job.offset[..dim]
+                            .iter()
+                            .map(|x| *x as u64)
+                            .collect::<Vec<_>>(),
+                    ),
+                );
+                let cfg = crate::emu::EmuConfig::default();
+                let r = footprint::derive(groups3, split, |g| {
+                    crate::emu::emulate(&m.module, &job.kernel, &shape, g, &mut args, &cfg)
+                        .map_err(|e| e.to_string())
+                });
+                restore_snapshots(args, &moved, &bufs_view, job, &mut snapshots);
+                r.map(Arc::new)
+            });
+            footprint_log = json!({"derived_ms": t.elapsed().as_secs_f64() * 1e3});
+            if let Ok(m) = &derived {
+                footprint_log["sampled_groups"] = json!(m.sampled_groups);
+                if apply(&mut bufs, m) {
+                    model = Some(m.clone());
+                }
+            }
+            self.footprints.insert(fkey.clone(), derived);
+        }
+        match (&model, self.footprints.get(&fkey)) {
+            (None, Some(Err(e))) => footprint_log["reason"] = json!(e),
+            (None, _) => {
+                footprint_log["reason"] =
+                    json!("a written buffer is bound to several arguments or has no footprint")
+            }
+            _ => {}
         }
         let mut dropped = Vec::new();
         for &d in &devs {
@@ -429,7 +579,13 @@ impl WorkerState {
             sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
         }
 
-        // 3. chunks
+        // A straggler whose abandoned chunk completes may be given work again only when no
+        // written buffer is read by the kernel (its replica now holds that chunk's output).
+        let readmit_safe = model
+            .as_ref()
+            .is_some_and(|m| m.written.iter().all(|w| !w.read_by_kernel));
+
+        // 4. chunks
         let launch_id = NEXT_LAUNCH.fetch_add(1, Ordering::Relaxed);
         let now = |t0: Instant| t0.elapsed().as_nanos() as u64;
         let mut chunk_log: FxHashMap<u64, Value> = FxHashMap::default();
@@ -542,6 +698,10 @@ impl WorkerState {
                         if !is_abandoned {
                             actions.extend(sched.on_chunk_failed(done.device, done.chunk, t)?);
                         }
+                    } else if is_abandoned && !readmit_safe {
+                        // The straggler's late chunk changed its replica; when the kernel
+                        // reads what it writes (in place), later chunks on that device would
+                        // compute from those bytes, so it is not re-admitted in this launch.
                     } else {
                         actions.extend(sched.on_chunk_done(done.device, done.chunk, t, elapsed)?);
                     }
@@ -560,7 +720,7 @@ impl WorkerState {
         }
         let makespan = now(t0);
 
-        // 4. merge: take from each device the bytes it changed
+        // 5. merge: take from each device the bytes it wrote
         let done_chunks = sched.completed_chunks();
         let mut per_dev_wgs = vec![0u64; devs.len()];
         let mut finish = vec![None::<u64>; devs.len()];
@@ -573,7 +733,8 @@ impl WorkerState {
             finish[c.device] = Some(finish[c.device].map_or(end, |f: u64| f.max(end)));
         }
         let mut merged_bytes = 0u64;
-        let mut results: Vec<(Key, Vec<u8>)> = Vec::new();
+        // (app buffer, ranges to write, bytes): a footprint merge writes only the ranges
+        let mut results: Vec<(Key, Vec<[u64; 2]>, Vec<u8>)> = Vec::new();
         let contributors: Vec<usize> = (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -582,7 +743,37 @@ impl WorkerState {
             if !b.written {
                 continue;
             }
-            let base = snap.as_ref().expect("written buffers are always read");
+            if let Some(w) = model
+                .as_ref()
+                .and_then(|m| m.written.iter().find(|w| w.arg == b.index as u32))
+            {
+                let pieces = done_chunks
+                    .iter()
+                    .flat_map(|c| {
+                        w.chunk_ranges(c.first_wg, c.count)
+                            .into_iter()
+                            .map(move |r| (r, c.device))
+                    })
+                    .collect::<Vec<_>>();
+                match self.read_pieces(engine, &devs, b.mem, b.size, pieces) {
+                    Ok((ranges, bytes, n)) => {
+                        merged_bytes += n;
+                        results.push((b.mem, ranges, bytes));
+                    }
+                    Err(e) => {
+                        wait_release(&upload_markers);
+                        return Err(format!("argument {}: {e}", b.index));
+                    }
+                }
+                continue;
+            }
+            let Some(base) = snap.as_ref() else {
+                wait_release(&upload_markers);
+                return Err(format!(
+                    "argument {}: no pre-launch copy to diff against",
+                    b.index
+                ));
+            };
             // read every contributing device's replica concurrently
             let mut copies: Vec<Vec<u8>> = contributors.iter().map(|_| vec![0u8; b.size]).collect();
             let mut reads = Vec::new();
@@ -626,15 +817,21 @@ impl WorkerState {
                 }
             };
             merged_bytes += result.len() as u64;
-            results.push((b.mem, result));
+            let len = result.len() as u64;
+            results.push((b.mem, vec![[0, len]], result));
         }
         wait_release(&upload_markers);
         // Only now, with every buffer merged without conflict, touch the app's data.
-        for (mem, result) in &results {
-            // SAFETY: blocking write of the merged result into the app's buffer.
-            unsafe { cl::write(home, *mem as cl_mem, 0, result, true) }
-                .map_err(|e| format!("writing the merged result: {e}"))?;
+        for (mem, ranges, bytes) in &results {
+            for r in ranges {
+                let piece = &bytes[r[0] as usize..r[1] as usize];
+                // SAFETY: non-blocking write from `bytes`, which outlives the finish below.
+                unsafe { cl::write(home, *mem as cl_mem, r[0] as usize, piece, false) }
+                    .map_err(|e| format!("writing the merged result: {e}"))?;
+            }
         }
+        // SAFETY: clprism's own queue in the app's context.
+        unsafe { cl::finish(home) }.map_err(|e| format!("writing the merged result: {e}"))?;
 
         // measured speed per device (for `best`)
         {
@@ -671,8 +868,9 @@ impl WorkerState {
             "share": per_dev_wgs.iter().map(|w| if total > 0 { *w as f64 / total as f64 } else { 0.0 }).collect::<Vec<_>>(),
             "idle_tail_ns": idle_tail,
             "makespan_ns": makespan,
-            "merge": "diff",
+            "merge": if model.is_some() { "footprint" } else { "diff" },
             "merged_bytes": merged_bytes,
+            "footprint": footprint_log,
             "local_chosen": !job.local_given,
             "fallback": Value::Null,
         });
@@ -697,6 +895,74 @@ impl WorkerState {
             makespan_ns: makespan,
             schedule,
         })
+    }
+
+    /// Reads each `(range, device)` piece of one buffer from that device's replica into one
+    /// host copy of the buffer, concurrently on every device's queue. Returns the merged
+    /// ranges, the bytes (valid inside the ranges) and the number of bytes read.
+    ///
+    /// Errors: overlapping pieces (two devices would write the same bytes), a piece outside
+    /// the buffer, a failed read.
+    fn read_pieces(
+        &self,
+        engine: &Engine,
+        devs: &[usize],
+        mem: Key,
+        size: usize,
+        mut pieces: Vec<([u64; 2], usize)>,
+    ) -> Result<ReadBack, String> {
+        pieces.sort_unstable_by_key(|p| p.0);
+        let mut end = 0u64;
+        for (r, _) in &pieces {
+            if r[0] < end {
+                return Err(format!(
+                    "chunks on different devices write byte {} (footprints overlap)",
+                    r[0]
+                ));
+            }
+            end = r[1];
+        }
+        if end > size as u64 {
+            return Err(format!(
+                "the footprint reaches byte {end} of a {size}-byte buffer"
+            ));
+        }
+        let mut bytes = vec![0u8; size];
+        let mut reads = Vec::new();
+        let mut total = 0u64;
+        let mut rest: &mut [u8] = &mut bytes;
+        let mut pos = 0u64;
+        for (r, d) in &pieces {
+            let tail = std::mem::take(&mut rest);
+            let (_, tail) = tail.split_at_mut((r[0] - pos) as usize);
+            let (piece, tail) = tail.split_at_mut((r[1] - r[0]) as usize);
+            rest = tail;
+            pos = r[1];
+            let dev = &engine.devices[devs[*d]];
+            // SAFETY: non-blocking read on clprism's in-order queue (after the device's
+            // chunks) into `piece`, which outlives the wait below.
+            match unsafe {
+                cl::read_async(
+                    dev.queue,
+                    self.replicas[&(mem, devs[*d])].mem,
+                    r[0] as usize,
+                    piece,
+                )
+            } {
+                Ok(ev) => reads.push(ev),
+                Err(e) => {
+                    wait_release(&reads);
+                    return Err(format!("reading back from {}: {e}", dev.name));
+                }
+            }
+            total += r[1] - r[0];
+        }
+        // SAFETY: waiting on clprism's own read events.
+        let waited = unsafe { cl::wait(&reads) };
+        wait_release(&reads);
+        waited.map_err(|e| format!("reading back: {e}"))?;
+        let ranges = footprint::normalise(pieces.into_iter().map(|p| p.0).collect());
+        Ok((ranges, bytes, total))
     }
 
     /// `CLPRISM_VERIFY=1`: runs the launch natively on copies of the written buffers (their
@@ -823,4 +1089,97 @@ fn enqueue_chunk(
         cl::flush(dev.queue)?;
     }
     Ok(())
+}
+
+/// Cache key of a launch's write footprints: the program variant and kernel, the NDRange,
+/// every by-value and `__local` argument, and the buffer sizes (buffer handles do not
+/// matter, their sizes do).
+fn footprint_key(
+    key: &(String, String),
+    job: &Job,
+    kinds: &[ArgKind],
+    bufs: &[(Key, usize)],
+) -> String {
+    use std::fmt::Write;
+    let mut k = format!(
+        "{}|{}|{:?}|{:?}|{:?}|",
+        key.0, key.1, job.global, job.local, job.offset
+    );
+    for (a, kind) in job.args.iter().zip(kinds) {
+        match (a, buffer_of(a)) {
+            (_, Some(m)) => {
+                let size = bufs.iter().find(|b| b.0 == m).map_or(0, |b| b.1);
+                let _ = write!(k, "b{size},");
+            }
+            (KernelArg::Local(n), None) => {
+                let _ = write!(k, "l{n},");
+            }
+            (KernelArg::Value(v), None) => {
+                let _ = write!(k, "v{kind:?}{:?},", v.as_slice());
+            }
+        }
+    }
+    k
+}
+
+/// The emulator's arguments for a launch. Buffers take their pre-launch contents from
+/// `snapshots` (aligned with `bufs`: buffer, written): a read-only buffer's copy is moved
+/// in (and put back by [`restore_snapshots`]), a written one is cloned, a missing one is
+/// zeros.
+fn emu_args(
+    job: &Job,
+    kinds: &[ArgKind],
+    bufs: &[(Key, bool)],
+    snapshots: &mut [Option<Vec<u8>>],
+) -> (Vec<crate::emu::ArgValue>, Vec<bool>) {
+    use crate::emu::ArgValue;
+    let mut moved = vec![false; bufs.len()];
+    let args = job
+        .args
+        .iter()
+        .zip(kinds)
+        .map(|(a, kind)| match (a, buffer_of(a)) {
+            (_, Some(m)) => {
+                let Some(j) = bufs.iter().position(|b| b.0 == m) else {
+                    return ArgValue::Scalar(vec![0; 8]);
+                };
+                let size = TABLES.buffers.get(m).map_or(0, |i| i.size);
+                let bound = job.args.iter().filter(|x| buffer_of(x) == Some(m)).count();
+                if !bufs[j].1 && bound == 1 && snapshots[j].is_some() {
+                    moved[j] = true;
+                    ArgValue::Buffer(snapshots[j].take().unwrap_or_default())
+                } else {
+                    ArgValue::Buffer(snapshots[j].clone().unwrap_or_else(|| vec![0; size]))
+                }
+            }
+            (KernelArg::Local(n), None) => ArgValue::Local(*n),
+            (KernelArg::Value(v), None) => {
+                if matches!(kind, ArgKind::Global { .. } | ArgKind::Constant) {
+                    ArgValue::Scalar(vec![0; 8])
+                } else {
+                    ArgValue::Scalar(v.as_slice().to_vec())
+                }
+            }
+        })
+        .collect();
+    (args, moved)
+}
+
+/// Puts the read-only buffers that [`emu_args`] moved back into `snapshots`.
+fn restore_snapshots(
+    args: Vec<crate::emu::ArgValue>,
+    moved: &[bool],
+    bufs: &[(Key, bool)],
+    job: &Job,
+    snapshots: &mut [Option<Vec<u8>>],
+) {
+    for (a, v) in job.args.iter().zip(args) {
+        if let (Some(m), crate::emu::ArgValue::Buffer(bytes)) = (buffer_of(a), v) {
+            if let Some(j) = bufs.iter().position(|b| b.0 == m) {
+                if moved[j] && snapshots[j].is_none() {
+                    snapshots[j] = Some(bytes);
+                }
+            }
+        }
+    }
 }

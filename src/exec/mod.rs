@@ -17,6 +17,7 @@
 
 pub mod cl;
 pub mod devices;
+pub mod footprint;
 mod launch;
 pub mod merge;
 pub mod program;

@@ -123,12 +123,16 @@ pub unsafe fn arg_kinds(k: cl_kernel) -> Result<Vec<ArgKind>, String> {
     Ok(out)
 }
 
-/// True when the source uses global atomics or other constructs that make a split unsafe
-/// (conservative textual check: any atomic function).
+/// True when the program's source mentions an atomic function (a textual check over the
+/// whole program; the emulator's SPIR-V loader then decides per kernel whether it really
+/// uses atomics on global memory, `emu::KernelInfo::global_atomics`).
+pub fn mentions_atomics(source: &str) -> bool {
+    source.contains("atomic_") || source.contains("atom_")
+}
+
+/// Why the program cannot be split whatever the kernel, if so (printf: the output order
+/// would change).
 pub fn unsplittable_reason(source: &str) -> Option<&'static str> {
-    if source.contains("atomic_") || source.contains("atom_") {
-        return Some("kernel source uses atomics (work-groups may update the same bytes)");
-    }
     if source.contains("printf") {
         return Some("kernel source uses printf (output order would change)");
     }

@@ -851,6 +851,8 @@ pub(crate) unsafe fn launch_record(
         device_ns: None,
         queued_ns: None,
         extra: Default::default(),
+        shared_extra: None,
+        device_times: None,
     }
 }
 
@@ -912,9 +914,58 @@ pub unsafe fn clEnqueueNDRangeKernel(
             }
         }
     }
+    if crate::config::get().mode == crate::config::Mode::Project {
+        return projected_launch(
+            q,
+            k,
+            work_dim,
+            offset,
+            global,
+            local,
+            n_wait,
+            wait,
+            rec,
+            event,
+            |n, w, slot| f(q, k, work_dim, offset, global, local, n, w, slot),
+        );
+    }
     logged_launch(rec, event, |slot| {
         f(q, k, work_dim, offset, global, local, n_wait, wait, slot)
     })
+}
+
+/// Project mode (see `super::project`): snapshot before the kernel, emulation and projection
+/// on the worker thread after it. `enqueue` gets the wait list to use and the event slot.
+unsafe fn projected_launch(
+    q: cl_command_queue,
+    k: cl_kernel,
+    work_dim: cl_uint,
+    offset: *const usize,
+    global: *const usize,
+    local: *const usize,
+    n_wait: cl_uint,
+    wait: *const cl_event,
+    mut rec: LaunchRecord,
+    event: *mut cl_event,
+    enqueue: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> cl_int,
+) -> cl_int {
+    let app_wait: &[cl_event] = if wait.is_null() || n_wait == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(wait, n_wait as usize)
+    };
+    let plan =
+        super::project::before_launch(q, k, work_dim, offset, global, local, app_wait, &mut rec);
+    let (n, w) = match &plan {
+        super::project::Plan::Job(p) if p.kernel_wait(app_wait).len() > app_wait.len() => {
+            let kw = p.kernel_wait(app_wait);
+            (kw.len() as cl_uint, kw.as_ptr())
+        }
+        _ => (n_wait, wait),
+    };
+    let r = logged_launch(rec, event, |slot| enqueue(n, w, slot));
+    super::project::after_launch(plan, r == CL_SUCCESS);
+    r
 }
 
 pub unsafe fn clEnqueueTask(
@@ -930,6 +981,22 @@ pub unsafe fn clEnqueueTask(
     }
     let one = [1usize];
     let rec = launch_record(q, k, 1, std::ptr::null(), one.as_ptr(), one.as_ptr());
+    if crate::config::get().mode == crate::config::Mode::Project {
+        let (g, l) = (one.as_ptr(), one.as_ptr());
+        return projected_launch(
+            q,
+            k,
+            1,
+            std::ptr::null(),
+            g,
+            l,
+            n_wait,
+            wait,
+            rec,
+            event,
+            |n, w, slot| f(q, k, n, w, slot),
+        );
+    }
     logged_launch(rec, event, |slot| f(q, k, n_wait, wait, slot))
 }
 

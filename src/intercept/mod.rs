@@ -6,6 +6,7 @@
 pub mod balance;
 pub mod device;
 pub mod hooks;
+pub mod project;
 pub mod tables;
 
 use once_cell::sync::Lazy;

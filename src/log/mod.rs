@@ -79,6 +79,61 @@ pub struct LaunchRecord {
     /// Extra records added by other layers (`emulation`, `projection`, `schedule`, fallbacks).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Extra records shared by many launches (project mode's reused results), serialized
+    /// once: written after `extra`, so neither the launching thread nor the writer copies
+    /// or re-serializes them per launch.
+    #[serde(skip)]
+    pub shared_extra: Option<Arc<SharedExtra>>,
+    /// Raw device timestamps behind `device_ns`/`queued_ns` (not written to the log; the
+    /// timeline maps them to the host clock, [`crate::trace`]).
+    #[serde(skip)]
+    pub device_times: Option<DeviceTimes>,
+}
+
+impl LaunchRecord {
+    /// A top-level extra object: from `extra`, else from `shared_extra`.
+    pub fn extra_value(&self, key: &str) -> Option<&serde_json::Value> {
+        self.extra.get(key).or_else(|| {
+            self.shared_extra
+                .as_ref()
+                .and_then(|s| s.entries.iter().find(|e| e.0 == key).map(|e| &e.1))
+        })
+    }
+}
+
+/// Top-level objects shared by many launch records, with their JSON text made once.
+#[derive(Debug)]
+pub struct SharedExtra {
+    /// The (key, value) pairs.
+    pub entries: Vec<(String, serde_json::Value)>,
+    /// `"key":value,...` of `entries`, without braces.
+    json: String,
+}
+
+impl SharedExtra {
+    /// Serializes `entries` once.
+    pub fn new(entries: Vec<(String, serde_json::Value)>) -> SharedExtra {
+        let map: serde_json::Map<String, serde_json::Value> = entries.iter().cloned().collect();
+        let text = serde_json::to_string(&map).unwrap_or_else(|_| "{}".into());
+        let json = text[1..text.len().saturating_sub(1).max(1)].to_string();
+        SharedExtra { entries, json }
+    }
+}
+
+/// One JSON line of a record: its own fields, then the shared ones.
+fn record_line(rec: &LaunchRecord) -> String {
+    let mut line = serde_json::to_string(rec).unwrap_or_default();
+    if let Some(sh) = rec.shared_extra.as_ref().filter(|s| !s.json.is_empty()) {
+        if line.ends_with('}') {
+            line.pop();
+            if !line.ends_with('{') {
+                line.push(',');
+            }
+            line.push_str(&sh.json);
+            line.push('}');
+        }
+    }
+    line
 }
 
 /// Device timestamps of a completed command (ns, device clock).
@@ -108,6 +163,13 @@ enum Msg {
         key: String,
         value: serde_json::Value,
     },
+    /// The launch `seq` gets attachments later ([`hold`]): do not write it before them.
+    Hold(u64),
+    /// Attachments for a held launch; the record may be written once complete.
+    Release {
+        seq: u64,
+        entries: Vec<(String, serde_json::Value)>,
+    },
     Flush(Sender<()>),
     Shutdown(Sender<()>),
 }
@@ -123,6 +185,11 @@ static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
 const POLL_BATCH: usize = 64;
 /// How long the exit handler waits for outstanding device times.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
+/// How long the exit handler waits for outstanding attachments of held records (project
+/// mode: emulation and projection still running).
+const EXIT_WAIT_HELD: Duration = Duration::from_secs(10);
+/// Reason written into a held record whose attachments never came before exit.
+pub const UNFINISHED_AT_EXIT: &str = "emulation unfinished at exit";
 
 /// Allocates the next launch sequence number.
 pub fn next_seq() -> u64 {
@@ -260,6 +327,25 @@ pub fn attach(seq: u64, key: &str, value: serde_json::Value) {
     }
 }
 
+/// Announces that launch `seq` will receive attachments through [`release`]: the writer
+/// keeps its record (even once the device time is known) until then, or until the exit
+/// deadline, when it is written with an `emulation` record saying
+/// [`UNFINISHED_AT_EXIT`]. Must be called before the record is registered
+/// ([`pending_watched`], from the same thread).
+pub fn hold(seq: u64) {
+    if let Some(l) = logger() {
+        let _ = l.tx.send(Msg::Hold(seq));
+    }
+}
+
+/// Attaches top-level objects to a held launch (see [`hold`]) and lets it be written.
+/// May arrive before the record itself; then it is kept until the record arrives.
+pub fn release(seq: u64, entries: Vec<(String, serde_json::Value)>) {
+    if let Some(l) = LOGGER.get() {
+        let _ = l.tx.send(Msg::Release { seq, entries });
+    }
+}
+
 /// Waits until every message sent so far has been processed and written (tests, `clFinish`
 /// users that want the file up to date).
 pub fn flush() {
@@ -283,7 +369,7 @@ pub fn shutdown() {
     if let Some(l) = LOGGER.get() {
         let (tx, rx) = bounded(1);
         if l.tx.send(Msg::Shutdown(tx)).is_ok() {
-            let _ = rx.recv_timeout(EXIT_WAIT + Duration::from_secs(5));
+            let _ = rx.recv_timeout(EXIT_WAIT_HELD + Duration::from_secs(5));
         }
     }
 }
@@ -316,8 +402,9 @@ impl Output {
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
+        crate::trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
-            let line = serde_json::to_string(rec).unwrap_or_default();
+            let line = record_line(rec);
             if writeln!(s, "{line}").is_err() && !self.failed {
                 self.failed = true;
                 config::warn("writing the log failed (disk full?); further records are dropped");
@@ -352,6 +439,7 @@ fn finalize(rec: &mut LaunchRecord, exec_status: i32, times: Option<DeviceTimes>
     } else if let Some(t) = times {
         rec.status = "complete";
         rec.device_ns = Some(t.end.saturating_sub(t.start));
+        rec.device_times = Some(t);
         rec.queued_ns = Some(t.start.saturating_sub(t.submit));
     } else {
         rec.status = "no_profiling";
@@ -366,6 +454,23 @@ fn writer_thread(rx: Receiver<Msg>) {
     let mut summary = summary::Summary::default();
     let mut shutdown_reply: Option<(Sender<()>, Instant)> = None;
     let mut watched: Vec<(u64, usize)> = Vec::new();
+    // launches awaiting attachments (project mode), and attachments that came early
+    let mut held: std::collections::HashSet<u64> = Default::default();
+    let mut done_held: HashMap<u64, Box<LaunchRecord>> = HashMap::new();
+    let mut early_extra: HashMap<u64, Vec<(String, serde_json::Value)>> = HashMap::new();
+    // Writes a finished record, or parks it while its attachments are outstanding.
+    let emit = |rec: Box<LaunchRecord>,
+                held: &mut std::collections::HashSet<u64>,
+                done_held: &mut HashMap<u64, Box<LaunchRecord>>,
+                summary: &mut summary::Summary,
+                out: &mut Output| {
+        if held.contains(&rec.seq) {
+            done_held.insert(rec.seq, rec);
+        } else {
+            summary.add(&rec);
+            out.write(&rec);
+        }
+    };
     loop {
         // poll the watched events; finished ones become completions
         if !watched.is_empty() {
@@ -388,8 +493,7 @@ fn writer_thread(rx: Receiver<Msg>) {
                 match pending.remove(&seq) {
                     Some(mut rec) => {
                         finalize(&mut rec, status, times);
-                        summary.add(&rec);
-                        out.write(&rec);
+                        emit(rec, &mut held, &mut done_held, &mut summary, &mut out);
                     }
                     None => {
                         early.insert(seq, (status, times));
@@ -405,10 +509,13 @@ fn writer_thread(rx: Receiver<Msg>) {
         };
         let msg = match &shutdown_reply {
             Some((_, deadline)) => {
-                if pending.is_empty() {
-                    break;
-                }
-                if Instant::now() >= *deadline {
+                // device times are awaited until `deadline` (EXIT_WAIT), attachments of held
+                // records EXIT_WAIT_HELD from the start of the shutdown
+                let now = Instant::now();
+                let waiting_device = !pending.is_empty() && now < *deadline;
+                let waiting_held =
+                    !held.is_empty() && now < *deadline + (EXIT_WAIT_HELD - EXIT_WAIT);
+                if !waiting_device && !waiting_held {
                     break;
                 }
                 match rx.recv_timeout(Duration::from_millis(1)) {
@@ -430,21 +537,40 @@ fn writer_thread(rx: Receiver<Msg>) {
         };
         match msg {
             Msg::Pending(mut rec) => {
+                take_early_extra(&mut rec, &mut early_extra, &mut held);
                 if let Some((st, t)) = early.remove(&rec.seq) {
                     finalize(&mut rec, st, t);
-                    summary.add(&rec);
-                    out.write(&rec);
+                    emit(rec, &mut held, &mut done_held, &mut summary, &mut out);
                 } else {
                     pending.insert(rec.seq, rec);
                 }
             }
-            Msg::PendingWatched(rec, event) => {
+            Msg::PendingWatched(mut rec, event) => {
+                take_early_extra(&mut rec, &mut early_extra, &mut held);
                 watched.push((rec.seq, event));
                 pending.insert(rec.seq, rec);
             }
-            Msg::Final(rec) => {
+            Msg::Final(mut rec) => {
+                // a final record (failed enqueue) is never held
+                take_early_extra(&mut rec, &mut early_extra, &mut held);
+                held.remove(&rec.seq);
                 summary.add(&rec);
                 out.write(&rec);
+            }
+            Msg::Hold(seq) => {
+                held.insert(seq);
+            }
+            Msg::Release { seq, entries } => {
+                release_held(
+                    seq,
+                    entries,
+                    &mut held,
+                    &mut done_held,
+                    &mut pending,
+                    &mut early_extra,
+                    &mut summary,
+                    &mut out,
+                );
             }
             Msg::Done {
                 seq,
@@ -453,8 +579,7 @@ fn writer_thread(rx: Receiver<Msg>) {
             } => match pending.remove(&seq) {
                 Some(mut rec) => {
                     finalize(&mut rec, exec_status, times);
-                    summary.add(&rec);
-                    out.write(&rec);
+                    emit(rec, &mut held, &mut done_held, &mut summary, &mut out);
                 }
                 None => {
                     early.insert(seq, (exec_status, times));
@@ -478,15 +603,33 @@ fn writer_thread(rx: Receiver<Msg>) {
         release_event(ev);
     }
     let mut rest: Vec<_> = pending.into_values().collect();
+    for r in rest.iter_mut() {
+        r.status = "incomplete";
+    }
+    rest.extend(done_held.into_values());
     rest.sort_by_key(|r| r.seq);
     for mut rec in rest {
-        rec.status = "incomplete";
+        if held.contains(&rec.seq) && !rec.extra.contains_key("emulation") {
+            rec.extra.insert(
+                "emulation".into(),
+                serde_json::json!({
+                    "status": "unavailable",
+                    "reason": UNFINISHED_AT_EXIT,
+                    "reused": false,
+                }),
+            );
+        }
         summary.add(&rec);
         out.write(&rec);
     }
     out.flush();
     if !summary.is_empty() {
-        let table = summary.render();
+        let mut table = summary.render();
+        let proj = summary.render_projection();
+        if !proj.is_empty() {
+            table.push('\n');
+            table.push_str(&proj);
+        }
         match &config::get().summary {
             SummaryTarget::Off => {}
             SummaryTarget::Stderr => config::eprintln_safe(&table),
@@ -499,6 +642,45 @@ fn writer_thread(rx: Receiver<Msg>) {
     }
     if let Some((reply, _)) = shutdown_reply {
         let _ = reply.send(());
+    }
+}
+
+/// Attaches `entries` to a held record: writes it when its device time is known already,
+/// else keeps it pending (or keeps the entries until the record arrives).
+#[allow(clippy::too_many_arguments)]
+fn release_held(
+    seq: u64,
+    entries: Vec<(String, serde_json::Value)>,
+    held: &mut std::collections::HashSet<u64>,
+    done_held: &mut HashMap<u64, Box<LaunchRecord>>,
+    pending: &mut HashMap<u64, Box<LaunchRecord>>,
+    early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
+    summary: &mut summary::Summary,
+    out: &mut Output,
+) {
+    if let Some(mut rec) = done_held.remove(&seq) {
+        held.remove(&seq);
+        rec.extra.extend(entries);
+        summary.add(&rec);
+        out.write(&rec);
+    } else if let Some(rec) = pending.get_mut(&seq) {
+        held.remove(&seq);
+        rec.extra.extend(entries);
+    } else if held.contains(&seq) {
+        early_extra.insert(seq, entries);
+    }
+}
+
+/// Moves attachments that arrived before their record into it (the record is then no
+/// longer held).
+fn take_early_extra(
+    rec: &mut LaunchRecord,
+    early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
+    held: &mut std::collections::HashSet<u64>,
+) {
+    if let Some(e) = early_extra.remove(&rec.seq) {
+        held.remove(&rec.seq);
+        rec.extra.extend(e);
     }
 }
 
@@ -524,4 +706,61 @@ static PID: Lazy<u32> = Lazy::new(std::process::id);
 /// Process id (cached).
 pub fn pid() -> u32 {
     *PID
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec() -> LaunchRecord {
+        LaunchRecord {
+            schema: SCHEMA,
+            seq: 3,
+            time_ns: 0,
+            pid: 1,
+            thread: 1,
+            mode: "project",
+            kernel: "k".into(),
+            program: "p".into(),
+            work_dim: 1,
+            global: vec![64],
+            local: None,
+            offset: None,
+            device: Arc::new(DeviceRef {
+                index: "0:0".into(),
+                name: "d".into(),
+                kind: "cpu".into(),
+            }),
+            status: "complete",
+            error_code: None,
+            device_ns: Some(5),
+            queued_ns: None,
+            extra: Default::default(),
+            shared_extra: None,
+            device_times: None,
+        }
+    }
+
+    #[test]
+    fn shared_extra_is_written_like_extra() {
+        let entries = vec![
+            (
+                "emulation".to_string(),
+                serde_json::json!({"status": "reused", "reused": true}),
+            ),
+            ("projection".to_string(), serde_json::json!({"devices": []})),
+        ];
+        let mut a = rec();
+        a.extra.extend(entries.clone());
+        let mut b = rec();
+        b.shared_extra = Some(Arc::new(SharedExtra::new(entries)));
+        let va: serde_json::Value = serde_json::from_str(&record_line(&a)).unwrap();
+        let vb: serde_json::Value = serde_json::from_str(&record_line(&b)).unwrap();
+        assert_eq!(va, vb);
+        assert_eq!(b.extra_value("emulation").unwrap()["status"], "reused");
+        assert!(b.extra_value("schedule").is_none());
+        // no shared entries: the plain serialization
+        let c = rec();
+        assert_eq!(record_line(&c), serde_json::to_string(&c).unwrap());
+    }
 }

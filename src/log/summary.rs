@@ -1,4 +1,6 @@
-//! End-of-run summary: one row per kernel name with launches and device time.
+//! End-of-run summary: one row per kernel name with launches and device time, and in
+//! project mode the projected ranking of the devices per kernel (Panwar et al. §IV-D)
+//! beside the measured time, with the mean emulation time (Panwar §IV-C).
 
 use super::LaunchRecord;
 use std::collections::BTreeMap;
@@ -17,6 +19,14 @@ pub struct KernelTotals {
     pub min_ns: u64,
     /// Largest device time, ns.
     pub max_ns: u64,
+    /// Project mode: work-groups emulated (not reused) for this kernel.
+    pub emulations: u64,
+    /// Sum of their emulation wall times, ns.
+    pub emulation_ns: u64,
+    /// Project mode: per profiled device, (sum of projected times in ns, launches).
+    pub projected: BTreeMap<String, (f64, u64)>,
+    /// Profile of the device the launches ran on (the last one seen).
+    pub launch_profile: Option<String>,
 }
 
 /// Aggregates launch records per kernel name.
@@ -39,6 +49,98 @@ impl Summary {
             k.timed += 1;
             k.total_ns += ns;
         }
+        if let Some(e) = rec.extra_value("emulation") {
+            if e["reused"] == false {
+                if let Some(ns) = e["stats"]["emulation_ns"].as_u64() {
+                    k.emulations += 1;
+                    k.emulation_ns += ns;
+                }
+            }
+        }
+        if let Some(p) = rec.extra_value("projection") {
+            if let Some(devs) = p["devices"].as_array() {
+                for d in devs {
+                    if let (Some(name), Some(t)) =
+                        (d["device"].as_str(), d["projected_ns"].as_f64())
+                    {
+                        let e = k.projected.entry(name.to_string()).or_default();
+                        e.0 += t;
+                        e.1 += 1;
+                    }
+                }
+            }
+            if let Some(l) = p["launch_device_profile"].as_str() {
+                k.launch_profile = Some(l.to_string());
+            }
+        }
+    }
+
+    /// Project mode: per kernel, the measured mean device time, the mean emulation time,
+    /// the projected time on the launch device's profile, and the three devices with the
+    /// smallest mean projected time. Empty when no launch carried a projection.
+    pub fn render_projection(&self) -> String {
+        let rows: Vec<_> = self
+            .kernels
+            .iter()
+            .filter(|(_, k)| !k.projected.is_empty() || k.emulations > 0)
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(6).max(6);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "clprism projection: mean projected device time per kernel, fastest first (us)"
+        );
+        let _ = writeln!(
+            s,
+            "{:<w$} {:>11} {:>9} {:>24}  ranking",
+            "kernel", "measured us", "emu ms", "launch device projected"
+        );
+        for (name, k) in rows {
+            let measured = if k.timed > 0 {
+                format!("{:.1}", k.total_ns as f64 / k.timed as f64 / 1e3)
+            } else {
+                "-".into()
+            };
+            let emu = if k.emulations > 0 {
+                format!("{:.2}", k.emulation_ns as f64 / k.emulations as f64 / 1e6)
+            } else {
+                "-".into()
+            };
+            let mean = |d: &str| k.projected.get(d).map(|(t, n)| t / *n as f64 / 1e3);
+            let own = match &k.launch_profile {
+                Some(l) => match mean(l) {
+                    Some(t) => format!("{l} {t:.1}"),
+                    None => format!("{l} -"),
+                },
+                None => "no profile".into(),
+            };
+            let mut ranked: Vec<(&String, f64)> = k
+                .projected
+                .iter()
+                .map(|(d, (t, n))| (d, t / *n as f64 / 1e3))
+                .collect();
+            ranked.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+            let top: Vec<String> = ranked
+                .iter()
+                .take(3)
+                .enumerate()
+                .map(|(i, (d, t))| format!("{}. {d} {t:.1}", i + 1))
+                .collect();
+            let _ = writeln!(
+                s,
+                "{:<w$} {:>11} {:>9} {:>24}  {}",
+                name,
+                measured,
+                emu,
+                own,
+                top.join(", ")
+            );
+        }
+        s.pop();
+        s
     }
 
     /// True when no launch was recorded.

@@ -3,9 +3,9 @@
 //!
 //! * [`profile`]: the JSON device profile (schema in `profiles/README.md`), loading and
 //!   validation, and matching an OpenCL device to a profile.
-//! * [`occupancy`]: active work-groups and warps per compute unit, and the limiting factor
+//! * [`occupancy`](mod@occupancy): active work-groups and warps per compute unit, and the limiting factor
 //!   (Quintanilla eq. 2.1–2.4).
-//! * [`project`]: per-work-group statistics → projected kernel time per device, with the
+//! * [`project`](mod@project): per-work-group statistics → projected kernel time per device, with the
 //!   switchable refinements of DESIGN.md §6, and the ranking across devices.
 //! * [`metrics`]: accuracy metrics of Panwar §V (relative-performance error, best-device
 //!   penalty) and absolute percentage error / MAPE (Wang §V).

@@ -630,6 +630,12 @@ impl Profile {
     }
 }
 
+/// The built-in profile folder: `profiles/` of the source tree this library was built
+/// from (used when `CLPRISM_PROFILES` / `--profiles` name none).
+pub fn builtin_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles"))
+}
+
 /// Load and validate one profile file.
 pub fn load_file(path: &Path) -> Result<Profile, ProfileError> {
     let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Io {

@@ -45,17 +45,40 @@ impl Emulation {
             o.get(k)
                 .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
         };
+        // Project mode's records nest the statistics under `stats` and give failures as
+        // `status` + `reason`; a reused launch cost no emulation time.
+        let reused = o.get("reused").and_then(Value::as_bool).unwrap_or(false);
+        let stats = o.get("stats").and_then(Value::as_object);
+        let stats_ns = stats
+            .and_then(|s| s.get("emulation_ns"))
+            .and_then(Value::as_u64)
+            .filter(|_| !reused);
+        let failed = matches!(
+            o.get("status").and_then(Value::as_str),
+            Some("unavailable") | Some("error")
+        );
         Some(Emulation {
-            emulation_ns: num("emulation_ns"),
+            emulation_ns: num("emulation_ns").or(stats_ns),
             budget_exhausted: o
                 .get("budget_exhausted")
+                .or_else(|| stats.and_then(|s| s.get("budget_exhausted")))
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
-            reused: o.get("reused").and_then(Value::as_bool).unwrap_or(false),
-            error: o.get("error").map(|e| match e.as_str() {
-                Some(s) => s.to_string(),
-                None => e.to_string(),
-            }),
+            reused,
+            error: o
+                .get("error")
+                .map(|e| match e.as_str() {
+                    Some(s) => s.to_string(),
+                    None => e.to_string(),
+                })
+                .or_else(|| {
+                    failed.then(|| {
+                        o.get("reason")
+                            .and_then(Value::as_str)
+                            .unwrap_or("unavailable")
+                            .to_string()
+                    })
+                }),
         })
     }
 }
@@ -269,8 +292,16 @@ fn parse_line(line: &str, lineno: usize, unreadable: &mut usize) -> Result<Launc
         e
     });
     let projection = o.get("projection").filter(|v| !v.is_null()).and_then(|v| {
-        let p = serde_json::from_value::<Projection>(v.clone()).ok();
+        let mut p = serde_json::from_value::<Projection>(v.clone()).ok();
         bad |= p.is_none();
+        // project mode gives ranks, not a `best` key
+        if let Some(p) = p.as_mut().filter(|p| p.best.is_none()) {
+            p.best = p
+                .devices
+                .iter()
+                .find(|d| d.rank == Some(1))
+                .map(|d| d.device.clone());
+        }
         p
     });
     let schedule = o.get("schedule").filter(|v| !v.is_null()).and_then(|v| {

@@ -1,0 +1,410 @@
+//! What a chunk of work-groups writes, from the mini-emulator's per-argument footprints
+//! (DESIGN.md §7, "What a chunk writes"): a few sampled work-groups are emulated with the
+//! full NDRange, the written byte ranges are checked to be affine in the work-group id, and
+//! the footprint of any slab of work-groups along the split dimension follows from them.
+//! With such a model balance mode reads back from each device only the bytes its chunks
+//! wrote, and needs no pre-launch copy of a buffer the kernel only writes.
+//!
+//! The model (pure, no OpenCL): for a written argument with ranges `W(g)` for work-group
+//! `g = (g0, g1, g2)`, require `W(e_d) = W(0) + s_d` (the same ranges shifted by one byte
+//! offset `s_d`) for every dimension `d` with more than one work-group, and check the
+//! prediction `W(0) + Σ_d g_d·s_d` on the last and the middle work-group. A *unit* is one
+//! index of the split dimension (all work-groups with that coordinate); unit 0's footprint
+//! `U0` is the union over the other dimensions, unit `u` writes `U0 + u·s_split`. Units must
+//! not overlap (`span(U0) ≤ s_split`), so chunks on different devices write disjoint bytes.
+//!
+//! The check samples work-groups; it cannot see addresses that depend on buffer contents in
+//! a way the samples do not show. `CLPRISM_VERIFY=1` compares every merged byte with a
+//! native run.
+
+use crate::emu::stats::WorkGroupStats;
+
+/// Most ranges a unit's footprint may have (more would mean thousands of small transfers
+/// per chunk; diff-merge is used instead).
+pub const MAX_UNIT_RANGES: usize = 256;
+/// Most (work-groups per unit × ranges per work-group) enumerated to build `U0`.
+const MAX_ENUMERATED: u64 = 1 << 22;
+
+/// The affine write footprint of one kernel argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenArg {
+    /// Kernel argument index.
+    pub arg: u32,
+    /// Unit 0's written `[start, end)` byte ranges, sorted and merged.
+    pub unit_ranges: Vec<[u64; 2]>,
+    /// Byte offset between the footprints of consecutive units.
+    pub unit_stride: u64,
+    /// True when the sampled work-groups also read this argument (its pre-launch contents
+    /// must then be on every device).
+    pub read_by_kernel: bool,
+}
+
+/// Write footprints of every written argument of one launch shape.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FootprintModel {
+    /// One per argument that any sampled work-group wrote.
+    pub written: Vec<WrittenArg>,
+    /// Arguments only read by the sampled work-groups.
+    pub read_only: Vec<u32>,
+    /// Work-groups emulated to build and check the model.
+    pub sampled_groups: usize,
+}
+
+impl WrittenArg {
+    /// The sorted, merged byte ranges that units `[first, first + count)` write.
+    pub fn chunk_ranges(&self, first: u64, count: u64) -> Vec<[u64; 2]> {
+        let mut out: Vec<[u64; 2]> = Vec::new();
+        for u in first..first + count {
+            let d = u * self.unit_stride;
+            for r in &self.unit_ranges {
+                push_merged(&mut out, [r[0] + d, r[1] + d]);
+            }
+        }
+        out
+    }
+}
+
+fn push_merged(out: &mut Vec<[u64; 2]>, r: [u64; 2]) {
+    match out.last_mut() {
+        Some(last) if r[0] <= last[1] => last[1] = last[1].max(r[1]),
+        _ => out.push(r),
+    }
+}
+
+/// Sorts and merges ranges.
+pub fn normalise(mut v: Vec<[u64; 2]>) -> Vec<[u64; 2]> {
+    v.sort_unstable();
+    let mut out = Vec::with_capacity(v.len());
+    for r in v {
+        if r[1] > r[0] {
+            push_merged(&mut out, r);
+        }
+    }
+    out
+}
+
+/// The byte offset `s` with `b = a + s` range by range, if there is one.
+fn shift_of(a: &[[u64; 2]], b: &[[u64; 2]]) -> Option<i128> {
+    if a.len() != b.len() || a.is_empty() {
+        return None;
+    }
+    let s = b[0][0] as i128 - a[0][0] as i128;
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| y[0] as i128 - x[0] as i128 == s && y[1] as i128 - x[1] as i128 == s)
+        .then_some(s)
+}
+
+fn shifted(a: &[[u64; 2]], s: i128) -> Option<Vec<[u64; 2]>> {
+    a.iter()
+        .map(|r| {
+            let lo = r[0] as i128 + s;
+            let hi = r[1] as i128 + s;
+            (lo >= 0).then_some([lo as u64, hi as u64])
+        })
+        .collect()
+}
+
+fn written_of(s: &WorkGroupStats, arg: u32) -> &[[u64; 2]] {
+    s.footprints
+        .iter()
+        .find(|f| f.arg == arg)
+        .map(|f| f.written.as_slice())
+        .unwrap_or(&[])
+}
+
+/// Builds and checks the model for a launch of `groups` work-groups per dimension, split
+/// along `split`, by emulating sampled work-groups with `emulate` (which returns the
+/// statistics of one work-group, or why not).
+///
+/// Errors (a reason for the log; balance mode then uses diff-merge): an emulation failure
+/// or budget exhaustion, a footprint that is not affine in the work-group id, overlapping
+/// units, or one too fragmented to transfer range by range.
+pub fn derive(
+    groups: [u64; 3],
+    split: usize,
+    mut emulate: impl FnMut([u64; 3]) -> Result<WorkGroupStats, String>,
+) -> Result<FootprintModel, String> {
+    let mut sampled = 0usize;
+    let mut run = |g: [u64; 3]| -> Result<WorkGroupStats, String> {
+        sampled += 1;
+        let s = emulate(g)?;
+        if s.budget_exhausted {
+            return Err(format!(
+                "emulating work-group {g:?} ran out of budget, its footprint is incomplete"
+            ));
+        }
+        Ok(s)
+    };
+    let origin = run([0; 3])?;
+    let dims: Vec<usize> = (0..3).filter(|d| groups[*d] > 1).collect();
+    let mut steps: Vec<(usize, WorkGroupStats)> = Vec::new();
+    for &d in &dims {
+        let mut g = [0; 3];
+        g[d] = 1;
+        steps.push((d, run(g)?));
+    }
+    let mut checks: Vec<([u64; 3], WorkGroupStats)> = Vec::new();
+    let last = [
+        groups[0].saturating_sub(1),
+        groups[1].saturating_sub(1),
+        groups[2].saturating_sub(1),
+    ];
+    let mid = [groups[0] / 2, groups[1] / 2, groups[2] / 2];
+    for g in [last, mid] {
+        if g != [0; 3] && !checks.iter().any(|c| c.0 == g) && !steps.iter().any(|s| unit(s.0) == g)
+        {
+            checks.push((g, run(g)?));
+        }
+    }
+    let all: Vec<&WorkGroupStats> = std::iter::once(&origin)
+        .chain(steps.iter().map(|s| &s.1))
+        .chain(checks.iter().map(|c| &c.1))
+        .collect();
+    let mut args: Vec<u32> = all
+        .iter()
+        .flat_map(|s| s.footprints.iter().map(|f| f.arg))
+        .collect();
+    args.sort_unstable();
+    args.dedup();
+    let mut model = FootprintModel::default();
+    for arg in args {
+        let writes = all.iter().any(|s| !written_of(s, arg).is_empty());
+        if !writes {
+            model.read_only.push(arg);
+            continue;
+        }
+        let w0 = written_of(&origin, arg);
+        if w0.is_empty() {
+            return Err(format!(
+                "argument {arg}: work-group 0 writes nothing but others do (not affine)"
+            ));
+        }
+        let mut stride = [0i128; 3];
+        for (d, s) in &steps {
+            stride[*d] = shift_of(w0, written_of(s, arg)).ok_or_else(|| {
+                format!("argument {arg}: the footprint is not a shift along dimension {d} (not affine in the work-group id)")
+            })?;
+        }
+        for (g, s) in &checks {
+            let off: i128 = (0..3).map(|d| g[d] as i128 * stride[d]).sum();
+            let predicted = shifted(w0, off);
+            if predicted.as_deref() != Some(written_of(s, arg)) {
+                return Err(format!(
+                    "argument {arg}: work-group {g:?} writes other bytes than the affine model predicts"
+                ));
+            }
+        }
+        // unit 0: union over the non-split dimensions
+        let others: Vec<usize> = dims.iter().copied().filter(|d| *d != split).collect();
+        let per_unit: u64 = others.iter().map(|d| groups[*d]).product();
+        if per_unit.saturating_mul(w0.len() as u64) > MAX_ENUMERATED {
+            return Err(format!(
+                "argument {arg}: footprint too large to enumerate ({per_unit} work-groups per unit)"
+            ));
+        }
+        let mut u0 = Vec::new();
+        let mut idx = [0u64; 3];
+        loop {
+            let off: i128 = others.iter().map(|d| idx[*d] as i128 * stride[*d]).sum();
+            u0.extend(shifted(w0, off).ok_or_else(|| format!("argument {arg}: negative offset"))?);
+            // odometer over the other dimensions
+            let mut carry = true;
+            for d in &others {
+                if !carry {
+                    break;
+                }
+                idx[*d] += 1;
+                if idx[*d] < groups[*d] {
+                    carry = false;
+                } else {
+                    idx[*d] = 0;
+                }
+            }
+            if carry {
+                break;
+            }
+        }
+        let u0 = normalise(u0);
+        if u0.len() > MAX_UNIT_RANGES {
+            return Err(format!(
+                "argument {arg}: a unit writes {} separate ranges (more than {MAX_UNIT_RANGES})",
+                u0.len()
+            ));
+        }
+        let span = u0.last().map(|r| r[1]).unwrap_or(0) - u0.first().map(|r| r[0]).unwrap_or(0);
+        let unit_stride = if groups[split] > 1 {
+            let s = stride[split];
+            if s <= 0 {
+                return Err(format!(
+                    "argument {arg}: units along the split dimension do not move forward in memory"
+                ));
+            }
+            s as u64
+        } else {
+            span
+        };
+        if span > unit_stride {
+            return Err(format!(
+                "argument {arg}: the footprints of neighbouring units overlap or interleave ({span} bytes per unit, stride {unit_stride})"
+            ));
+        }
+        let read_by_kernel = all.iter().any(|s| {
+            s.footprints
+                .iter()
+                .any(|f| f.arg == arg && !f.read.is_empty())
+        });
+        model.written.push(WrittenArg {
+            arg,
+            unit_ranges: u0,
+            unit_stride,
+            read_by_kernel,
+        });
+    }
+    model.sampled_groups = sampled;
+    Ok(model)
+}
+
+fn unit(d: usize) -> [u64; 3] {
+    let mut g = [0; 3];
+    g[d] = 1;
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emu::stats::ArgFootprint;
+
+    /// A row-major 2-D output of `n` floats per row, work-groups of `lx`×`ly` work-items
+    /// writing their own tile (like matmul's C).
+    fn tile_writer(
+        n: u64,
+        lx: u64,
+        ly: u64,
+    ) -> impl FnMut([u64; 3]) -> Result<WorkGroupStats, String> {
+        move |g| {
+            let mut written = Vec::new();
+            for r in 0..ly {
+                let row = g[1] * ly + r;
+                let start = (row * n + g[0] * lx) * 4;
+                written.push([start, start + lx * 4]);
+            }
+            Ok(WorkGroupStats {
+                footprints: vec![
+                    ArgFootprint {
+                        arg: 0,
+                        read: vec![[0, n * n * 4]],
+                        written: vec![],
+                    },
+                    ArgFootprint {
+                        arg: 2,
+                        read: vec![],
+                        written: normalise(written),
+                    },
+                ],
+                ..Default::default()
+            })
+        }
+    }
+
+    #[test]
+    fn tiles_of_a_row_major_matrix_make_contiguous_slabs() {
+        let n = 64;
+        let m = derive([4, 4, 1], 1, tile_writer(n, 16, 16)).unwrap();
+        assert_eq!(m.read_only, vec![0]);
+        assert_eq!(m.written.len(), 1);
+        let w = &m.written[0];
+        assert!(!w.read_by_kernel);
+        // one unit = 16 full rows
+        assert_eq!(w.unit_ranges, vec![[0, 16 * n * 4]]);
+        assert_eq!(w.unit_stride, 16 * n * 4);
+        assert_eq!(w.chunk_ranges(1, 2), vec![[16 * n * 4, 48 * n * 4]]);
+        // origin, two unit steps, last and middle work-group
+        assert_eq!(m.sampled_groups, 5);
+    }
+
+    #[test]
+    fn data_dependent_or_overlapping_writes_are_refused() {
+        // every work-group writes the same bytes (a reduction into one cell)
+        let same = |_g: [u64; 3]| {
+            Ok(WorkGroupStats {
+                footprints: vec![ArgFootprint {
+                    arg: 1,
+                    read: vec![],
+                    written: vec![[0, 4]],
+                }],
+                ..Default::default()
+            })
+        };
+        let e = derive([8, 1, 1], 0, same).unwrap_err();
+        assert!(e.contains("do not move forward"), "{e}");
+        // the last work-group deviates from the affine prediction (a guarded tail)
+        let tail = |g: [u64; 3]| {
+            let len = if g[0] == 7 { 2 } else { 4 };
+            Ok(WorkGroupStats {
+                footprints: vec![ArgFootprint {
+                    arg: 1,
+                    read: vec![],
+                    written: vec![[g[0] * 4, g[0] * 4 + len]],
+                }],
+                ..Default::default()
+            })
+        };
+        let e = derive([8, 1, 1], 0, tail).unwrap_err();
+        assert!(e.contains("affine model predicts"), "{e}");
+        // a transpose: a unit writes a column, interleaved with its neighbours
+        let transpose = |g: [u64; 3]| {
+            let n = 32u64;
+            let written: Vec<[u64; 2]> = (0..4)
+                .map(|r| {
+                    let s = ((g[0] * 4 + r) * n + g[1] * 4) * 4;
+                    [s, s + 16]
+                })
+                .collect();
+            Ok(WorkGroupStats {
+                footprints: vec![ArgFootprint {
+                    arg: 1,
+                    read: vec![],
+                    written: normalise(written),
+                }],
+                ..Default::default()
+            })
+        };
+        let e = derive([8, 8, 1], 1, transpose).unwrap_err();
+        assert!(e.contains("overlap or interleave"), "{e}");
+    }
+
+    #[test]
+    fn budget_exhaustion_and_emulation_errors_are_reasons() {
+        let exhausted = |_g: [u64; 3]| {
+            Ok(WorkGroupStats {
+                budget_exhausted: true,
+                ..Default::default()
+            })
+        };
+        assert!(derive([2, 1, 1], 0, exhausted)
+            .unwrap_err()
+            .contains("budget"));
+        let failing = |_g: [u64; 3]| Err("no toolchain".to_string());
+        assert_eq!(derive([2, 1, 1], 0, failing).unwrap_err(), "no toolchain");
+    }
+
+    #[test]
+    fn a_kernel_that_reads_its_output_is_marked() {
+        let rmw = |g: [u64; 3]| {
+            let r = [g[0] * 64, g[0] * 64 + 64];
+            Ok(WorkGroupStats {
+                footprints: vec![ArgFootprint {
+                    arg: 0,
+                    read: vec![r],
+                    written: vec![r],
+                }],
+                ..Default::default()
+            })
+        };
+        let m = derive([16, 1, 1], 0, rmw).unwrap();
+        assert!(m.written[0].read_by_kernel);
+        assert_eq!(m.written[0].chunk_ranges(3, 2), vec![[192, 320]]);
+    }
+}
