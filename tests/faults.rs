@@ -80,6 +80,18 @@ fn toolchain_crash_or_failure_is_an_error_not_a_crash() {
         let entries = std::fs::read_dir(&cache).map(|r| r.count()).unwrap_or(0);
         assert_eq!(entries, 0, "{name}: a failed compile left cache files");
     }
+    // A tool that exits without reading a large input: the write to its stdin fails with
+    // EPIPE. With SIGPIPE at its default action, as in a C application, the process must
+    // survive (it was killed by SIGPIPE before the fix in frontend::run_pipe).
+    // SAFETY: sets a signal disposition; nothing else in this test binary writes to pipes.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let tc = fake_toolchain(&d.join("noread"), "exec 0<&-; exit 1");
+    std::env::set_var("CLPRISM_TOOLCHAIN", &tc);
+    let big = format!("{SRC}\n{}", "// padding\n".repeat(200_000));
+    let e = compile_source(&big, "-DX=1").unwrap_err();
+    assert!(matches!(e, EmuError::Frontend(_)), "{e:?}");
     // Missing toolchain: a directory without clang: NoToolchain with the reason.
     std::env::set_var("CLPRISM_TOOLCHAIN", d.join("none"));
     let e = compile_source(SRC, "-DX=1").unwrap_err();
