@@ -8,7 +8,7 @@
 #
 # Default: tests/c/early_release (built into target/ctests) in log mode, then piglit's
 # cl-api-* tests. Writes the summary to FILE (default results/valgrind.txt) and the raw
-# valgrind logs next to it in results/valgrind/.
+# valgrind logs in target/valgrind/ (VG_RAW).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,7 +26,7 @@ done
 LIB="${CLPRISM_TEST_LIB:-$ROOT/target/debug/libOpenCL.so}"
 PIGLIT="${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}"
 export POCL_DEVICES="${POCL_DEVICES:-pthread}"
-RAW=$(dirname "$OUT")/valgrind
+RAW=${VG_RAW:-$ROOT/target/valgrind}
 mkdir -p "$RAW"
 if ((${#progs[@]} == 0)); then
   mkdir -p target/ctests
