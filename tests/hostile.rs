@@ -155,4 +155,20 @@ fn fuzz_regressions_are_errors() {
         panic!("a malformed module loaded");
     };
     assert!(format!("{err:?}").contains("word count"), "{err:?}");
+    // an operand naming a value that was never defined (HashMap index in the decoder)
+    let bytes =
+        std::fs::read(root().join("fuzz/regressions/spirv_load-unknown-value-index.bin")).unwrap();
+    let mut b = bytes.clone();
+    if bytes.first().is_some_and(|x| x & 1 == 1) && b.len() >= 20 {
+        b[..4].copy_from_slice(&0x0723_0203u32.to_le_bytes());
+    }
+    let words = spirv_words(&b).expect("header is valid");
+    let Err(err) = OpenCL::emu::module::Module::load(&words) else {
+        panic!("a malformed module loaded");
+    };
+    let msg = format!("{err:?}");
+    assert!(
+        !msg.contains("parser failed"),
+        "rejected by a caught panic: {msg}"
+    );
 }
