@@ -165,6 +165,16 @@ fn full_or_unwritable_cache_still_compiles() {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
+    /// Unmounts on drop, also when an assertion fails.
+    struct Umount(PathBuf, bool);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            if self.1 {
+                let _ = std::process::Command::new("umount").arg(&self.0).status();
+            }
+        }
+    }
+    let _umount = Umount(mnt.clone(), mounted);
     let mut cases = vec![d.join("file").join("cache")];
     std::fs::write(d.join("file"), b"not a directory").unwrap();
     if mounted {
@@ -189,9 +199,6 @@ fn full_or_unwritable_cache_still_compiles() {
             let left: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
             assert!(left.is_empty(), "files left in a full cache: {left:?}");
         }
-    }
-    if mounted {
-        let _ = std::process::Command::new("umount").arg(&mnt).status();
     }
     std::env::remove_var("CLPRISM_CACHE");
 }
