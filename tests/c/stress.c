@@ -8,7 +8,8 @@
  * private queue, odd ones only from the shared one, each in order), then reads the buffer
  * back and checks every word exactly against the last launch that wrote it. Prints
  *   kernels: N          launches made (2*T*L)
- *   maxrss_kb: K        peak resident set size (getrusage), KiB
+ *   maxrss_kb: K        ru_maxrss of getrusage, KiB (Linux carries the parent's peak over
+ *                       fork+exec, so tests/stress.rs reads VmHWM from /proc instead)
  * and exits 0 when every output word is right, 1 otherwise, 2 on an OpenCL error. */
 #define CL_TARGET_OPENCL_VERSION 120
 #define _POSIX_C_SOURCE 200809L
