@@ -896,8 +896,15 @@ impl Module {
             }
         }
         // Types, constants, module-scope variables.
+        // A result id defined twice could make a type contain itself (a cycle that the
+        // recursive size/leaf walks would follow until the stack overflows: found by
+        // fuzz/fuzz_targets/spirv_load.rs); valid SPIR-V defines each id once.
+        let mut defined = std::collections::HashSet::new();
         for i in &m.types_global_values {
             let rid = i.result_id.unwrap_or(0);
+            if i.result_id.is_some() && !defined.insert(rid) {
+                return Err(e(format!("result id %{rid} is defined twice")));
+            }
             let ops = &i.operands;
             match i.class.opcode {
                 Op::TypeVoid => {
