@@ -12,7 +12,9 @@
 //! `sched`, `emu` and `model` make no OpenCL calls.
 #![allow(non_snake_case)]
 
+pub mod accuracy;
 pub mod api;
+pub mod characterize;
 pub mod config;
 pub mod emu;
 pub mod exec;

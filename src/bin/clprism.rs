@@ -13,6 +13,13 @@ commands:
                                  (see `clprism emulate --help`)
   simulate [OPTIONS]             discrete-event simulation of the chunk schedulers
                                  (see `clprism simulate --help`)
+  characterize [--device P:D] [--out FILE] [--quick]
+                                 microbenchmarks -> device profile JSON
+                                 (see `clprism characterize --help`)
+  accuracy [--examples DIR] [--profiles DIR] [--out DIR]
+                                 run the examples on every device, compare measured
+                                 kernel times with the projections (Panwar §V)
+                                 (see `clprism accuracy --help`)
   trace-check TRACE.json...      check Chrome trace files (CLPRISM_TRACE) against the
                                  trace event format; print what they contain
 ";
@@ -25,6 +32,8 @@ fn main() {
         Some("report") => OpenCL::report::report_main(rest),
         Some("emulate") => OpenCL::emu::cli::emulate_main(rest),
         Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
+        Some("characterize") => OpenCL::characterize::characterize_main(rest),
+        Some("accuracy") => OpenCL::accuracy::accuracy_main(rest),
         Some("trace-check") => OpenCL::trace::check::check_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");

@@ -832,6 +832,15 @@ impl WorkerState {
         }
         // SAFETY: clprism's own queue in the app's context.
         unsafe { cl::finish(home) }.map_err(|e| format!("writing the merged result: {e}"))?;
+        // The app's buffer changed without an app command bumping its epoch: no replica of
+        // it, on any device (also those that sat this launch out), is valid any more.
+        for (mem, _, _) in &results {
+            for ((m, _), r) in self.replicas.iter_mut() {
+                if m == mem {
+                    r.epoch = 0;
+                }
+            }
+        }
 
         // measured speed per device (for `best`)
         {

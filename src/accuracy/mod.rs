@@ -1,0 +1,337 @@
+//! `clprism accuracy`: runs the example apps natively on each device present, under the
+//! interposer in project mode, and compares every kernel's measured device time with its
+//! projection on that device (Panwar et al. §V-B; Wang et al. §V), for the baseline model
+//! and each refinement (DESIGN.md §6).
+//!
+//! ```text
+//! clprism accuracy [--examples DIR] [--profiles DIR] [--out DIR] [--lib PATH]
+//!     [--devices P:D,...] [--apps A,B,...] [--args APP=ARGS]... [--timeout S]
+//!     [--from-logs DIR] [--verbose]
+//! ```
+//!
+//! * [`records`]: reading the launch records of a project-mode log;
+//! * [`compare`]: per-kernel medians, projections per [`crate::model::ModelOptions`]
+//!   variant, metrics and tables;
+//! * [`run`]: the device list, running the apps, reading logs back.
+
+pub mod compare;
+pub mod records;
+pub mod run;
+
+use run::{RunSpec, Target};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const USAGE: &str = "\
+usage: clprism accuracy [--examples DIR] [--profiles DIR] [--out DIR] [--lib PATH]
+                        [--devices P:D,...] [--apps A,B,...] [--args APP=ARGS]...
+                        [--timeout SECONDS] [--from-logs DIR] [--verbose]
+
+Runs each example app (default: those of examples/run_all.sh found in --examples,
+default examples/build) on every OpenCL device (or --devices), under the interposer
+(--lib, default libOpenCL.so next to clprism) in project mode, and compares each kernel's
+measured device time with its projection from the emulated statistics and the device's
+profile (--profiles, default profiles). Prints per kernel the measured and projected
+times, the absolute percentage error per device, the relative-performance error and
+whether the projected-best device is the actual best (Panwar §V), then a summary per
+model variant (baseline, waves, launch_overhead, cache_reuse, issue_slots, all).
+  --out DIR        write accuracy.json, accuracy.txt and the logs (DIR/logs) there
+  --args APP=ARGS  extra arguments of one app (space-separated), e.g. matmul_global=1024
+  --from-logs DIR  compare the logs of an earlier run (DIR/<app>.<P>_<D>.jsonl) instead
+  --verbose        the per-kernel table of every variant, not only the baseline
+Exit status: 0 when every app ran and at least one kernel was compared, 1 otherwise,
+2 on usage errors.
+";
+
+/// Parsed command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Example binaries.
+    pub examples: PathBuf,
+    /// Profiles directory.
+    pub profiles: PathBuf,
+    /// Output directory.
+    pub out: Option<PathBuf>,
+    /// Interposer library.
+    pub lib: Option<PathBuf>,
+    /// Device indices to use (all when empty).
+    pub devices: Vec<String>,
+    /// Apps to run (the default list when empty).
+    pub apps: Vec<String>,
+    /// Extra arguments per app.
+    pub app_args: Vec<(String, Vec<String>)>,
+    /// Per-app time limit.
+    pub timeout: Duration,
+    /// Compare existing logs.
+    pub from_logs: Option<PathBuf>,
+    /// Every variant's table.
+    pub verbose: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            examples: PathBuf::from("examples/build"),
+            profiles: PathBuf::from("profiles"),
+            out: None,
+            lib: None,
+            devices: Vec::new(),
+            apps: Vec::new(),
+            app_args: Vec::new(),
+            timeout: Duration::from_secs(600),
+            from_logs: None,
+            verbose: false,
+        }
+    }
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Parses the arguments after `accuracy`.
+///
+/// Errors: unknown option or missing/malformed value (`Err("")` for `--help`).
+pub fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match a.as_str() {
+            "--examples" => o.examples = PathBuf::from(val(a)?),
+            "--profiles" => o.profiles = PathBuf::from(val(a)?),
+            "--out" => o.out = Some(PathBuf::from(val(a)?)),
+            "--lib" => o.lib = Some(PathBuf::from(val(a)?)),
+            "--devices" => o.devices = list(&val(a)?),
+            "--apps" => o.apps = list(&val(a)?),
+            "--args" => {
+                let v = val(a)?;
+                let (app, rest) = v
+                    .split_once('=')
+                    .ok_or_else(|| format!("--args '{v}' is not APP=ARGS"))?;
+                o.app_args.push((
+                    app.to_string(),
+                    rest.split_whitespace().map(str::to_string).collect(),
+                ));
+            }
+            "--timeout" => {
+                let v = val(a)?;
+                let s: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                    .ok_or_else(|| format!("--timeout '{v}' is not a positive number"))?;
+                o.timeout = Duration::from_secs_f64(s);
+            }
+            "--from-logs" => o.from_logs = Some(PathBuf::from(val(a)?)),
+            "--verbose" => o.verbose = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    Ok(o)
+}
+
+fn abs(p: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Runs (or reads) and compares; returns the report, the text printed, and the failures.
+///
+/// Errors: profiles that do not load, no real OpenCL library, no interposer library, an
+/// unwritable output directory.
+pub fn accuracy(o: &Options) -> Result<(compare::Report, String, Vec<String>), String> {
+    let profiles = crate::model::load_dir(&o.profiles).map_err(|e| e.to_string())?;
+    // Reading earlier logs needs no OpenCL device: without one, columns come from the
+    // logs' `launch_device_profile`.
+    let mut targets: Vec<Target> = match (run::targets(&profiles), &o.from_logs) {
+        (Ok(t), _) => t,
+        (Err(_), Some(_)) => Vec::new(),
+        (Err(e), None) => return Err(e),
+    };
+    if !o.devices.is_empty() {
+        targets.retain(|t| o.devices.contains(&t.index));
+    }
+    let mut failures = Vec::new();
+    let runs = if let Some(dir) = &o.from_logs {
+        run::read_logs(dir, &targets)?
+    } else {
+        if targets.is_empty() {
+            return Err("no OpenCL device to run on".into());
+        }
+        let exe = std::env::current_exe().ok();
+        let lib = crate::launcher::find_library(
+            o.lib.as_deref(),
+            std::env::var_os("CLPRISM_LIB")
+                .map(PathBuf::from)
+                .as_deref(),
+            exe.as_deref(),
+        )?;
+        let logs = match &o.out {
+            Some(d) => d.join("logs"),
+            None => std::env::temp_dir().join(format!("clprism-accuracy-{}", std::process::id())),
+        };
+        std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+        let spec = RunSpec {
+            examples: abs(&o.examples),
+            lib,
+            profiles: abs(&o.profiles),
+            logs,
+            app_args: o.app_args.clone(),
+            timeout: o.timeout,
+        };
+        let apps: Vec<String> = if o.apps.is_empty() {
+            run::APPS
+                .iter()
+                .filter(|a| spec.examples.join(a).is_file())
+                .map(|a| a.to_string())
+                .collect()
+        } else {
+            o.apps.clone()
+        };
+        if apps.is_empty() {
+            return Err(format!(
+                "no example app in {} (build them with `make -C examples`)",
+                spec.examples.display()
+            ));
+        }
+        let mut runs = Vec::new();
+        let n = apps.len() * targets.len();
+        let mut i = 0;
+        for t in &targets {
+            for app in &apps {
+                i += 1;
+                eprintln!(
+                    "[{i}/{n}] {app} on {} ({}, profile {})",
+                    t.index,
+                    t.identity.name,
+                    t.profile.as_deref().unwrap_or("none")
+                );
+                match run::run_app(&spec, app, t) {
+                    Ok(r) => runs.push(r),
+                    Err(e) => {
+                        eprintln!("clprism accuracy: {e}");
+                        failures.push(e);
+                    }
+                }
+            }
+        }
+        runs
+    };
+    let rep = compare::compare(&runs, &profiles);
+    let mut text = String::new();
+    for t in &targets {
+        text += &format!(
+            "device {}: {} -> profile {}\n",
+            t.index,
+            t.identity.name,
+            t.profile.as_deref().unwrap_or("none (not projected)")
+        );
+    }
+    let n_var = if o.verbose { rep.variants.len() } else { 1 };
+    for vi in 0..n_var {
+        text += &compare::render_variant(&rep, vi);
+    }
+    text += &compare::render_summary(&rep);
+    if let Some(d) = &o.out {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let full: String = (0..rep.variants.len())
+            .map(|vi| compare::render_variant(&rep, vi))
+            .collect::<String>()
+            + &compare::render_summary(&rep);
+        let j = json!({
+            "devices": targets.iter().map(|t| json!({
+                "index": t.index, "name": t.identity.name, "profile": t.profile,
+            })).collect::<Vec<_>>(),
+            "failures": failures,
+            "report": rep,
+        });
+        let w = |name: &str, s: String| {
+            std::fs::write(d.join(name), s).map_err(|e| format!("{}: {e}", d.join(name).display()))
+        };
+        w(
+            "accuracy.json",
+            serde_json::to_string_pretty(&j).map_err(|e| e.to_string())? + "\n",
+        )?;
+        w("accuracy.txt", full)?;
+    }
+    Ok((rep, text, failures))
+}
+
+/// Entry point of `clprism accuracy`; returns the exit code.
+pub fn accuracy_main(args: &[String]) -> i32 {
+    let o = match parse_args(args) {
+        Ok(o) => o,
+        Err(e) if e.is_empty() => {
+            print!("{USAGE}");
+            return 0;
+        }
+        Err(e) => {
+            eprint!("clprism accuracy: {e}\n{USAGE}");
+            return 2;
+        }
+    };
+    match accuracy(&o) {
+        Ok((rep, text, failures)) => {
+            print!("{text}");
+            let compared = rep.variants.first().map_or(0, |v| v.kernels.len());
+            if !failures.is_empty() || compared == 0 {
+                eprintln!(
+                    "clprism accuracy: {} app run(s) failed, {compared} kernel(s) compared",
+                    failures.len()
+                );
+                1
+            } else {
+                0
+            }
+        }
+        Err(e) => {
+            eprintln!("clprism accuracy: {e}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args() {
+        let a: Vec<String> = [
+            "--devices",
+            "0:0, 0:1",
+            "--args",
+            "matmul_global=512 2",
+            "--timeout",
+            "30",
+            "--verbose",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let o = parse_args(&a).unwrap();
+        assert_eq!(o.devices, vec!["0:0", "0:1"]);
+        assert_eq!(
+            o.app_args,
+            vec![(
+                "matmul_global".to_string(),
+                vec!["512".to_string(), "2".to_string()]
+            )]
+        );
+        assert_eq!(o.timeout, Duration::from_secs(30));
+        assert!(o.verbose);
+        assert!(parse_args(&["--timeout".into(), "-1".into()]).is_err());
+        assert!(parse_args(&["--args".into(), "x".into()]).is_err());
+        assert!(parse_args(&["--nope".into()]).is_err());
+    }
+}
