@@ -27,7 +27,7 @@ LIB="${CLPRISM_TEST_LIB:-$ROOT/target/debug/libOpenCL.so}"
 PIGLIT="${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}"
 export POCL_DEVICES="${POCL_DEVICES:-pthread}"
 RAW=${VG_RAW:-$ROOT/target/valgrind}
-mkdir -p "$RAW"
+mkdir -p "$RAW" "$(dirname "$OUT")"
 if ((${#progs[@]} == 0)); then
   mkdir -p target/ctests
   cc -O1 -g -o target/ctests/early_release tests/c/early_release.c -lOpenCL || exit 2
