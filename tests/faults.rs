@@ -358,3 +358,33 @@ fn balance_device_faults_on_multi_launch_apps() {
         }
     }
 }
+
+/// Project mode, a kernel far beyond the emulator's budget (`tests/c/long_loop.c`, 40 M
+/// iterations per work-item): the app's output equals native, and the record says the
+/// emulation stopped at its budget (and extrapolated).
+#[test]
+fn project_mode_emulator_budget() {
+    let exe = c_program("long_loop");
+    let d = scratch("fault-budget-app");
+    let log = d.join("l.jsonl");
+    let native = run(&exe, &[], Via::Native, &[]);
+    assert_ok(&native, "native");
+    let out = run(
+        &exe,
+        &[],
+        Via::Preload("project"),
+        &[
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
+        ],
+    );
+    same_as_native(&native, &out, "project, long loop");
+    if find_toolchain().is_none() {
+        eprintln!("SKIP (record check): no toolchain");
+        return;
+    }
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 1);
+    let st = &recs[0]["emulation"]["stats"];
+    assert_eq!(st["budget_exhausted"], true, "{}", recs[0]);
+}
