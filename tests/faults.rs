@@ -388,3 +388,35 @@ fn project_mode_emulator_budget() {
     let st = &recs[0]["emulation"]["stats"];
     assert_eq!(st["budget_exhausted"], true, "{}", recs[0]);
 }
+
+/// Project mode with a cache directory that cannot be created (a path below a regular
+/// file): the app's output equals native and the launch is still emulated (compiled now).
+#[test]
+fn project_mode_unwritable_cache() {
+    let exe = c_program("early_release");
+    let d = scratch("fault-cache-app");
+    std::fs::write(d.join("file"), b"not a directory").unwrap();
+    let log = d.join("l.jsonl");
+    let native = run(&exe, &[], Via::Native, &[]);
+    let out = run(
+        &exe,
+        &[],
+        Via::Preload("project"),
+        &[
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_CACHE", d.join("file/cache").to_str().unwrap()),
+        ],
+    );
+    same_as_native(&native, &out, "project, unwritable cache");
+    if find_toolchain().is_none() {
+        eprintln!("SKIP (record check): no toolchain");
+        return;
+    }
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 1);
+    assert!(
+        recs[0]["emulation"]["stats"].is_object(),
+        "emulated without a cache: {}",
+        recs[0]
+    );
+}
