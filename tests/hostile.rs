@@ -139,36 +139,37 @@ fn cache_symlinks_are_not_followed() {
     std::env::remove_var("CLPRISM_CACHE");
 }
 
-/// Fuzzer finds (fuzz/regressions/): each input is rejected with an error, not a panic
-/// (a panic would be caught inside `load_module` but print on the app's stderr).
-#[test]
-fn fuzz_regressions_are_errors() {
-    // rspirv 0.12 indexes past the stream for an instruction whose word count runs beyond it
-    let bytes =
-        std::fs::read(root().join("fuzz/regressions/spirv_load-rspirv-string-oob.bin")).unwrap();
-    let mut b = bytes.clone();
-    if bytes.first().is_some_and(|x| x & 1 == 1) && b.len() >= 20 {
-        b[..4].copy_from_slice(&0x0723_0203u32.to_le_bytes()); // as the fuzz target does
-    }
-    let words = spirv_words(&b).expect("header is valid");
-    let Err(err) = OpenCL::emu::module::Module::load(&words) else {
-        panic!("a malformed module loaded");
-    };
-    assert!(format!("{err:?}").contains("word count"), "{err:?}");
-    // an operand naming a value that was never defined (HashMap index in the decoder)
-    let bytes =
-        std::fs::read(root().join("fuzz/regressions/spirv_load-unknown-value-index.bin")).unwrap();
+/// Loads a fuzzer find from fuzz/regressions/ the way the fuzz target does (an odd first
+/// byte gets a valid SPIR-V magic number); returns the loader's error message.
+fn load_regression(name: &str) -> String {
+    let bytes = std::fs::read(root().join("fuzz/regressions").join(name)).unwrap();
     let mut b = bytes.clone();
     if bytes.first().is_some_and(|x| x & 1 == 1) && b.len() >= 20 {
         b[..4].copy_from_slice(&0x0723_0203u32.to_le_bytes());
     }
     let words = spirv_words(&b).expect("header is valid");
     let Err(err) = OpenCL::emu::module::Module::load(&words) else {
-        panic!("a malformed module loaded");
+        panic!("{name}: a malformed module loaded");
     };
     let msg = format!("{err:?}");
+    // a panic would be caught inside Module::load but print on the app's stderr
     assert!(
         !msg.contains("parser failed"),
-        "rejected by a caught panic: {msg}"
+        "{name}: rejected by a caught panic: {msg}"
     );
+    msg
+}
+
+/// Fuzzer finds: each input is rejected with an error, not a panic or a stack overflow.
+#[test]
+fn fuzz_regressions_are_errors() {
+    // rspirv 0.12 indexes past the stream for an instruction whose word count runs beyond it
+    assert!(load_regression("spirv_load-rspirv-string-oob.bin").contains("word count"));
+    // an operand naming a value that was never defined (HashMap index in the decoder)
+    load_regression("spirv_load-unknown-value-index.bin");
+    // a result id defined twice, making a type contain itself: a stack overflow (abort, not
+    // catchable) in the recursive type walks before the fix
+    assert!(load_regression("spirv_load-type-cycle-stack-overflow.bin").contains("defined twice"));
+    // a block label defined twice (out-of-bounds block index in the decoder)
+    assert!(load_regression("spirv_load-duplicate-label-oob.bin").contains("defined twice"));
 }

@@ -1161,7 +1161,11 @@ impl Module {
                     .as_ref()
                     .and_then(|l| l.result_id)
                     .ok_or_else(|| e("block without label"))?;
-                bidx.insert(l, nblocks);
+                // a label defined twice would map blocks of one function into another's
+                // range (out-of-bounds index: fuzzer find)
+                if bidx.insert(l, nblocks).is_some() {
+                    return Err(e(format!("block label %{l} is defined twice")));
+                }
                 nblocks += 1;
             }
         }
