@@ -252,6 +252,35 @@ pub unsafe fn read_async(
     Ok(ev)
 }
 
+/// Enqueues a device-side copy of `len` bytes from `src` at `src_off` to `dst` at `dst_off`
+/// (both buffers of the queue's context), non-blocking.
+pub unsafe fn copy(
+    q: cl_command_queue,
+    src: cl_mem,
+    dst: cl_mem,
+    src_off: usize,
+    dst_off: usize,
+    len: usize,
+) -> ClResult<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    check(
+        "clEnqueueCopyBuffer",
+        f!(clEnqueueCopyBuffer)(
+            q,
+            src,
+            dst,
+            src_off,
+            dst_off,
+            len,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        ),
+    )
+}
+
 /// Writes `src` at `offset` of `m`; blocking when `blocking`.
 pub unsafe fn write(
     q: cl_command_queue,

@@ -26,7 +26,8 @@ const STALL_LIMIT: Duration = Duration::from_secs(120);
 
 /// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
 /// buffer valid inside them, and the bytes read.
-type ReadBack = (Vec<[u64; 2]>, Vec<u8>, u64);
+/// Ranges written by the app's own device are copied device-side at write-back (last).
+type ReadBack = (Vec<[u64; 2]>, Vec<u8>, u64, Vec<[u64; 2]>);
 
 /// The application's program as the mini-emulator loaded it.
 #[derive(Clone)]
@@ -57,8 +58,13 @@ pub(super) struct WorkerState {
     kernels: FxHashMap<(String, String), Vec<Option<Built>>>,
     /// (app buffer, device) → replica.
     replicas: FxHashMap<(Key, usize), Replica>,
-    /// (app context, app device) → clprism's queue there.
+    /// (app context, app device) → clprism's queue there (snapshots, merge write-back).
     home: FxHashMap<(Key, Key), cl_command_queue>,
+    /// (app context, app device) → clprism's queue there for chunks of the app's own device.
+    home_exec: FxHashMap<(Key, Key), cl_command_queue>,
+    /// (app program, kernel name) → a kernel of the app's own program (chunks on the app's
+    /// device run in the app's context, so their replicas are filled by device-side copies).
+    home_kernels: FxHashMap<(Key, String), cl_kernel>,
     /// kernel name → measured ns per work-group per device (for the `best` scheduler).
     measured: FxHashMap<String, Vec<Option<f64>>>,
     /// (program hash | options) → the program loaded by the mini-emulator, or why not.
@@ -117,6 +123,31 @@ impl WorkerState {
                 })
             })
             .clone()
+    }
+
+    fn home_exec_queue(
+        &mut self,
+        ctx: cl_context,
+        dev: cl_device_id,
+    ) -> Result<cl_command_queue, ClError> {
+        if let Some(q) = self.home_exec.get(&(ctx as Key, dev as Key)) {
+            return Ok(*q);
+        }
+        // SAFETY: a clprism-owned queue in the application's context.
+        let q = unsafe { cl::create_queue(ctx, dev)? };
+        self.home_exec.insert((ctx as Key, dev as Key), q);
+        Ok(q)
+    }
+
+    fn home_kernel(&mut self, job: &Job) -> Result<cl_kernel, ClError> {
+        let k = (job.app_program as Key, job.kernel.clone());
+        if let Some(x) = self.home_kernels.get(&k) {
+            return Ok(*x);
+        }
+        // SAFETY: a clprism-owned kernel of the app's (retained, built) program.
+        let kernel = unsafe { cl::create_kernel(job.app_program, &job.kernel)? };
+        self.home_kernels.insert(k, kernel);
+        Ok(kernel)
     }
 
     /// Runs one balanced launch (the app's start barrier has completed).
@@ -234,6 +265,8 @@ impl WorkerState {
         t0: Instant,
     ) -> Result<Outcome, String> {
         let (variant, mut devs) = self.build(engine, job)?;
+        // Phase boundaries (ns since t0) for the `schedule` record and the timeline.
+        let mut marks: Vec<(&str, u64)> = vec![("build", t0.elapsed().as_nanos() as u64)];
         let key = (variant, job.kernel.clone());
         let kinds = self.kernels[&key][devs[0]]
             .as_ref()
@@ -412,20 +445,42 @@ impl WorkerState {
                 })
         };
 
+        // The app's own device runs its chunks in the app's context (replicas filled and
+        // merged by device-side copies, no host round trip) when footprints say what to copy
+        // and the kernel needs no NDRange-query variant.
+        let plain_source = match &job.program.origin {
+            ProgramOrigin::Source(s) => !program::uses_range_queries(s),
+            _ => false,
+        };
+        let home_of = |model: &Option<Arc<FootprintModel>>| -> Option<usize> {
+            model.as_ref()?;
+            if !plain_source {
+                return None;
+            }
+            devs.iter().copied().find(|&d| {
+                let dv = &engine.devices[d];
+                dv.id == job.app_device && dv.block_event.is_none() && !dv.inject_fail
+            })
+        };
+        let home_d = home_of(&model);
+        let slot =
+            |d: usize, home_d: Option<usize>| if Some(d) == home_d { usize::MAX - d } else { d };
+
         // 3. pre-launch contents and replicas
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
         let mut snapshots: Vec<Option<Vec<u8>>> = Vec::new();
         let mut upload_markers: Vec<cl_event> = Vec::new();
+        let others = devs.iter().any(|d| Some(*d) != home_d);
         for b in &bufs {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
             let stale = need_model
-                || b.always_stale
-                || (b.written && !skip_baseline(b, &model))
-                || devs.iter().any(|d| {
+                || (verify && b.written)
+                || (others && (b.always_stale || (b.written && !skip_baseline(b, &model))))
+                || devs.iter().filter(|d| Some(**d) != home_d).any(|d| {
                     self.replicas
-                        .get(&(b.mem, *d))
+                        .get(&(b.mem, slot(*d, home_d)))
                         .map(|r| r.epoch != epoch)
                         .unwrap_or(true)
                 });
@@ -439,6 +494,7 @@ impl WorkerState {
                 snapshots.push(None);
             }
         }
+        marks.push(("snapshot", t0.elapsed().as_nanos() as u64));
         let mut footprint_log = json!(null);
         if need_model {
             let t = Instant::now();
@@ -488,6 +544,7 @@ impl WorkerState {
             }
             self.footprints.insert(fkey.clone(), derived);
         }
+        let home_d = if need_model { home_of(&model) } else { home_d };
         match (&model, self.footprints.get(&fkey)) {
             (None, Some(Err(e))) => footprint_log["reason"] = json!(e),
             (None, _) => {
@@ -496,60 +553,88 @@ impl WorkerState {
             }
             _ => {}
         }
+        marks.push(("footprint", t0.elapsed().as_nanos() as u64));
         let mut dropped = Vec::new();
+        // Where each device's chunks run: (context, queue, kernel).
+        let mut targets: FxHashMap<usize, (cl_context, cl_command_queue, cl_kernel)> =
+            FxHashMap::default();
         for &d in &devs {
             let dev = &engine.devices[d];
+            let is_home = Some(d) == home_d;
             let r = (|| -> Result<(), ClError> {
+                let (ctx, queue, kernel) = if is_home {
+                    (
+                        job.app_context,
+                        self.home_exec_queue(job.app_context, job.app_device)?,
+                        self.home_kernel(job)?,
+                    )
+                } else {
+                    let built = self.kernels[&key][d].as_ref().unwrap();
+                    (dev.context, dev.queue, built.kernel)
+                };
+                targets.insert(d, (ctx, queue, kernel));
                 for (b, snap) in bufs.iter().zip(&snapshots) {
                     let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
-                    let rep = match self.replicas.get_mut(&(b.mem, d)) {
+                    let at = (b.mem, slot(d, home_d));
+                    let rep = match self.replicas.get_mut(&at) {
                         Some(r) if r.size == b.size => r,
                         _ => {
                             // SAFETY: clprism-owned buffer in the device's context.
-                            let mem = unsafe { cl::create_buffer(dev.context, b.size)? };
-                            self.replicas.insert(
-                                (b.mem, d),
+                            let mem = unsafe { cl::create_buffer(ctx, b.size)? };
+                            if let Some(old) = self.replicas.insert(
+                                at,
                                 Replica {
                                     mem,
                                     epoch: 0,
                                     size: b.size,
                                 },
-                            );
-                            self.replicas.get_mut(&(b.mem, d)).unwrap()
+                            ) {
+                                // SAFETY: clprism's own replica of another size.
+                                unsafe { cl::release_mem(old.mem) };
+                            }
+                            self.replicas.get_mut(&at).unwrap()
                         }
                     };
                     if rep.epoch != epoch || b.written || b.always_stale {
-                        if let Some(s) = snap {
+                        if is_home {
+                            if rep.epoch != epoch
+                                || b.always_stale
+                                || (b.written && !skip_baseline(b, &model))
+                            {
+                                // SAFETY: device-side copy from the app's buffer (its commands
+                                // have completed) into clprism's replica, same context.
+                                unsafe { cl::copy(queue, b.mem as cl_mem, rep.mem, 0, 0, b.size)? };
+                            }
+                        } else if let Some(s) = snap {
                             // SAFETY: the snapshot outlives the transfer (upload markers are
                             // waited for before it is dropped).
-                            unsafe { cl::write(dev.queue, rep.mem, 0, s, false)? };
+                            unsafe { cl::write(queue, rep.mem, 0, s, false)? };
                         }
                         rep.epoch = if b.written { 0 } else { epoch };
                     }
                 }
                 // SAFETY: clprism's queue.
                 unsafe {
-                    upload_markers.push(cl::marker(dev.queue, &[])?);
-                    let built = self.kernels[&key][d].as_ref().unwrap();
+                    upload_markers.push(cl::marker(queue, &[])?);
                     for (i, a) in job.args.iter().enumerate() {
                         match a {
                             KernelArg::Local(n) => {
-                                cl::set_arg(built.kernel, i as u32, *n, std::ptr::null())?
+                                cl::set_arg(kernel, i as u32, *n, std::ptr::null())?
                             }
                             KernelArg::Value(v) => {
                                 if let Some(m) =
                                     buffer_of(a).filter(|m| bufs.iter().any(|b| b.mem == *m))
                                 {
-                                    let rep = self.replicas[&(m, d)].mem;
+                                    let rep = self.replicas[&(m, slot(d, home_d))].mem;
                                     cl::set_arg(
-                                        built.kernel,
+                                        kernel,
                                         i as u32,
                                         std::mem::size_of::<cl_mem>(),
                                         (&rep as *const cl_mem).cast(),
                                     )?;
                                 } else {
                                     cl::set_arg(
-                                        built.kernel,
+                                        kernel,
                                         i as u32,
                                         v.as_slice().len(),
                                         v.as_slice().as_ptr().cast(),
@@ -558,7 +643,7 @@ impl WorkerState {
                             }
                         }
                     }
-                    cl::flush(dev.queue)?;
+                    cl::flush(queue)?;
                 }
                 Ok(())
             })();
@@ -604,7 +689,7 @@ impl WorkerState {
                     } => {
                         let d = devs[device];
                         let dev = &engine.devices[d];
-                        let built = self.kernels[&key][d].as_ref().unwrap();
+                        let (_, queue, kernel) = targets[&d];
                         let mut off = job.offset;
                         let mut glob = job.global;
                         off[split] = job.offset[split] + first_wg as usize * job.local[split];
@@ -618,7 +703,8 @@ impl WorkerState {
                         };
                         let r = enqueue_chunk(
                             dev,
-                            built.kernel,
+                            queue,
+                            kernel,
                             dim,
                             &off[..dim],
                             &glob[..dim],
@@ -719,6 +805,7 @@ impl WorkerState {
             }
         }
         let makespan = now(t0);
+        marks.push(("chunks", makespan));
 
         // 5. merge: take from each device the bytes it wrote
         let done_chunks = sched.completed_chunks();
@@ -735,6 +822,8 @@ impl WorkerState {
         let mut merged_bytes = 0u64;
         // (app buffer, ranges to write, bytes): a footprint merge writes only the ranges
         let mut results: Vec<(Key, Vec<[u64; 2]>, Vec<u8>)> = Vec::new();
+        // (app buffer, replica of the app's device, ranges it wrote): device-side copies
+        let mut device_copies: Vec<(Key, cl_mem, Vec<[u64; 2]>)> = Vec::new();
         let contributors: Vec<usize> = (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -755,9 +844,14 @@ impl WorkerState {
                             .map(move |r| (r, c.device))
                     })
                     .collect::<Vec<_>>();
-                match self.read_pieces(engine, &devs, b.mem, b.size, pieces) {
-                    Ok((ranges, bytes, n)) => {
+                let home_sched = home_d.and_then(|h| devs.iter().position(|d| *d == h));
+                match self.read_pieces(engine, &devs, home_sched, b.mem, b.size, pieces) {
+                    Ok((ranges, bytes, n, on_device)) => {
                         merged_bytes += n;
+                        if let Some(h) = home_d {
+                            let rep = self.replicas[&(b.mem, slot(h, home_d))].mem;
+                            device_copies.push((b.mem, rep, on_device));
+                        }
                         results.push((b.mem, ranges, bytes));
                     }
                     Err(e) => {
@@ -821,6 +915,7 @@ impl WorkerState {
             results.push((b.mem, vec![[0, len]], result));
         }
         wait_release(&upload_markers);
+        marks.push(("read_back", t0.elapsed().as_nanos() as u64));
         // Only now, with every buffer merged without conflict, touch the app's data.
         for (mem, ranges, bytes) in &results {
             for r in ranges {
@@ -830,8 +925,18 @@ impl WorkerState {
                     .map_err(|e| format!("writing the merged result: {e}"))?;
             }
         }
+        for (mem, replica, ranges) in &device_copies {
+            for r in ranges {
+                let (off, len) = (r[0] as usize, (r[1] - r[0]) as usize);
+                // SAFETY: device-side copy between buffers of the app's context; the chunks
+                // that wrote the replica have completed.
+                unsafe { cl::copy(home, *replica, *mem as cl_mem, off, off, len) }
+                    .map_err(|e| format!("copying the app device's result: {e}"))?;
+            }
+        }
         // SAFETY: clprism's own queue in the app's context.
         unsafe { cl::finish(home) }.map_err(|e| format!("writing the merged result: {e}"))?;
+        marks.push(("write_back", t0.elapsed().as_nanos() as u64));
         // The app's buffer changed without an app command bumping its epoch: no replica of
         // it, on any device (also those that sat this launch out), is valid any more.
         for (mem, _, _) in &results {
@@ -880,6 +985,12 @@ impl WorkerState {
             "merge": if model.is_some() { "footprint" } else { "diff" },
             "merged_bytes": merged_bytes,
             "footprint": footprint_log,
+            "app_device_direct": home_d.is_some(),
+            "phases": marks.iter().scan(0u64, |start, (name, end)| {
+                let p = json!({"name": name, "start_ns": *start, "end_ns": *end});
+                *start = *end;
+                Some(p)
+            }).collect::<Vec<_>>(),
             "local_chosen": !job.local_given,
             "fallback": Value::Null,
         });
@@ -916,6 +1027,7 @@ impl WorkerState {
         &self,
         engine: &Engine,
         devs: &[usize],
+        home_sched: Option<usize>,
         mem: Key,
         size: usize,
         mut pieces: Vec<([u64; 2], usize)>,
@@ -936,9 +1048,12 @@ impl WorkerState {
                 "the footprint reaches byte {end} of a {size}-byte buffer"
             ));
         }
+        let (on_device, pieces): (Vec<_>, Vec<_>) =
+            pieces.into_iter().partition(|p| Some(p.1) == home_sched);
+        let on_device = footprint::normalise(on_device.into_iter().map(|p| p.0).collect());
         let mut bytes = vec![0u8; size];
         let mut reads = Vec::new();
-        let mut total = 0u64;
+        let mut total: u64 = on_device.iter().map(|r| r[1] - r[0]).sum();
         let mut rest: &mut [u8] = &mut bytes;
         let mut pos = 0u64;
         for (r, d) in &pieces {
@@ -971,7 +1086,7 @@ impl WorkerState {
         wait_release(&reads);
         waited.map_err(|e| format!("reading back: {e}"))?;
         let ranges = footprint::normalise(pieces.into_iter().map(|p| p.0).collect());
-        Ok((ranges, bytes, total))
+        Ok((ranges, bytes, total, on_device))
     }
 
     /// `CLPRISM_VERIFY=1`: runs the launch natively on copies of the written buffers (their
@@ -1072,6 +1187,7 @@ pub(super) fn buffer_of(a: &KernelArg) -> Option<Key> {
 
 fn enqueue_chunk(
     dev: &Device,
+    queue: cl_command_queue,
     k: cl_kernel,
     dim: usize,
     off: &[usize],
@@ -1088,14 +1204,14 @@ fn enqueue_chunk(
     let wait: Vec<cl_event> = dev.block_event.into_iter().collect();
     // SAFETY: clprism's kernel and queue; the tag is reclaimed by the callback.
     unsafe {
-        let ev = cl::enqueue_ndrange(dev.queue, k, dim as u32, off, g, l, &wait)?;
+        let ev = cl::enqueue_ndrange(queue, k, dim as u32, off, g, l, &wait)?;
         let tag = Box::into_raw(Box::new(tag));
         if let Err(e) = cl::on_complete(ev, chunk_callback, tag as *mut c_void) {
             drop(Box::from_raw(tag));
             cl::release_event(ev);
             return Err(e);
         }
-        cl::flush(dev.queue)?;
+        cl::flush(queue)?;
     }
     Ok(())
 }
