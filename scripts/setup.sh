@@ -3,7 +3,8 @@
 # Idempotent; uses sudo when not root.
 set -euo pipefail
 pkgs=(make gcc pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo python3-pyopencl
-      clang-15 llvm-15 llvm-spirv-15 oclgrind)
+      clang-15 llvm-15 llvm-spirv-15 oclgrind
+      piglit python3-pytest python-pyopencl-doc valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -191,7 +191,19 @@ fn run_pipe(prog: &Path, args: &[String], input: &[u8]) -> Result<Vec<u8>, Strin
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let data = input.to_vec();
     // Feed stdin from a thread so that large outputs cannot deadlock us.
+    // A tool that exits without reading its input (crash, bad option) would make this write
+    // raise SIGPIPE, which kills the whole application: clprism lives in a C program where
+    // SIGPIPE keeps its default action (Rust only ignores it in Rust executables). The signal
+    // is blocked in this thread only; the write then fails with EPIPE, and a SIGPIPE left
+    // pending on the thread is discarded when it exits.
     let feeder = std::thread::spawn(move || {
+        // SAFETY: plain libc calls on a local signal set; only this thread's mask changes.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
         let _ = stdin.write_all(&data);
     });
     let mut out = Vec::new();

@@ -747,6 +747,24 @@ impl Ctx {
         self.vty.insert(id, ty);
         Ok(s)
     }
+    /// Slot and component count of a value (an error for an unknown id: malformed input).
+    fn sn(&self, id: u32) -> Result<(u32, u32), EmuError> {
+        self.slot
+            .get(&id)
+            .copied()
+            .ok_or_else(|| e(format!("use of unknown value %{id}")))
+    }
+    /// Component count of a value.
+    fn n(&self, id: u32) -> Result<u32, EmuError> {
+        self.sn(id).map(|x| x.1)
+    }
+    /// Type id of a value.
+    fn vt(&self, id: u32) -> Result<u32, EmuError> {
+        self.vty
+            .get(&id)
+            .copied()
+            .ok_or_else(|| e(format!("value %{id} has no type")))
+    }
     fn s(&self, id: u32) -> Result<u32, EmuError> {
         self.slot
             .get(&id)
@@ -784,6 +802,27 @@ fn int_mask(bits: u32) -> u64 {
     }
 }
 
+/// Checks the framing of a SPIR-V word stream before rspirv sees it: a 5-word header and
+/// instructions whose word counts are at least 1 and stay inside the stream. rspirv 0.12
+/// indexes past the end of the stream (a panic, e.g. in `Decoder::string`) when an
+/// instruction's word count runs beyond it (found by `fuzz/fuzz_targets/spirv_load.rs`).
+fn check_stream(words: &[u32]) -> Result<(), EmuError> {
+    if words.len() < 5 {
+        return Err(e("SPIR-V parse: shorter than its header"));
+    }
+    let mut i = 5;
+    while i < words.len() {
+        let n = (words[i] >> 16) as usize;
+        if n == 0 || i + n > words.len() {
+            return Err(e(format!(
+                "SPIR-V parse: instruction at word {i} has a bad word count {n}"
+            )));
+        }
+        i += n;
+    }
+    Ok(())
+}
+
 impl Module {
     /// Loads and pre-decodes a SPIR-V module given as 32-bit words.
     ///
@@ -792,6 +831,7 @@ impl Module {
     /// Kernels that use unsupported features (images, pipes, printf, device-side enqueue,
     /// ...) load, and report the feature by name when emulated.
     pub fn load(words: &[u32]) -> Result<Module, EmuError> {
+        check_stream(words)?;
         // rspirv can panic on some malformed inputs: contain it here.
         std::panic::catch_unwind(|| {
             let m = rspirv::dr::load_words(words).map_err(|x| e(format!("SPIR-V parse: {x}")))?;
@@ -856,8 +896,15 @@ impl Module {
             }
         }
         // Types, constants, module-scope variables.
+        // A result id defined twice could make a type contain itself (a cycle that the
+        // recursive size/leaf walks would follow until the stack overflows: found by
+        // fuzz/fuzz_targets/spirv_load.rs); valid SPIR-V defines each id once.
+        let mut defined = std::collections::HashSet::new();
         for i in &m.types_global_values {
             let rid = i.result_id.unwrap_or(0);
+            if i.result_id.is_some() && !defined.insert(rid) {
+                return Err(e(format!("result id %{rid} is defined twice")));
+            }
             let ops = &i.operands;
             match i.class.opcode {
                 Op::TypeVoid => {
@@ -1114,7 +1161,11 @@ impl Module {
                     .as_ref()
                     .and_then(|l| l.result_id)
                     .ok_or_else(|| e("block without label"))?;
-                bidx.insert(l, nblocks);
+                // a label defined twice would map blocks of one function into another's
+                // range (out-of-bounds index: fuzzer find)
+                if bidx.insert(l, nblocks).is_some() {
+                    return Err(e(format!("block label %{l} is defined twice")));
+                }
                 nblocks += 1;
             }
         }
@@ -1126,7 +1177,7 @@ impl Module {
             for p in &f.parameters {
                 let (id, ty) = (p.result_id.unwrap_or(0), p.result_type.unwrap_or(0));
                 let s = cx.alloc(id, ty)?;
-                params.push((s, cx.slot[&id].1));
+                params.push((s, cx.n(id)?));
             }
             let ret = if matches!(cx.ty(rty)?, Ty::Void) {
                 None
@@ -1767,7 +1818,7 @@ impl<'a> Decoder<'a> {
             }
             Op::Undef => {
                 let d = self.cx.s(rid)?;
-                let n = self.cx.slot[&rid].1;
+                let n = self.cx.n(rid)?;
                 self.push(
                     Inst::Construct {
                         d,
@@ -1784,7 +1835,7 @@ impl<'a> Decoder<'a> {
                     .ncomp(self.cx.vty.get(&id!(0)).copied().unwrap_or(0))
                     .unwrap_or(1)
                     > 1;
-                let n = self.cx.slot[&rid].1;
+                let n = self.cx.n(rid)?;
                 let d = self.cx.s(rid)?;
                 let (a, b) = (sl!(1), sl!(2));
                 self.push(
@@ -1875,7 +1926,7 @@ impl<'a> Decoder<'a> {
                 }
                 let d = self.cx.s(rid)?;
                 let s = self.cx.s(sid)? + off;
-                let n = self.cx.slot[&rid].1;
+                let n = self.cx.n(rid)?;
                 self.push(Inst::Copy { d, s, n }, cls::OTHER);
             }
             Op::CompositeInsert => {
@@ -1893,10 +1944,10 @@ impl<'a> Decoder<'a> {
                     };
                 }
                 let d = self.cx.s(rid)?;
-                let total = self.cx.slot[&rid].1;
+                let total = self.cx.n(rid)?;
                 let cs = self.cx.s(comp)?;
                 let os = self.cx.s(obj)?;
-                let on = self.cx.slot[&obj].1;
+                let on = self.cx.n(obj)?;
                 let mut parts = Vec::new();
                 if off > 0 {
                     parts.push((cs, off));
@@ -1936,20 +1987,20 @@ impl<'a> Decoder<'a> {
             Op::VectorExtractDynamic => {
                 let v = sl!(0);
                 let vid = id!(0);
-                let n = self.cx.slot[&vid].1;
+                let n = self.cx.n(vid)?;
                 let idx_id = id!(1);
                 let idx = self.cx.s(idx_id)?;
-                let ik = self.cx.scalar(self.cx.vty[&idx_id])?;
+                let ik = self.cx.scalar(self.cx.vt(idx_id)?)?;
                 let d = self.cx.s(rid)?;
                 self.push(Inst::ExtractDyn { d, v, n, idx, ik }, cls::OTHER);
             }
             Op::VectorInsertDynamic => {
                 let v = sl!(0);
                 let x = sl!(1);
-                let n = self.cx.slot[&rid].1;
+                let n = self.cx.n(rid)?;
                 let idx_id = id!(2);
                 let idx = self.cx.s(idx_id)?;
-                let ik = self.cx.scalar(self.cx.vty[&idx_id])?;
+                let ik = self.cx.scalar(self.cx.vt(idx_id)?)?;
                 let d = self.cx.s(rid)?;
                 self.push(
                     Inst::InsertDyn {
@@ -1966,7 +2017,7 @@ impl<'a> Decoder<'a> {
             Op::VectorShuffle => {
                 let a = id!(0);
                 let b = id!(1);
-                let (sa, na) = self.cx.slot[&a];
+                let (sa, na) = self.cx.sn(a)?;
                 let sb = self.cx.s(b)?;
                 let mut srcs = Vec::new();
                 // undefined components (0xFFFFFFFF) read slot of component 0
@@ -1999,14 +2050,14 @@ impl<'a> Decoder<'a> {
             Op::Dot => {
                 let aid = id!(0);
                 let k = self.cx.scalar(rty)?;
-                let n = self.cx.slot[&aid].1;
+                let n = self.cx.n(aid)?;
                 let d = self.cx.s(rid)?;
                 let (a, b) = (sl!(0), sl!(1));
                 self.push(Inst::Dot { k, n, d, a, b }, Self::fclass(k));
             }
             Op::Any | Op::All => {
                 let aid = id!(0);
-                let n = self.cx.slot[&aid].1;
+                let n = self.cx.n(aid)?;
                 let d = self.cx.s(rid)?;
                 let a = sl!(0);
                 self.push(
@@ -2122,7 +2173,7 @@ impl<'a> Decoder<'a> {
                 let p = id!(0);
                 if let Some(&bi) = self.cx.builtin_vars.get(&p) {
                     let d = self.cx.s(rid)?;
-                    let n = self.cx.slot[&rid].1;
+                    let n = self.cx.n(rid)?;
                     let k = self.cx.scalar(rty)?;
                     self.push(
                         Inst::Builtin {
@@ -2196,11 +2247,11 @@ impl<'a> Decoder<'a> {
                         Some(v) => (*v, None),
                         None => (
                             0,
-                            Some((self.cx.s(sid)?, self.cx.scalar(self.cx.vty[&sid])?)),
+                            Some((self.cx.s(sid)?, self.cx.scalar(self.cx.vt(sid)?)?)),
                         ),
                     }
                 } else {
-                    let pty = self.cx.vty[&id!(0)];
+                    let pty = self.cx.vt(id!(0))?;
                     let pointee = match self.cx.ty(pty)? {
                         Ty::Pointer(_, p) => *p,
                         _ => return Err(e("copy through non-pointer")),
@@ -2264,7 +2315,7 @@ impl<'a> Decoder<'a> {
                 };
                 let (k, d) = match aop {
                     AtomOp::Store | AtomOp::FlagClear => {
-                        let pty = self.cx.vty[&id!(0)];
+                        let pty = self.cx.vt(id!(0))?;
                         let pointee = match self.cx.ty(pty)? {
                             Ty::Pointer(_, p) => *p,
                             _ => return Err(e("atomic on non-pointer")),
@@ -2332,7 +2383,7 @@ impl<'a> Decoder<'a> {
             Op::Switch => {
                 let selid = id!(0);
                 let sel = self.cx.s(selid)?;
-                let k = self.cx.scalar(self.cx.vty[&selid])?;
+                let k = self.cx.scalar(self.cx.vt(selid)?)?;
                 let def = id!(1);
                 let dp = self.phi_range(cur, def)?;
                 let default = self.block(def)?;
@@ -2397,7 +2448,7 @@ impl<'a> Decoder<'a> {
                 let d = if matches!(self.cx.ty(rty)?, Ty::Void) {
                     None
                 } else {
-                    Some((self.cx.s(rid)?, self.cx.slot[&rid].1))
+                    Some((self.cx.s(rid)?, self.cx.n(rid)?))
                 };
                 // param slots are filled at run time from FuncInfo
                 self.push(
@@ -2436,8 +2487,8 @@ impl<'a> Decoder<'a> {
                 };
                 let esize = self.cx.size_align(pointee)?.0 as u32;
                 let (nid, sid) = (id!(3), id!(4));
-                let nk = self.cx.scalar(self.cx.vty[&nid])?;
-                let sk = self.cx.scalar(self.cx.vty[&sid])?;
+                let nk = self.cx.scalar(self.cx.vt(nid)?)?;
+                let sk = self.cx.scalar(self.cx.vt(sid)?)?;
                 let inst = Inst::AsyncCopy {
                     d: self.cx.s(rid)?,
                     dst: self.cx.s(dst_id)?,
@@ -2491,7 +2542,7 @@ impl<'a> Decoder<'a> {
             C::vloadn | C::vload_half | C::vload_halfn | C::vloada_halfn => {
                 let off = self.cx.s(arg(0)?)?;
                 let p = self.cx.s(arg(1)?)?;
-                let n = self.cx.slot[&rid].1;
+                let n = self.cx.n(rid)?;
                 let half = !matches!(op, C::vloadn);
                 let k = self.cx.scalar(rty)?;
                 let d = self.cx.s(rid)?;
@@ -2526,8 +2577,8 @@ impl<'a> Decoder<'a> {
                 let v = self.cx.s(vid)?;
                 let off = self.cx.s(arg(1)?)?;
                 let p = self.cx.s(arg(2)?)?;
-                let n = self.cx.slot[&vid].1;
-                let k = self.cx.scalar(self.cx.vty[&vid])?;
+                let n = self.cx.n(vid)?;
+                let k = self.cx.scalar(self.cx.vt(vid)?)?;
                 let half = match op {
                     C::vstoren => None,
                     C::vstore_half_r | C::vstore_halfn_r | C::vstorea_halfn_r => {
@@ -2572,12 +2623,12 @@ impl<'a> Decoder<'a> {
             let mid = arg(if two { 2 } else { 1 })?;
             let inst = Inst::DynShuffle {
                 d: self.cx.s(rid)?,
-                nout: self.cx.slot[&rid].1,
+                nout: self.cx.n(rid)?,
                 a: self.cx.s(x)?,
                 b: if two { Some(self.cx.s(arg(1)?)?) } else { None },
-                nin: self.cx.slot[&x].1,
+                nin: self.cx.n(x)?,
                 m: self.cx.s(mid)?,
-                mk: self.cx.scalar(self.cx.vty[&mid])?,
+                mk: self.cx.scalar(self.cx.vt(mid)?)?,
             };
             self.push(inst, cls::OTHER);
             return Ok(());
@@ -2597,9 +2648,9 @@ impl<'a> Decoder<'a> {
             | C::fast_distance
             | C::normalize
             | C::fast_normalize
-            | C::cross => (self.cx.scalar(a0ty)?, self.cx.slot[&a0].1),
-            C::shuffle | C::shuffle2 => (self.cx.scalar(rty)?, self.cx.slot[&a0].1),
-            _ => (self.cx.scalar(rty)?, self.cx.slot[&rid].1),
+            | C::cross => (self.cx.scalar(a0ty)?, self.cx.n(a0)?),
+            C::shuffle | C::shuffle2 => (self.cx.scalar(rty)?, self.cx.n(a0)?),
+            _ => (self.cx.scalar(rty)?, self.cx.n(rid)?),
         };
         let k2 = if nargs >= 2 {
             let a1 = arg(1)?;

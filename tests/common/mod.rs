@@ -49,6 +49,10 @@ pub fn examples() -> PathBuf {
 
 /// Compiles one C test program from tests/c/ into target/ctests/ (once per name).
 pub fn c_program(name: &str) -> PathBuf {
+    // one compile at a time in this process: parallel tests of one file would race on the
+    // rename and exec a file being replaced (ETXTBSY)
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = root().join("target/ctests");
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(name);
