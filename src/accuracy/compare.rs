@@ -5,7 +5,7 @@
 //! A *kernel* here is one launch configuration of one app: (app, kernel name, global size,
 //! local size). On each device its measured time is the median `device_ns` of its
 //! completed launches, and its projected time the median over the same launches of
-//! [`crate::model::project`] applied to the launch's emulated work-group statistics
+//! [`crate::model::project::project`] applied to the launch's emulated work-group statistics
 //! (`emulation.stats`) with that device's profile. The projection is recomputed here rather
 //! than read from the record, so that every [`ModelOptions`] variant can be compared.
 //! Kernels missing on a device, or without statistics, are listed in `skipped`.

@@ -16,7 +16,7 @@
 //! compute capability the driver reports), see [`device`]. Every number of the written
 //! profile has a `sources` entry.
 //!
-//! Modules: [`clx`] (OpenCL calls), [`kernels`] (benchmark sources), [`bench`]
+//! Modules: [`clx`] (OpenCL calls), [`kernels`] (benchmark sources), [`bench`](mod@bench)
 //! (measurements), [`device`] (driver facts), [`assemble`] (profile), [`progress`].
 
 pub mod assemble;

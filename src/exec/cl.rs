@@ -388,41 +388,37 @@ pub unsafe fn finish(q: cl_command_queue) -> ClResult<()> {
     check("clFinish", f!(clFinish)(q))
 }
 
-/// Releases an event (errors ignored).
-pub unsafe fn release_event(ev: cl_event) {
-    if let Ok(t) = rt() {
-        if let (Some(f), false) = (t.clReleaseEvent, ev.is_null()) {
-            f(ev);
+/// Defines `name(handle)`: releases a handle through the real table (errors and null handles
+/// ignored).
+macro_rules! release_fn {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $entry:ident) => {
+        $(#[$doc])*
+        pub unsafe fn $name(h: $ty) {
+            if let Ok(t) = rt() {
+                if let (Some(f), false) = (t.$entry, h.is_null()) {
+                    f(h);
+                }
+            }
         }
-    }
+    };
 }
 
-/// Releases a memory object (errors ignored).
-pub unsafe fn release_mem(m: cl_mem) {
-    if let Ok(t) = rt() {
-        if let (Some(f), false) = (t.clReleaseMemObject, m.is_null()) {
-            f(m);
-        }
-    }
-}
-
-/// Releases a program (errors ignored).
-pub unsafe fn release_program(p: cl_program) {
-    if let Ok(t) = rt() {
-        if let (Some(f), false) = (t.clReleaseProgram, p.is_null()) {
-            f(p);
-        }
-    }
-}
-
-/// Releases a kernel (errors ignored).
-pub unsafe fn release_kernel(k: cl_kernel) {
-    if let Ok(t) = rt() {
-        if let (Some(f), false) = (t.clReleaseKernel, k.is_null()) {
-            f(k);
-        }
-    }
-}
+release_fn!(
+    /// Releases an event (errors ignored).
+    release_event, cl_event, clReleaseEvent
+);
+release_fn!(
+    /// Releases a memory object (errors ignored).
+    release_mem, cl_mem, clReleaseMemObject
+);
+release_fn!(
+    /// Releases a program (errors ignored).
+    release_program, cl_program, clReleaseProgram
+);
+release_fn!(
+    /// Releases a kernel (errors ignored).
+    release_kernel, cl_kernel, clReleaseKernel
+);
 
 /// A fixed-size info value (`T` plain data).
 pub unsafe fn info<T: Copy + Default>(
