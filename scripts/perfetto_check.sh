@@ -19,6 +19,7 @@
 # PERFETTO_CHECK_SELECT: the slice selected in the screenshot (its details panel and flows
 # shown), the first by ts WHERE this SQL condition on `slice` holds; default
 # "category = 'kernel'" (the first launch), `none` for no selection.
+# PERFETTO_CHECK_NODE=0 skips the trace processor under node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trace=${1:-docs/trace-balance.json}
