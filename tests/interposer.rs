@@ -423,7 +423,11 @@ fn device_timing_sample_and_off() {
         assert_eq!(recs.len(), n, "{timing}: one record per launch");
         let timed = recs.iter().filter(|r| r["device_ns"].is_u64()).count();
         let untimed = recs.iter().filter(|r| r["status"] == "untimed").count();
-        assert_eq!(timed + untimed, n, "{timing}: every record timed or untimed");
+        assert_eq!(
+            timed + untimed,
+            n,
+            "{timing}: every record timed or untimed"
+        );
         // floyd_warshall launches one kernel object n times
         let want = every.map_or(0, |e| n.div_ceil(e));
         assert_eq!(timed, want, "{timing}: timed launches");

@@ -245,7 +245,9 @@ mod tests {
             let line = format!(
                 r#"{{"schema":"clprism.launch/1","kernel":"k","program":"p","global":[64],"device":{{"index":"0:0","name":"{dev}","kind":"gpu"}},"status":"complete","device_ns":5}}"#
             );
-            crate::accuracy::records::parse_line(&line).unwrap().unwrap()
+            crate::accuracy::records::parse_line(&line)
+                .unwrap()
+                .unwrap()
         };
         let t = Target {
             index: "1:0".into(),

@@ -874,7 +874,7 @@ pub(crate) unsafe fn launch_record(
 fn timed(nth: u64) -> bool {
     match crate::config::get().device_timing {
         crate::config::DeviceTiming::All => true,
-        crate::config::DeviceTiming::Sample { every } => nth % every == 0,
+        crate::config::DeviceTiming::Sample { every } => nth.is_multiple_of(every),
         crate::config::DeviceTiming::Off => false,
     }
 }
