@@ -4,7 +4,7 @@ set -uo pipefail
 G=$PWD/.gpu
 nv=""
 for p in 0 1 2 3; do
-  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1)
+  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | head -1)
   case "$probe" in *NVIDIA*|*nvidia*) nv=$p; break ;; esac
 done
 [ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }

@@ -13,7 +13,10 @@
  *   Each loop runs once untimed at 1/10 of its count as a warm-up (not
  *   counted in ns/call, but counted in "kernels:").
  *   Output (stdout), machine readable:
- *     overhead getplatforminfo_ns=X setkernelarg_ns=Y enqueue_ns=Z
+ *     overhead getplatforminfo_ns=X setkernelarg_ns=Y enqueue_ns=Z ...
+ *       (enqueue_event_ns: each launch asks for an event; enqueue_profiled_ns:
+ *       the same on a queue with CL_QUEUE_PROFILING_ENABLE;
+ *       enqueue_profiled_noevent_ns: that queue, no event)
  *     kernels: N
  *   Device: CLPRISM_EXAMPLE_DEVICE="P:D" (default 0:0).
  */
@@ -116,6 +119,11 @@ int main(int argc, char **argv)
     double t8 = ex_now();
     loop_enqueue_event(pq, k, n_enq);
     double t9 = ex_now();
+    /* ... and without asking for an event: what profiling costs by itself. */
+    loop_enqueue(pq, k, n_enq / 10 + 1);
+    double t10 = ex_now();
+    loop_enqueue(pq, k, n_enq);
+    double t11 = ex_now();
     CL_CHECK(clReleaseCommandQueue(pq));
 
     CL_CHECK(clReleaseMemObject(buf));
@@ -123,12 +131,14 @@ int main(int argc, char **argv)
     ex_release(&cl);
 
     printf("overhead getplatforminfo_ns=%.1f setkernelarg_ns=%.1f "
-           "enqueue_ns=%.1f enqueue_event_ns=%.1f enqueue_profiled_ns=%.1f n_info=%ld n_setarg=%ld n_enqueue=%ld\n",
+           "enqueue_ns=%.1f enqueue_event_ns=%.1f enqueue_profiled_ns=%.1f "
+           "enqueue_profiled_noevent_ns=%.1f n_info=%ld n_setarg=%ld n_enqueue=%ld\n",
            (t1 - t0) * 1e9 / (double)(n_info ? n_info : 1),
            (t3 - t2) * 1e9 / (double)(n_arg ? n_arg : 1),
            (t5 - t4) * 1e9 / (double)(n_enq ? n_enq : 1),
            (t7 - t6) * 1e9 / (double)(n_enq ? n_enq : 1),
-           (t9 - t8) * 1e9 / (double)(n_enq ? n_enq : 1), n_info, n_arg,
+           (t9 - t8) * 1e9 / (double)(n_enq ? n_enq : 1),
+           (t11 - t10) * 1e9 / (double)(n_enq ? n_enq : 1), n_info, n_arg,
            n_enq);
     ex_print_kernels();
     return 0;

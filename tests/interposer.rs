@@ -398,3 +398,42 @@ fn works_as_an_ocl_icd_layer() {
         }
     }
 }
+
+/// `CLPRISM_DEVICE_TIMING`: `sample:N` times the first launch of a kernel object and every
+/// N-th after it, `off` times none; untimed launches still get one record each and the
+/// summary marks extrapolated totals.
+#[test]
+fn device_timing_sample_and_off() {
+    let exe = examples().join("floyd_warshall");
+    let d = scratch("device_timing");
+    for (timing, every) in [("sample:10", Some(10usize)), ("off", None)] {
+        let log = d.join(format!("{}.jsonl", timing.replace(':', "_")));
+        let out = run(
+            &exe,
+            &["64"],
+            Via::Preload("log"),
+            &[
+                ("CLPRISM_LOG", log.to_str().unwrap()),
+                ("CLPRISM_DEVICE_TIMING", timing),
+            ],
+        );
+        assert_ok(&out, timing);
+        let n = launches_printed(&out);
+        let recs = read_log(&log);
+        assert_eq!(recs.len(), n, "{timing}: one record per launch");
+        let timed = recs.iter().filter(|r| r["device_ns"].is_u64()).count();
+        let untimed = recs.iter().filter(|r| r["status"] == "untimed").count();
+        assert_eq!(
+            timed + untimed,
+            n,
+            "{timing}: every record timed or untimed"
+        );
+        // floyd_warshall launches one kernel object n times
+        let want = every.map_or(0, |e| n.div_ceil(e));
+        assert_eq!(timed, want, "{timing}: timed launches");
+        let err = String::from_utf8_lossy(&out.stderr);
+        if every.is_some() {
+            assert!(err.contains("~ extrapolated"), "{timing}: {err}");
+        }
+    }
+}

@@ -150,11 +150,36 @@ pub fn run_app(spec: &RunSpec, app: &str, t: &Target) -> Result<DeviceRun, Strin
             out_file.display()
         ));
     }
+    let launches = read_log(&log)?;
+    check_device(&launches, t, app)?;
     Ok(DeviceRun {
         app: app.to_string(),
         profile: t.column(),
-        launches: read_log(&log)?,
+        launches,
     })
+}
+
+/// Checks that the app really ran on `t`: the device names in its records must be `t`'s.
+/// A mismatch means the app and clprism see the platforms in different orders (e.g. two ICD
+/// loaders on one host), and pairing its times with `t`'s profile would be wrong.
+///
+/// Errors: a record names another device (the message names both).
+pub fn check_device(
+    launches: &[super::records::Launch],
+    t: &Target,
+    app: &str,
+) -> Result<(), String> {
+    match launches
+        .iter()
+        .find(|l| !l.device_name.is_empty() && l.device_name != t.identity.name)
+    {
+        Some(l) => Err(format!(
+            "{app} asked for device {} ({}) but its launches ran on '{}' (index {}): the app \
+             and clprism enumerate the platforms differently; not comparing",
+            t.index, t.identity.name, l.device_name, l.device_index
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Reads logs written by an earlier run (`<app>.<P>_<D>.jsonl` in `logs`). A log's column
@@ -212,5 +237,28 @@ mod tests {
             profile: None,
         };
         assert_eq!(t.column(), "dev 2:0");
+    }
+
+    #[test]
+    fn launches_on_another_device_are_refused() {
+        let rec = |dev: &str| {
+            let line = format!(
+                r#"{{"schema":"clprism.launch/1","kernel":"k","program":"p","global":[64],"device":{{"index":"0:0","name":"{dev}","kind":"gpu"}},"status":"complete","device_ns":5}}"#
+            );
+            crate::accuracy::records::parse_line(&line)
+                .unwrap()
+                .unwrap()
+        };
+        let t = Target {
+            index: "1:0".into(),
+            identity: DeviceIdentity {
+                name: "NVIDIA H200".into(),
+                ..Default::default()
+            },
+            profile: Some("h200".into()),
+        };
+        assert!(check_device(&[rec("NVIDIA H200")], &t, "app").is_ok());
+        let e = check_device(&[rec("NVIDIA H200"), rec("cpu-x")], &t, "app").unwrap_err();
+        assert!(e.contains("cpu-x") && e.contains("NVIDIA H200"), "{e}");
     }
 }

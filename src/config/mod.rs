@@ -58,6 +58,49 @@ pub enum LogTarget {
     Off,
 }
 
+/// Which launches log mode times on the device (`CLPRISM_DEVICE_TIMING`).
+///
+/// Timing a launch needs an event on a queue with `CL_QUEUE_PROFILING_ENABLE`, and drivers
+/// charge for both (NVIDIA: ~1.6 µs per event, several µs per launch on a profiled queue;
+/// README "Interposer overhead"). Sampling keeps the event cost off most launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceTiming {
+    /// Every launch gets an event and a measured `device_ns` (default).
+    All,
+    /// The first launch of each kernel name and then every `every`-th launch of it are timed;
+    /// the others are logged with status `untimed`. `every` ≥ 1.
+    Sample {
+        /// Period in launches of one kernel name.
+        every: u64,
+    },
+    /// No launch is timed: profiling is not turned on for the app's queues and records have
+    /// status `untimed` (unless the app's own queue profiles and the app asks for an event).
+    Off,
+}
+
+impl DeviceTiming {
+    /// Whether clprism turns profiling on for the queues it sees created.
+    pub fn enables_profiling(self) -> bool {
+        !matches!(self, DeviceTiming::Off)
+    }
+}
+
+/// Parses `all` | `off` | `sample:N` (N ≥ 1, `sample:1` = `all`).
+pub fn parse_device_timing(s: &str) -> Option<DeviceTiming> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "all" | "on" | "1" => Some(DeviceTiming::All),
+        "off" | "0" => Some(DeviceTiming::Off),
+        t => {
+            let n: u64 = t.strip_prefix("sample:")?.trim().parse().ok()?;
+            match n {
+                0 => None,
+                1 => Some(DeviceTiming::All),
+                every => Some(DeviceTiming::Sample { every }),
+            }
+        }
+    }
+}
+
 /// The parsed configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -89,6 +132,8 @@ pub struct Config {
     /// once (device copies plus their host read-backs); a launch whose buffer arguments
     /// would exceed it is not emulated (the record says why). Default 256 MiB.
     pub emu_snapshot_max: u64,
+    /// `CLPRISM_DEVICE_TIMING`: which launches get a measured device time, default all.
+    pub device_timing: DeviceTiming,
 }
 
 /// Default of `CLPRISM_EMU_SNAPSHOT_MAX`, bytes (256 MiB).
@@ -193,6 +238,18 @@ impl Config {
                 }
             },
         };
+        let device_timing = match get("CLPRISM_DEVICE_TIMING").as_deref().map(str::trim) {
+            None | Some("") => DeviceTiming::All,
+            Some(v) => parse_device_timing(v).unwrap_or_else(|| {
+                warnings.push(malformed(
+                    "CLPRISM_DEVICE_TIMING",
+                    v,
+                    "all, off or sample:N with N >= 1",
+                    "all",
+                ));
+                DeviceTiming::All
+            }),
+        };
         let trace = path_var(get("CLPRISM_TRACE"))
             .map(|p| PathBuf::from(p.to_string_lossy().replace("%p", &pid.to_string())));
         let cfg = Config {
@@ -209,6 +266,7 @@ impl Config {
             cache: path_var(get("CLPRISM_CACHE")),
             verify,
             emu_snapshot_max,
+            device_timing,
         };
         (cfg, warnings)
     }
@@ -311,6 +369,27 @@ mod tests {
         assert_eq!(c.emu_snapshot_max, DEFAULT_EMU_SNAPSHOT_MAX);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("CLPRISM_EMU_SNAPSHOT_MAX"));
+    }
+
+    #[test]
+    fn device_timing() {
+        let (c, w) = parse(&[]);
+        assert_eq!(c.device_timing, DeviceTiming::All);
+        assert!(w.is_empty());
+        let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "off")]);
+        assert_eq!(c.device_timing, DeviceTiming::Off);
+        assert!(!c.device_timing.enables_profiling());
+        let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "sample:100")]);
+        assert_eq!(c.device_timing, DeviceTiming::Sample { every: 100 });
+        assert!(c.device_timing.enables_profiling());
+        let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "sample:1")]);
+        assert_eq!(c.device_timing, DeviceTiming::All);
+        for bad in ["sample:0", "sample:", "sometimes", "sample:-3"] {
+            let (c, w) = parse(&[("CLPRISM_DEVICE_TIMING", bad)]);
+            assert_eq!(c.device_timing, DeviceTiming::All, "{bad}");
+            assert_eq!(w.len(), 1, "{bad}");
+            assert!(w[0].contains("CLPRISM_DEVICE_TIMING"), "{bad}");
+        }
     }
 
     #[test]

@@ -189,6 +189,14 @@ pub unsafe fn clCreateCommandQueue(
     if passthrough() {
         return f(ctx, dev, props, errcode_ret);
     }
+    if !crate::config::get().device_timing.enables_profiling() {
+        let q = f(ctx, dev, props, errcode_ret);
+        if ok_handle(q, errcode_ret) {
+            let profiling = props & CL_QUEUE_PROFILING_ENABLE != 0;
+            record_queue(q, ctx, dev, props, None, profiling);
+        }
+        return q;
+    }
     let (q, err) = with_err!(errcode_ret, |e| f(
         ctx,
         dev,
@@ -257,7 +265,7 @@ pub unsafe fn clCreateCommandQueueWithProperties(
         }
     }
     let on_device = app_props & CL_QUEUE_ON_DEVICE != 0;
-    if !on_device {
+    if !on_device && crate::config::get().device_timing.enables_profiling() {
         match ours
             .iter()
             .step_by(2)
@@ -684,6 +692,7 @@ fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
             name,
             program_hash,
             args: Vec::new(),
+            launches: 0,
         },
     );
 }
@@ -821,10 +830,13 @@ pub(crate) unsafe fn launch_record(
     global: *const usize,
     local: *const usize,
 ) -> LaunchRecord {
-    let (name, program) = TABLES
+    let (name, program, nth) = TABLES
         .kernels
-        .with(k as Key, |i| (i.name.clone(), i.program_hash.clone()))
-        .unwrap_or_else(|| (kernel_name(k), "unknown".into()));
+        .with_mut(k as Key, |i| {
+            i.launches += 1;
+            (i.name.clone(), i.program_hash.clone(), i.launches - 1)
+        })
+        .unwrap_or_else(|| (kernel_name(k), "unknown".into(), 0));
     let device = queue_info(q).map(|i| i.device_ref).unwrap_or_else(|| {
         Arc::new(log::DeviceRef {
             index: "?".into(),
@@ -853,6 +865,17 @@ pub(crate) unsafe fn launch_record(
         extra: Default::default(),
         shared_extra: None,
         device_times: None,
+        timed: timed(nth),
+    }
+}
+
+/// Whether the `nth` launch (from 0) of a kernel object gets a device timing event
+/// (`CLPRISM_DEVICE_TIMING`).
+fn timed(nth: u64) -> bool {
+    match crate::config::get().device_timing {
+        crate::config::DeviceTiming::All => true,
+        crate::config::DeviceTiming::Sample { every } => nth.is_multiple_of(every),
+        crate::config::DeviceTiming::Off => false,
     }
 }
 
@@ -862,6 +885,19 @@ unsafe fn logged_launch(
     event: *mut cl_event,
     enqueue: impl FnOnce(*mut cl_event) -> cl_int,
 ) -> cl_int {
+    if !rec.timed {
+        // Not timed (`CLPRISM_DEVICE_TIMING`): no event of clprism's, nothing to poll; the
+        // app's own event slot (possibly null) is passed through untouched.
+        let r = enqueue(event);
+        if r != CL_SUCCESS {
+            rec.status = "enqueue_failed";
+            rec.error_code = Some(r);
+        } else {
+            rec.status = "untimed";
+        }
+        log::finished(rec);
+        return r;
+    }
     let mut own: cl_event = std::ptr::null_mut();
     let slot = if event.is_null() {
         &mut own as *mut cl_event

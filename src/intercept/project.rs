@@ -822,7 +822,14 @@ fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
         profiles,
         &ModelOptions::default(),
     ) {
-        Ok(set) => serde_json::to_value(set).unwrap_or(Value::Null),
+        Ok(set) => {
+            let mut v = serde_json::to_value(set).unwrap_or(Value::Null);
+            // the shape projected with, so `clprism accuracy` re-projects the same launch
+            if let (Some(o), Ok(s)) = (v.as_object_mut(), serde_json::to_value(shape)) {
+                o.insert("launch_shape".into(), s);
+            }
+            v
+        }
         Err(e) => err(e.to_string()),
     }
 }

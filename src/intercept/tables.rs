@@ -134,6 +134,8 @@ pub struct KernelInfo {
     pub program_hash: Arc<str>,
     /// Arguments by index, as last set.
     pub args: Vec<Option<KernelArg>>,
+    /// Launches of this kernel object seen so far (`CLPRISM_DEVICE_TIMING=sample:N`).
+    pub launches: u64,
 }
 
 /// A reference-counted table of one object kind.

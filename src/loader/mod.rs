@@ -3,11 +3,13 @@
 //!
 //! Search order: `CLPRISM_REAL_OPENCL` if set (and nothing else), else the OpenCL loader the
 //! process already has mapped (the one the application was bound to), else `libOpenCL.so.1`
-//! and then `libOpenCL.so` in the directories of `LD_LIBRARY_PATH` and the usual system
-//! library directories. A candidate that is this library itself (same device and inode as the file
-//! `dladdr` reports for our own symbol) or another copy of clprism (it exports
-//! `clprism_identity`) is skipped. The library is opened by absolute path, never by bare name,
+//! where the dynamic linker looks for it (`LD_LIBRARY_PATH`, then `/etc/ld.so.cache`), then
+//! `libOpenCL.so.1` and `libOpenCL.so` in the usual system library directories. A candidate
+//! that is this library itself (same device and inode as the file `dladdr` reports for our
+//! own symbol) or another copy of clprism (it exports `clprism_identity`) is skipped. The library is opened by absolute path, never by bare name,
 //! because a bare `dlopen("libOpenCL.so.1")` can return clprism itself.
+
+pub mod ldcache;
 
 use crate::api::RealTable;
 use once_cell::sync::Lazy;
@@ -147,9 +149,10 @@ pub fn loaded_loaders() -> Vec<PathBuf> {
 }
 
 /// Candidate paths for the real library, in search order: loaders already mapped into the
-/// process (other than clprism), then `libOpenCL.so.1` in the directories of
-/// `LD_LIBRARY_PATH` and the system directories (the name and order the dynamic linker uses
-/// for an application linked with `-lOpenCL`), then `libOpenCL.so` in the same directories.
+/// process (other than clprism), then `libOpenCL.so.1` where the dynamic linker would look
+/// for an application linked with `-lOpenCL` (the directories of `LD_LIBRARY_PATH`, then the
+/// entries of `/etc/ld.so.cache` in its order, see [`ldcache`]), then `libOpenCL.so.1` and
+/// `libOpenCL.so` in the usual system directories.
 pub fn candidates() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var("LD_LIBRARY_PATH")
         .unwrap_or_default()
@@ -157,17 +160,26 @@ pub fn candidates() -> Vec<PathBuf> {
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .collect();
-    dirs.extend(SYSTEM_DIRS.iter().map(PathBuf::from));
     let mut out: Vec<PathBuf> = loaded_loaders()
         .into_iter()
         .filter(|p| p.is_absolute())
         .collect();
+    let push = |p: PathBuf, out: &mut Vec<PathBuf>| {
+        if p.exists() && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    // the dynamic linker's order for `libOpenCL.so.1`: LD_LIBRARY_PATH, ld.so.cache, defaults
+    for d in &dirs {
+        push(d.join("libOpenCL.so.1"), &mut out);
+    }
+    for p in ldcache::lookup("libOpenCL.so.1") {
+        push(p, &mut out);
+    }
+    dirs.extend(SYSTEM_DIRS.iter().map(PathBuf::from));
     for n in ["libOpenCL.so.1", "libOpenCL.so"] {
         for d in &dirs {
-            let p = d.join(n);
-            if p.exists() && !out.contains(&p) {
-                out.push(p);
-            }
+            push(d.join(n), &mut out);
         }
     }
     out

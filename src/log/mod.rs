@@ -88,6 +88,10 @@ pub struct LaunchRecord {
     /// timeline maps them to the host clock, [`crate::trace`]).
     #[serde(skip)]
     pub device_times: Option<DeviceTimes>,
+    /// Whether this launch gets a device timing event (`CLPRISM_DEVICE_TIMING`); untimed
+    /// launches are final at enqueue with status `untimed`. Not serialized.
+    #[serde(skip)]
+    pub timed: bool,
 }
 
 impl LaunchRecord {
@@ -182,7 +186,20 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 static LOGGER: OnceCell<Logger> = OnceCell::new();
 static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
 /// Events polled per pass of the writer thread.
-const POLL_BATCH: usize = 64;
+const POLL_BATCH: usize = 1024;
+/// Shortest time between two polling passes of the writer thread over the watched events.
+const POLL_INTERVAL: Duration = Duration::from_millis(1);
+
+/// The polling interval: [`POLL_INTERVAL`], or `CLPRISM_LOG_POLL_US` (µs; 0 polls on every
+/// message, the behaviour before rate limiting, kept for the overhead benchmark).
+fn poll_interval() -> Duration {
+    std::env::var("CLPRISM_LOG_POLL_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_micros)
+        .unwrap_or(POLL_INTERVAL)
+}
+
 /// How long the exit handler waits for outstanding device times.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
 /// How long the exit handler waits for outstanding attachments of held records (project
@@ -471,13 +488,17 @@ fn writer_thread(rx: Receiver<Msg>) {
             out.write(&rec);
         }
     };
+    let poll_interval = poll_interval();
+    let mut last_poll = Instant::now() - poll_interval;
     loop {
         // poll the watched events; finished ones become completions
-        if !watched.is_empty() {
+        let draining = shutdown_reply.is_some();
+        if !watched.is_empty() && (draining || last_poll.elapsed() >= poll_interval) {
+            last_poll = Instant::now();
             // Poll oldest first and stop at the first unfinished event (in-order queues finish
-            // in order), at most POLL_BATCH per pass: the writer must not compete with the
-            // application for the driver's locks. At shutdown every event is polled.
-            let draining = shutdown_reply.is_some();
+            // in order), at most POLL_BATCH per pass and one pass per `poll_interval`: the
+            // writer must not compete with the application for the driver's locks. At
+            // shutdown every event is polled.
             let mut budget = if draining { usize::MAX } else { POLL_BATCH };
             let mut stop = false;
             watched.retain(|&(seq, ev)| {
@@ -505,7 +526,9 @@ fn writer_thread(rx: Receiver<Msg>) {
         let idle_wait = if watched.is_empty() {
             Duration::from_millis(500)
         } else {
-            Duration::from_millis(2)
+            poll_interval
+                .saturating_sub(last_poll.elapsed())
+                .max(Duration::from_micros(100))
         };
         let msg = match &shutdown_reply {
             Some((_, deadline)) => {
@@ -738,6 +761,7 @@ mod tests {
             extra: Default::default(),
             shared_extra: None,
             device_times: None,
+            timed: true,
         }
     }
 

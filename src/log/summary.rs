@@ -143,17 +143,34 @@ impl Summary {
         s
     }
 
+    /// Device time of a kernel in ns: the measured sum, or, when only some launches were
+    /// timed (`CLPRISM_DEVICE_TIMING=sample:N`), the mean of the timed ones × launches.
+    /// The flag says whether it is extrapolated.
+    fn total_ns(k: &KernelTotals) -> (f64, bool) {
+        if k.timed > 0 && k.timed < k.launches {
+            (k.total_ns as f64 / k.timed as f64 * k.launches as f64, true)
+        } else {
+            (k.total_ns as f64, false)
+        }
+    }
+
     /// True when no launch was recorded.
     pub fn is_empty(&self) -> bool {
         self.kernels.is_empty()
     }
 
     /// Renders the table: kernel, launches, total/mean/min/max device time (ms, µs) and the
-    /// share of the total device time, sorted by total time.
+    /// share of the total device time, sorted by total time. Totals extrapolated from sampled
+    /// launches are marked `~` and explained under the table.
     pub fn render(&self) -> String {
-        let grand: u64 = self.kernels.values().map(|k| k.total_ns).sum();
+        let grand: f64 = self.kernels.values().map(|k| Self::total_ns(k).0).sum();
         let mut rows: Vec<_> = self.kernels.iter().collect();
-        rows.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0.cmp(b.0)));
+        rows.sort_by(|a, b| {
+            Self::total_ns(b.1)
+                .0
+                .total_cmp(&Self::total_ns(a.1).0)
+                .then(a.0.cmp(b.0))
+        });
         let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(6).max(6);
         let mut s = String::new();
         let _ = writeln!(
@@ -166,23 +183,29 @@ impl Summary {
             "{:<w$} {:>8} {:>12} {:>11} {:>11} {:>11} {:>7}",
             "kernel", "launches", "total ms", "mean us", "min us", "max us", "share"
         );
+        let (mut timed, mut launches, mut approx_any) = (0u64, 0u64, false);
         for (name, k) in rows {
             let mean = if k.timed > 0 {
                 k.total_ns as f64 / k.timed as f64 / 1e3
             } else {
                 f64::NAN
             };
-            let share = if grand > 0 {
-                100.0 * k.total_ns as f64 / grand as f64
+            let (total, approx) = Self::total_ns(k);
+            approx_any |= approx;
+            timed += k.timed;
+            launches += k.launches;
+            let share = if grand > 0.0 {
+                100.0 * total / grand
             } else {
                 0.0
             };
+            let total = format!("{}{:.3}", if approx { "~" } else { "" }, total / 1e6);
             let _ = writeln!(
                 s,
-                "{:<w$} {:>8} {:>12.3} {:>11.1} {:>11.1} {:>11.1} {:>6.1}%",
+                "{:<w$} {:>8} {:>12} {:>11.1} {:>11.1} {:>11.1} {:>6.1}%",
                 name,
                 k.launches,
-                k.total_ns as f64 / 1e6,
+                total,
                 mean,
                 k.min_ns as f64 / 1e3,
                 k.max_ns as f64 / 1e3,
@@ -191,11 +214,18 @@ impl Summary {
         }
         let _ = write!(
             s,
-            "{:<w$} {:>8} {:>12.3}",
+            "{:<w$} {:>8} {:>12}",
             "total",
-            self.kernels.values().map(|k| k.launches).sum::<u64>(),
-            grand as f64 / 1e6
+            launches,
+            format!("{}{:.3}", if approx_any { "~" } else { "" }, grand / 1e6)
         );
+        if approx_any {
+            let _ = write!(
+                s,
+                "\n~ extrapolated: mean of the {timed} timed launches x launches \
+                 (CLPRISM_DEVICE_TIMING)"
+            );
+        }
         s
     }
 }

@@ -214,7 +214,7 @@ pub struct Launch {
     pub offset: Option<Vec<u64>>,
     /// The device of the command queue.
     pub device: Option<DeviceInfo>,
-    /// `complete`, `failed`, `enqueue_failed`, `incomplete` or `no_profiling`.
+    /// `complete`, `failed`, `enqueue_failed`, `incomplete`, `no_profiling` or `untimed`.
     pub status: String,
     /// Measured device time, ns.
     pub device_ns: Option<u64>,

@@ -743,6 +743,7 @@ mod tests {
             extra: Default::default(),
             shared_extra: None,
             device_times: None,
+            timed: true,
         }
     }
 
