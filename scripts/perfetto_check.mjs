@@ -49,7 +49,13 @@ const fail = (msg) => { failures.push(msg); console.error("FAIL: " + msg); };
 const log = (msg) => console.log(msg);
 
 // ---- what the JSON holds -------------------------------------------------------------
-const { bytes: traceBytes, want } = readExpectations(tracePath);
+let traceBytes, want;
+try {
+  ({ bytes: traceBytes, want } = readExpectations(tracePath));
+} catch (e) {
+  console.error(`FAIL: ${tracePath} is not a trace event JSON file: ${e.message}`);
+  process.exit(1);
+}
 log(`trace: ${tracePath} (${traceBytes.length} bytes, ${want.events} events)`);
 log(`JSON: ${want.slices} slices (X + B/E pairs + instants${want.unclosed ? `, ${want.unclosed} B without E` : ""}), ` +
     `${want.flows} flows, ${Object.keys(want.procs).length} processes, ${Object.keys(want.threads).length} named threads`);
