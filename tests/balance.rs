@@ -246,3 +246,56 @@ fn verify_mode_finds_no_difference() {
     }
     assert!(verified > 0);
 }
+
+/// The footprint model derived at a run's first launch is saved in the cache directory
+/// (0600) and reused by the next run of the same app and shape, with the same bytes out.
+#[test]
+fn footprint_models_are_reused_across_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = examples().join("matmul_global");
+    let d = scratch("balance-footprint-cache");
+    let cache = d.join("cache");
+    let nat = d.join("native.bin");
+    let native = run(
+        &exe,
+        &["128", "--dump", nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "matmul_global native");
+    let mut firsts = Vec::new();
+    for i in 0..2 {
+        let log = d.join(format!("run{i}.jsonl"));
+        let out_file = d.join(format!("run{i}.bin"));
+        let out = balanced(
+            &exe,
+            &["128", "--dump", out_file.to_str().unwrap()],
+            &log,
+            &[("CLPRISM_CACHE", cache.to_str().unwrap())],
+        );
+        assert_ok(&out, &format!("matmul_global balance run {i}"));
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap(),
+            "run {i}: output differs from native"
+        );
+        let s = schedules(&log);
+        assert!(
+            s.iter().all(|x| x["merge"] == "footprint"),
+            "run {i}: {s:?}"
+        );
+        firsts.push(s[0]["footprint"].clone());
+    }
+    assert!(firsts[0]["derived_ms"].is_number(), "{}", firsts[0]);
+    assert!(firsts[0].get("from_cache").is_none(), "{}", firsts[0]);
+    assert_eq!(firsts[1]["from_cache"], true, "{}", firsts[1]);
+    let entries: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("footprint-"))
+        .collect();
+    assert!(!entries.is_empty());
+    for e in entries {
+        let mode = e.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{:?}", e.path());
+    }
+}

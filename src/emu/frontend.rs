@@ -322,7 +322,8 @@ fn ensure_dir(d: &Path) -> std::io::Result<()> {
     }
 }
 
-fn read_nofollow(p: &Path) -> Option<Vec<u8>> {
+/// Reads a cache file without following a symlink; `None` when absent or unreadable.
+pub(crate) fn read_nofollow(p: &Path) -> Option<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
         .read(true)
@@ -334,7 +335,9 @@ fn read_nofollow(p: &Path) -> Option<Vec<u8>> {
     Some(v)
 }
 
-fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
+/// Writes `dir/name` (0600) through a temporary file and a rename, creating `dir` (0700)
+/// when missing; refuses a `dir` that is a symlink or not a directory.
+pub(crate) fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     ensure_dir(dir)?;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -26,7 +26,7 @@ pub const MAX_UNIT_RANGES: usize = 256;
 const MAX_ENUMERATED: u64 = 1 << 22;
 
 /// The affine write footprint of one kernel argument.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WrittenArg {
     /// Kernel argument index.
     pub arg: u32,
@@ -40,7 +40,7 @@ pub struct WrittenArg {
 }
 
 /// Write footprints of every written argument of one launch shape.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct FootprintModel {
     /// One per argument that any sampled work-group wrote.
     pub written: Vec<WrittenArg>,
@@ -113,6 +113,28 @@ fn written_of(s: &WorkGroupStats, arg: u32) -> &[[u64; 2]] {
         .unwrap_or(&[])
 }
 
+/// The work-groups [`derive`] emulates for a launch of `groups` work-groups per dimension,
+/// in its order: the origin, one unit step along each dimension with more than one
+/// work-group, then the last and the middle work-group as checks (each at most once).
+pub fn sample_groups(groups: [u64; 3]) -> Vec<[u64; 3]> {
+    let mut out = vec![[0u64; 3]];
+    for d in (0..3).filter(|d| groups[*d] > 1) {
+        out.push(unit(d));
+    }
+    let last = [
+        groups[0].saturating_sub(1),
+        groups[1].saturating_sub(1),
+        groups[2].saturating_sub(1),
+    ];
+    let mid = [groups[0] / 2, groups[1] / 2, groups[2] / 2];
+    for g in [last, mid] {
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
+}
+
 /// Builds and checks the model for a launch of `groups` work-groups per dimension, split
 /// along `split`, by emulating sampled work-groups with `emulate` (which returns the
 /// statistics of one work-group, or why not).
@@ -136,26 +158,16 @@ pub fn derive(
         }
         Ok(s)
     };
-    let origin = run([0; 3])?;
     let dims: Vec<usize> = (0..3).filter(|d| groups[*d] > 1).collect();
+    let samples = sample_groups(groups);
+    let origin = run(samples[0])?;
     let mut steps: Vec<(usize, WorkGroupStats)> = Vec::new();
-    for &d in &dims {
-        let mut g = [0; 3];
-        g[d] = 1;
+    for (&d, &g) in dims.iter().zip(&samples[1..]) {
         steps.push((d, run(g)?));
     }
     let mut checks: Vec<([u64; 3], WorkGroupStats)> = Vec::new();
-    let last = [
-        groups[0].saturating_sub(1),
-        groups[1].saturating_sub(1),
-        groups[2].saturating_sub(1),
-    ];
-    let mid = [groups[0] / 2, groups[1] / 2, groups[2] / 2];
-    for g in [last, mid] {
-        if g != [0; 3] && !checks.iter().any(|c| c.0 == g) && !steps.iter().any(|s| unit(s.0) == g)
-        {
-            checks.push((g, run(g)?));
-        }
+    for &g in &samples[1 + dims.len()..] {
+        checks.push((g, run(g)?));
     }
     let all: Vec<&WorkGroupStats> = std::iter::once(&origin)
         .chain(steps.iter().map(|s| &s.1))
@@ -269,6 +281,49 @@ fn unit(d: usize) -> [u64; 3] {
     let mut g = [0; 3];
     g[d] = 1;
     g
+}
+
+/// Format version of the on-disk footprint cache entries (part of their names).
+const DISK_FORMAT: u32 = 1;
+
+/// The cache file name of the model for `key` (a launch-shape key built from the program's
+/// content hash, build options, kernel, NDRange, by-value arguments and buffer sizes).
+fn disk_name(key: &str) -> String {
+    let h = crate::intercept::tables::content_hash(&[
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        &DISK_FORMAT.to_le_bytes(),
+        key.as_bytes(),
+    ]);
+    format!("footprint-{h}.json")
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DiskEntry {
+    key: String,
+    model: FootprintModel,
+}
+
+/// A model saved by an earlier run for `key` in the cache directory (`CLPRISM_CACHE`, see
+/// [`crate::emu::frontend::cache_dir`]); `None` when absent, unreadable, a symlink, or saved
+/// for another key.
+pub fn load_cached(key: &str) -> Option<FootprintModel> {
+    let dir = crate::emu::frontend::cache_dir()?;
+    let bytes = crate::emu::frontend::read_nofollow(&dir.join(disk_name(key)))?;
+    let e: DiskEntry = serde_json::from_slice(&bytes).ok()?;
+    (e.key == key).then_some(e.model)
+}
+
+/// Saves `model` for `key` in the cache directory (0600, written atomically, no symlink
+/// followed). Errors: the directory cannot be created or written.
+pub fn save_cached(key: &str, model: &FootprintModel) -> std::io::Result<()> {
+    let dir = crate::emu::frontend::cache_dir()
+        .ok_or_else(|| std::io::Error::other("no cache directory (CLPRISM_CACHE, HOME)"))?;
+    let entry = DiskEntry {
+        key: key.to_string(),
+        model: model.clone(),
+    };
+    let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
+    crate::emu::frontend::write_atomic(&dir, &disk_name(key), &bytes)
 }
 
 #[cfg(test)]

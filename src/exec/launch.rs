@@ -407,7 +407,7 @@ impl WorkerState {
         }
         let mut sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
 
-        // 2. write footprints (cached per shape; building them needs every buffer's contents)
+        // 2. write footprints (cached per shape; derived on zero-filled buffers, see below)
         let verify = cfg.verify;
         let fkey = footprint_key(
             &key,
@@ -415,6 +415,14 @@ impl WorkerState {
             &kinds,
             &bufs.iter().map(|b| (b.mem, b.size)).collect::<Vec<_>>(),
         );
+        let mut from_disk = false;
+        if !self.footprints.contains_key(&fkey) {
+            // a model saved by an earlier run of the same program and launch shape
+            if let Some(m) = footprint::load_cached(&fkey) {
+                self.footprints.insert(fkey.clone(), Ok(Arc::new(m)));
+                from_disk = true;
+            }
+        }
         let cached = self.footprints.get(&fkey).cloned();
         let need_model = cached.is_none();
         // What the model changes: arguments the kernel never writes need no merge, and a
@@ -462,6 +470,91 @@ impl WorkerState {
                 dv.id == job.app_device && dv.block_event.is_none() && !dv.inject_fail
             })
         };
+        let mut footprint_log = json!(null);
+        if need_model {
+            let t = Instant::now();
+            let source = match &job.program.origin {
+                ProgramOrigin::Source(s) => s.to_string(),
+                _ => String::new(),
+            };
+            let groups3 = [0, 1, 2].map(|d| groups.get(d).map_or(1, |g| *g as u64));
+            let derived = self.module(job, &source).and_then(|m| {
+                match crate::emu::dataflow::data_dependent_writes(&m.words, &job.kernel) {
+                    Ok(None) => {}
+                    Ok(Some(why)) => return Err(why),
+                    Err(e) => return Err(e.to_string()),
+                }
+                let dims = |v: &[usize]| v[..dim].iter().map(|x| *x as u64).collect::<Vec<_>>();
+                let shape = crate::emu::LaunchShape::new(
+                    &dims(&job.global),
+                    &dims(&job.local),
+                    Some(&dims(&job.offset)),
+                );
+                // No global store's address or execution depends on memory contents (checked
+                // above), so the footprint does not either: the sampled work-groups run on
+                // zero-filled buffers (pages the OS maps lazily, so a work-group costs only
+                // what it touches), in parallel, without reading the app's buffers back.
+                let samples = footprint::sample_groups(groups3);
+                let arg_sets: Vec<_> = samples.iter().map(|_| zero_args(job, &kinds)).collect();
+                let (module, kernel) = (&m.module, job.kernel.as_str());
+                let results: Vec<Result<crate::emu::stats::WorkGroupStats, String>> =
+                    std::thread::scope(|scope| {
+                        let handles: Vec<_> = samples
+                            .iter()
+                            .zip(arg_sets)
+                            .map(|(&g, mut args)| {
+                                scope.spawn(move || {
+                                    let cfg = crate::emu::EmuConfig::default();
+                                    crate::emu::emulate(module, kernel, &shape, g, &mut args, &cfg)
+                                        .map_err(|e| e.to_string())
+                                })
+                            })
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| {
+                                h.join().unwrap_or_else(|_| {
+                                    Err("the emulator panicked on a sampled work-group".into())
+                                })
+                            })
+                            .collect()
+                    });
+                let mut by_group: FxHashMap<[u64; 3], _> =
+                    samples.into_iter().zip(results).collect();
+                footprint::derive(groups3, split, |g| {
+                    by_group
+                        .remove(&g)
+                        .unwrap_or_else(|| Err(format!("work-group {g:?} was not sampled")))
+                })
+                .map(Arc::new)
+            });
+            footprint_log = json!({"derived_ms": t.elapsed().as_secs_f64() * 1e3});
+            if let Ok(m) = &derived {
+                footprint_log["sampled_groups"] = json!(m.sampled_groups);
+                if let Err(e) = footprint::save_cached(&fkey, m) {
+                    crate::config::warn_once_per(
+                        &format!("balance: footprint model not saved in the cache: {e}"),
+                        "footprint-cache-save",
+                    );
+                }
+                if apply(&mut bufs, m) {
+                    model = Some(m.clone());
+                }
+            }
+            self.footprints.insert(fkey.clone(), derived);
+        }
+        if from_disk {
+            footprint_log = json!({"from_cache": true});
+        }
+        match (&model, self.footprints.get(&fkey)) {
+            (None, Some(Err(e))) => footprint_log["reason"] = json!(e),
+            (None, _) => {
+                footprint_log["reason"] =
+                    json!("a written buffer is bound to several arguments or has no footprint")
+            }
+            _ => {}
+        }
+        marks.push(("footprint", t0.elapsed().as_nanos() as u64));
         let home_d = home_of(&model);
         let slot =
             |d: usize, home_d: Option<usize>| if Some(d) == home_d { usize::MAX - d } else { d };
@@ -475,8 +568,7 @@ impl WorkerState {
         let others = devs.iter().any(|d| Some(*d) != home_d);
         for b in &bufs {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
-            let stale = need_model
-                || (verify && b.written)
+            let stale = (verify && b.written)
                 || (others && (b.always_stale || (b.written && !skip_baseline(b, &model))))
                 // a buffer the kernel only writes needs no valid replica at all
                 || (!skip_baseline(b, &model)
@@ -497,69 +589,6 @@ impl WorkerState {
             }
         }
         marks.push(("snapshot", t0.elapsed().as_nanos() as u64));
-        let mut footprint_log = json!(null);
-        if need_model {
-            let t = Instant::now();
-            let source = match &job.program.origin {
-                ProgramOrigin::Source(s) => s.to_string(),
-                _ => String::new(),
-            };
-            let groups3 = [0, 1, 2].map(|d| groups.get(d).map_or(1, |g| *g as u64));
-            let derived = self.module(job, &source).and_then(|m| {
-                match crate::emu::dataflow::data_dependent_writes(&m.words, &job.kernel) {
-                    Ok(None) => {}
-                    Ok(Some(why)) => return Err(why),
-                    Err(e) => return Err(e.to_string()),
-                }
-                let bufs_view: Vec<(Key, bool)> = bufs.iter().map(|b| (b.mem, b.written)).collect();
-                let (args, moved) = emu_args(job, &kinds, &bufs_view, &mut snapshots);
-                let shape = crate::emu::LaunchShape::new(
-                    &job.global[..dim]
-                        .iter()
-                        .map(|x| *x as u64)
-                        .collect::<Vec<_>>(),
-                    &job.local[..dim]
-                        .iter()
-                        .map(|x| *x as u64)
-                        .collect::<Vec<_>>(),
-                    Some(
-                        &job.offset[..dim]
-                            .iter()
-                            .map(|x| *x as u64)
-                            .collect::<Vec<_>>(),
-                    ),
-                );
-                let cfg = crate::emu::EmuConfig::default();
-                // Sequentially, on one copy of the buffers: on the 4xH200 host, parallel
-                // threads each cloning 768 MiB of SGEMM inputs took 2.9 s against 0.87 s
-                // (results/gpu-2026-11-22/phases-4xh200-short.txt).
-                let mut args = args;
-                let r = footprint::derive(groups3, split, |g| {
-                    crate::emu::emulate(&m.module, &job.kernel, &shape, g, &mut args, &cfg)
-                        .map_err(|e| e.to_string())
-                });
-                restore_snapshots(args, &moved, &bufs_view, job, &mut snapshots);
-                r.map(Arc::new)
-            });
-            footprint_log = json!({"derived_ms": t.elapsed().as_secs_f64() * 1e3});
-            if let Ok(m) = &derived {
-                footprint_log["sampled_groups"] = json!(m.sampled_groups);
-                if apply(&mut bufs, m) {
-                    model = Some(m.clone());
-                }
-            }
-            self.footprints.insert(fkey.clone(), derived);
-        }
-        let home_d = if need_model { home_of(&model) } else { home_d };
-        match (&model, self.footprints.get(&fkey)) {
-            (None, Some(Err(e))) => footprint_log["reason"] = json!(e),
-            (None, _) => {
-                footprint_log["reason"] =
-                    json!("a written buffer is bound to several arguments or has no footprint")
-            }
-            _ => {}
-        }
-        marks.push(("footprint", t0.elapsed().as_nanos() as u64));
         let mut dropped = Vec::new();
         // Where each device's chunks run: (context, queue, kernel).
         let mut targets: FxHashMap<usize, (cl_context, cl_command_queue, cl_kernel)> =
@@ -1253,36 +1282,19 @@ fn footprint_key(
     k
 }
 
-/// The emulator's arguments for a launch. Buffers take their pre-launch contents from
-/// `snapshots` (aligned with `bufs`: buffer, written): a read-only buffer's copy is moved
-/// in (and put back by [`restore_snapshots`]), a written one is cloned, a missing one is
-/// zeros.
-fn emu_args(
-    job: &Job,
-    kinds: &[ArgKind],
-    bufs: &[(Key, bool)],
-    snapshots: &mut [Option<Vec<u8>>],
-) -> (Vec<crate::emu::ArgValue>, Vec<bool>) {
+/// The emulator's arguments for a launch, every buffer zero-filled at its size (allocated
+/// zeroed, so untouched pages cost nothing); a buffer argument that is not a tracked buffer
+/// is NULL.
+fn zero_args(job: &Job, kinds: &[ArgKind]) -> Vec<crate::emu::ArgValue> {
     use crate::emu::ArgValue;
-    let mut moved = vec![false; bufs.len()];
-    let args = job
-        .args
+    job.args
         .iter()
         .zip(kinds)
         .map(|(a, kind)| match (a, buffer_of(a)) {
-            (_, Some(m)) => {
-                let Some(j) = bufs.iter().position(|b| b.0 == m) else {
-                    return ArgValue::Scalar(vec![0; 8]);
-                };
-                let size = TABLES.buffers.get(m).map_or(0, |i| i.size);
-                let bound = job.args.iter().filter(|x| buffer_of(x) == Some(m)).count();
-                if !bufs[j].1 && bound == 1 && snapshots[j].is_some() {
-                    moved[j] = true;
-                    ArgValue::Buffer(snapshots[j].take().unwrap_or_default())
-                } else {
-                    ArgValue::Buffer(snapshots[j].clone().unwrap_or_else(|| vec![0; size]))
-                }
-            }
+            (_, Some(m)) => match TABLES.buffers.get(m) {
+                Some(i) => ArgValue::Buffer(vec![0; i.size]),
+                None => ArgValue::Scalar(vec![0; 8]),
+            },
             (KernelArg::Local(n), None) => ArgValue::Local(*n),
             (KernelArg::Value(v), None) => {
                 if matches!(kind, ArgKind::Global { .. } | ArgKind::Constant) {
@@ -1292,25 +1304,5 @@ fn emu_args(
                 }
             }
         })
-        .collect();
-    (args, moved)
-}
-
-/// Puts the read-only buffers that [`emu_args`] moved back into `snapshots`.
-fn restore_snapshots(
-    args: Vec<crate::emu::ArgValue>,
-    moved: &[bool],
-    bufs: &[(Key, bool)],
-    job: &Job,
-    snapshots: &mut [Option<Vec<u8>>],
-) {
-    for (a, v) in job.args.iter().zip(args) {
-        if let (Some(m), crate::emu::ArgValue::Buffer(bytes)) = (buffer_of(a), v) {
-            if let Some(j) = bufs.iter().position(|b| b.0 == m) {
-                if moved[j] && snapshots[j].is_none() {
-                    snapshots[j] = Some(bytes);
-                }
-            }
-        }
-    }
+        .collect()
 }
