@@ -35,6 +35,7 @@ fn examples_are_byte_identical_in_balance_mode() {
     let build = examples();
     let d = scratch("balance-examples");
     let mut multi_device_launches = 0;
+    let mut early_reads = 0;
     let mut report = String::new();
     for name in example_names() {
         let exe = build.join(&name);
@@ -93,6 +94,26 @@ fn examples_are_byte_identical_in_balance_mode() {
                 covered.iter().all(|c| *c == 1),
                 "{name}: chunks do not tile the NDRange: {s}"
             );
+            // footprint merges read other devices' completed chunks back as they finish:
+            // every completed chunk of a device other than the app's (0:0, running its
+            // chunks directly) is read early
+            if s["merge"] == "footprint" && s["app_device_direct"] == true {
+                let devices = s["devices"].as_array().unwrap();
+                let home = devices.iter().position(|d| d["index"] == "0:0");
+                let others_done = s["chunks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c["abandoned"] != true && c.get("failed").is_none())
+                    .filter(|c| c["device"].as_u64().map(|d| d as usize) != home)
+                    .count() as u64;
+                assert_eq!(
+                    s["early_read_chunks"].as_u64(),
+                    Some(others_done),
+                    "{name}: early read-back: {s}"
+                );
+                early_reads += others_done;
+            }
             if s["share"]
                 .as_array()
                 .unwrap()
@@ -140,6 +161,7 @@ fn examples_are_byte_identical_in_balance_mode() {
         multi_device_launches > 0,
         "no launch ran on more than one device:\n{report}"
     );
+    eprintln!("chunks read back early: {early_reads}");
 }
 
 /// A kernel with global atomics runs unsplit, correct, with the reason logged.

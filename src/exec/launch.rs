@@ -71,6 +71,36 @@ pub(super) struct WorkerState {
     modules: FxHashMap<String, Result<Emulated, String>>,
     /// (program, kernel, shape, by-value arguments, buffer sizes) → write footprints.
     footprints: FxHashMap<String, Result<Arc<FootprintModel>, String>>,
+    /// device → a second queue in clprism's context there, for reading back a completed
+    /// chunk's bytes while the device's main queue runs later chunks.
+    read_queues: FxHashMap<usize, cl_command_queue>,
+}
+
+/// A buffer argument of a balanced launch.
+struct BufArg {
+    /// Kernel argument index.
+    index: usize,
+    /// The app's buffer.
+    mem: Key,
+    /// Its size, bytes.
+    size: usize,
+    /// Whether the kernel may write it (not `const`/read-only, or the footprint says so).
+    written: bool,
+    /// Its replicas must be refreshed at every launch (`CL_MEM_USE_HOST_PTR`: the host may
+    /// change the memory behind the app's back).
+    always_stale: bool,
+    /// Kernel arguments bound to this buffer.
+    bindings: usize,
+}
+
+/// Non-blocking reads into host memory that must finish before that memory is freed: waited
+/// for and released on drop (declare it after the buffers it reads into, so it drops first).
+struct PendingReads(Vec<cl_event>);
+
+impl Drop for PendingReads {
+    fn drop(&mut self) {
+        wait_release(&self.0);
+    }
 }
 
 // SAFETY: OpenCL handles are thread-safe; the state is only used under the engine's lock.
@@ -104,6 +134,18 @@ impl WorkerState {
         // SAFETY: a clprism-owned queue in the application's context.
         let q = unsafe { cl::create_queue(ctx, dev)? };
         self.home.insert((ctx as Key, dev as Key), q);
+        Ok(q)
+    }
+
+    /// clprism's second queue on balance device `d` (see `read_queues`).
+    fn read_queue(&mut self, engine: &Engine, d: usize) -> Result<cl_command_queue, ClError> {
+        if let Some(q) = self.read_queues.get(&d) {
+            return Ok(*q);
+        }
+        let dev = &engine.devices[d];
+        // SAFETY: a clprism-owned queue in clprism's context of the device.
+        let q = unsafe { cl::create_queue(dev.context, dev.id)? };
+        self.read_queues.insert(d, q);
         Ok(q)
     }
 
@@ -280,15 +322,6 @@ impl WorkerState {
             ));
         }
         // classify buffer arguments
-        struct BufArg {
-            index: usize,
-            mem: Key,
-            size: usize,
-            written: bool,
-            always_stale: bool,
-            /// Kernel arguments bound to this buffer.
-            bindings: usize,
-        }
         let mut bufs: Vec<BufArg> = Vec::new();
         for (i, (kind, a)) in kinds.iter().zip(&job.args).enumerate() {
             match kind {
@@ -705,6 +738,26 @@ impl WorkerState {
             .as_ref()
             .is_some_and(|m| m.written.iter().all(|w| !w.read_by_kernel));
 
+        // Early read-back (footprint merge): as soon as a chunk of another device than the
+        // app's completes, the bytes it wrote are read into host staging on that device's
+        // second queue, overlapping the transfer with the chunks still running. Staging holds
+        // one buffer-sized area per written argument (allocated zeroed, so only what is read
+        // costs memory); completed chunks write disjoint ranges of it. `early` is declared
+        // after `staging`, so its reads are waited for before the staging is freed.
+        let home_sched = home_d.and_then(|h| devs.iter().position(|d| *d == h));
+        let mut staging: FxHashMap<Key, Vec<u8>> = FxHashMap::default();
+        if let Some(m) = &model {
+            if devs.len() > 1 && !verify {
+                for b in bufs.iter().filter(|b| b.written) {
+                    if m.written.iter().any(|w| w.arg == b.index as u32) {
+                        staging.insert(b.mem, vec![0u8; b.size]);
+                    }
+                }
+            }
+        }
+        let mut early = PendingReads(Vec::new());
+        let mut early_chunks: rustc_hash::FxHashSet<u64> = Default::default();
+
         // 4. chunks
         let launch_id = NEXT_LAUNCH.fetch_add(1, Ordering::Relaxed);
         let now = |t0: Instant| t0.elapsed().as_nanos() as u64;
@@ -823,6 +876,28 @@ impl WorkerState {
                         // reads what it writes (in place), later chunks on that device would
                         // compute from those bytes, so it is not re-admitted in this launch.
                     } else {
+                        if !is_abandoned && Some(done.device) != home_sched && !staging.is_empty() {
+                            let (first, count) = chunk_log.get(&done.chunk).map_or((0, 0), |c| {
+                                (
+                                    c["first_wg"].as_u64().unwrap_or(0),
+                                    c["count"].as_u64().unwrap_or(0),
+                                )
+                            });
+                            let d = devs[done.device];
+                            if count > 0
+                                && self.read_early(
+                                    engine,
+                                    d,
+                                    model.as_deref(),
+                                    &bufs,
+                                    &mut staging,
+                                    (first, count),
+                                    &mut early.0,
+                                )
+                            {
+                                early_chunks.insert(done.chunk);
+                            }
+                        }
                         actions.extend(sched.on_chunk_done(done.device, done.chunk, t, elapsed)?);
                     }
                 }
@@ -870,16 +945,20 @@ impl WorkerState {
                 .as_ref()
                 .and_then(|m| m.written.iter().find(|w| w.arg == b.index as u32))
             {
+                let early_chunks = &early_chunks;
                 let pieces = done_chunks
                     .iter()
                     .flat_map(|c| {
+                        let read = early_chunks.contains(&c.id);
                         w.chunk_ranges(c.first_wg, c.count)
                             .into_iter()
-                            .map(move |r| (r, c.device))
+                            .map(move |r| (r, c.device, read))
                     })
                     .collect::<Vec<_>>();
-                let home_sched = home_d.and_then(|h| devs.iter().position(|d| *d == h));
-                match self.read_pieces(engine, &devs, home_sched, b.mem, b.size, pieces) {
+                // the early reads must have landed before their bytes are used
+                wait_release(&std::mem::take(&mut early.0));
+                let staged = staging.remove(&b.mem);
+                match self.read_pieces(engine, &devs, home_sched, b.mem, b.size, pieces, staged) {
                     Ok((ranges, bytes, n, on_device)) => {
                         merged_bytes += n;
                         if let Some(h) = home_d {
@@ -1018,6 +1097,7 @@ impl WorkerState {
             "makespan_ns": makespan,
             "merge": if model.is_some() { "footprint" } else { "diff" },
             "merged_bytes": merged_bytes,
+            "early_read_chunks": early_chunks.len(),
             "footprint": footprint_log,
             "app_device_direct": home_d.is_some(),
             "phases": marks.iter().scan(0u64, |start, (name, end)| {
@@ -1057,6 +1137,55 @@ impl WorkerState {
     ///
     /// Errors: overlapping pieces (two devices would write the same bytes), a piece outside
     /// the buffer, a failed read.
+    /// Enqueues non-blocking reads of the bytes that units `[first, first + count)` wrote on
+    /// balance device `d` (per the footprint `model`) into `staging`, on the device's second
+    /// queue; their events go to `events`. Returns false (the merge then reads them itself)
+    /// when a read could not be enqueued.
+    #[allow(clippy::too_many_arguments)]
+    fn read_early(
+        &mut self,
+        engine: &Engine,
+        d: usize,
+        model: Option<&FootprintModel>,
+        bufs: &[BufArg],
+        staging: &mut FxHashMap<Key, Vec<u8>>,
+        (first, count): (u64, u64),
+        events: &mut Vec<cl_event>,
+    ) -> bool {
+        let Some(m) = model else { return false };
+        let Ok(q) = self.read_queue(engine, d) else {
+            return false;
+        };
+        let mut ok = true;
+        for b in bufs.iter().filter(|b| b.written) {
+            let (Some(w), Some(stage), Some(rep)) = (
+                m.written.iter().find(|w| w.arg == b.index as u32),
+                staging.get_mut(&b.mem),
+                self.replicas.get(&(b.mem, d)),
+            ) else {
+                continue;
+            };
+            for r in w.chunk_ranges(first, count) {
+                let (lo, hi) = (r[0] as usize, r[1] as usize);
+                let Some(piece) = stage.get_mut(lo..hi) else {
+                    return false;
+                };
+                // SAFETY: non-blocking read on clprism's queue into `piece`; the chunk that
+                // wrote these bytes has completed, and `staging` outlives `events` (waited
+                // for before it is used or dropped).
+                match unsafe { cl::read_async(q, rep.mem, lo, piece) } {
+                    Ok(ev) => events.push(ev),
+                    Err(_) => ok = false,
+                }
+            }
+        }
+        if ok {
+            // SAFETY: clprism's queue.
+            let _ = unsafe { cl::flush(q) };
+        }
+        ok
+    }
+
     fn read_pieces(
         &self,
         engine: &Engine,
@@ -1064,11 +1193,12 @@ impl WorkerState {
         home_sched: Option<usize>,
         mem: Key,
         size: usize,
-        mut pieces: Vec<([u64; 2], usize)>,
+        mut pieces: Vec<([u64; 2], usize, bool)>,
+        staged: Option<Vec<u8>>,
     ) -> Result<ReadBack, String> {
         pieces.sort_unstable_by_key(|p| p.0);
         let mut end = 0u64;
-        for (r, _) in &pieces {
+        for (r, _, _) in &pieces {
             if r[0] < end {
                 return Err(format!(
                     "chunks on different devices write byte {} (footprints overlap)",
@@ -1085,12 +1215,25 @@ impl WorkerState {
         let (on_device, pieces): (Vec<_>, Vec<_>) =
             pieces.into_iter().partition(|p| Some(p.1) == home_sched);
         let on_device = footprint::normalise(on_device.into_iter().map(|p| p.0).collect());
-        let mut bytes = vec![0u8; size];
+        // pieces already read back early are in `staged`
+        let mut bytes = match staged {
+            Some(v) if v.len() == size => v,
+            _ => {
+                if pieces.iter().any(|p| p.2) {
+                    return Err("early read-back lost its staging buffer".into());
+                }
+                vec![0u8; size]
+            }
+        };
         let mut reads = Vec::new();
         let mut total: u64 = on_device.iter().map(|r| r[1] - r[0]).sum();
         let mut rest: &mut [u8] = &mut bytes;
         let mut pos = 0u64;
-        for (r, d) in &pieces {
+        for (r, d, early) in &pieces {
+            if *early {
+                total += r[1] - r[0];
+                continue;
+            }
             let tail = std::mem::take(&mut rest);
             let (_, tail) = tail.split_at_mut((r[0] - pos) as usize);
             let (piece, tail) = tail.split_at_mut((r[1] - r[0]) as usize);
