@@ -958,7 +958,7 @@ impl WorkerState {
                 // the early reads must have landed before their bytes are used
                 wait_release(&std::mem::take(&mut early.0));
                 let staged = staging.remove(&b.mem);
-                match self.read_pieces(engine, &devs, home_sched, b.mem, b.size, pieces, staged) {
+                match self.read_pieces(engine, &devs, home_sched, b, pieces, staged) {
                     Ok((ranges, bytes, n, on_device)) => {
                         merged_bytes += n;
                         if let Some(h) = home_d {
@@ -1186,16 +1186,20 @@ impl WorkerState {
         ok
     }
 
+    /// Collects the bytes that completed chunks wrote to `buf`: `pieces` are (byte range,
+    /// scheduler device, already read early into `staged`). Ranges of the app's own device
+    /// stay on it (returned for device-side copies); the others are read back now unless
+    /// read early. Errors: overlapping footprints, a range past the buffer, a failed read.
     fn read_pieces(
         &self,
         engine: &Engine,
         devs: &[usize],
         home_sched: Option<usize>,
-        mem: Key,
-        size: usize,
+        buf: &BufArg,
         mut pieces: Vec<([u64; 2], usize, bool)>,
         staged: Option<Vec<u8>>,
     ) -> Result<ReadBack, String> {
+        let (mem, size) = (buf.mem, buf.size);
         pieces.sort_unstable_by_key(|p| p.0);
         let mut end = 0u64;
         for (r, _, _) in &pieces {

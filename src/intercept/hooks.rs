@@ -189,25 +189,20 @@ pub unsafe fn clCreateCommandQueue(
     if passthrough() {
         return f(ctx, dev, props, errcode_ret);
     }
-    if !crate::config::get().device_timing.enables_profiling() {
-        let q = f(ctx, dev, props, errcode_ret);
-        if ok_handle(q, errcode_ret) {
-            let profiling = props & CL_QUEUE_PROFILING_ENABLE != 0;
-            record_queue(q, ctx, dev, props, None, profiling);
+    if crate::config::get().device_timing.enables_profiling() {
+        let (q, err) = with_err!(errcode_ret, |e| f(
+            ctx,
+            dev,
+            props | CL_QUEUE_PROFILING_ENABLE,
+            e
+        ));
+        if !q.is_null() && err == CL_SUCCESS {
+            record_queue(q, ctx, dev, props, None, true);
+            return q;
         }
-        return q;
     }
-    let (q, err) = with_err!(errcode_ret, |e| f(
-        ctx,
-        dev,
-        props | CL_QUEUE_PROFILING_ENABLE,
-        e
-    ));
-    if !q.is_null() && err == CL_SUCCESS {
-        record_queue(q, ctx, dev, props, None, true);
-        return q;
-    }
-    // The driver refused the profiling flag: give the app exactly what it asked for.
+    // Timing is off, or the driver refused the profiling flag: give the app exactly what it
+    // asked for.
     let q = f(ctx, dev, props, errcode_ret);
     if ok_handle(q, errcode_ret) {
         record_queue(
