@@ -113,7 +113,7 @@ fn written_of(s: &WorkGroupStats, arg: u32) -> &[[u64; 2]] {
         .unwrap_or(&[])
 }
 
-/// The work-groups [`derive`] emulates for a launch of `groups` work-groups per dimension,
+/// The work-groups [`derive()`] emulates for a launch of `groups` work-groups per dimension,
 /// in its order: the origin, one unit step along each dimension with more than one
 /// work-group, then the last and the middle work-group as checks (each at most once).
 pub fn sample_groups(groups: [u64; 3]) -> Vec<[u64; 3]> {
