@@ -189,30 +189,41 @@ pub unsafe fn clCreateCommandQueue(
     if passthrough() {
         return f(ctx, dev, props, errcode_ret);
     }
-    if crate::config::get().device_timing.enables_profiling() {
-        let (q, err) = with_err!(errcode_ret, |e| f(
-            ctx,
-            dev,
-            props | CL_QUEUE_PROFILING_ENABLE,
-            e
-        ));
+    let timing = crate::config::get().device_timing.enables_profiling();
+    create_recorded_queue(
+        (ctx, dev, props, None),
+        errcode_ret,
+        timing.then_some(|e| f(ctx, dev, props | CL_QUEUE_PROFILING_ENABLE, e)),
+        |e| f(ctx, dev, props, e),
+    )
+}
+
+/// Creates a command queue with profiling added (`profiled`, when given) so launches can be
+/// timed, else (or when the driver refuses that) exactly as the application asked (`plain`),
+/// and records it with the application's properties `(ctx, dev, props, property array)`.
+/// Returns the driver's queue; `errcode_ret` gets the driver's code of the call that counted.
+unsafe fn create_recorded_queue(
+    (ctx, dev, props, array): (
+        cl_context,
+        cl_device_id,
+        cl_command_queue_properties,
+        Option<Vec<cl_queue_properties>>,
+    ),
+    errcode_ret: *mut cl_int,
+    profiled: Option<impl FnOnce(*mut cl_int) -> cl_command_queue>,
+    plain: impl FnOnce(*mut cl_int) -> cl_command_queue,
+) -> cl_command_queue {
+    if let Some(create) = profiled {
+        let (q, err) = with_err!(errcode_ret, |e| create(e));
         if !q.is_null() && err == CL_SUCCESS {
-            record_queue(q, ctx, dev, props, None, true);
+            record_queue(q, ctx, dev, props, array, true);
             return q;
         }
     }
-    // Timing is off, or the driver refused the profiling flag: give the app exactly what it
-    // asked for.
-    let q = f(ctx, dev, props, errcode_ret);
+    let q = plain(errcode_ret);
     if ok_handle(q, errcode_ret) {
-        record_queue(
-            q,
-            ctx,
-            dev,
-            props,
-            None,
-            props & CL_QUEUE_PROFILING_ENABLE != 0,
-        );
+        let profiling = props & CL_QUEUE_PROFILING_ENABLE != 0;
+        record_queue(q, ctx, dev, props, array, profiling);
     }
     q
 }
@@ -260,7 +271,8 @@ pub unsafe fn clCreateCommandQueueWithProperties(
         }
     }
     let on_device = app_props & CL_QUEUE_ON_DEVICE != 0;
-    if !on_device && crate::config::get().device_timing.enables_profiling() {
+    let timing = !on_device && crate::config::get().device_timing.enables_profiling();
+    if timing {
         match ours
             .iter()
             .step_by(2)
@@ -272,25 +284,14 @@ pub unsafe fn clCreateCommandQueueWithProperties(
                 CL_QUEUE_PROFILING_ENABLE,
             ]),
         }
-        ours.push(0);
-        let (q, err) = with_err!(errcode_ret, |e| f(ctx, dev, ours.as_ptr(), e));
-        if !q.is_null() && err == CL_SUCCESS {
-            record_queue(q, ctx, dev, app_props, app, true);
-            return q;
-        }
     }
-    let q = f(ctx, dev, props, errcode_ret);
-    if ok_handle(q, errcode_ret) {
-        record_queue(
-            q,
-            ctx,
-            dev,
-            app_props,
-            app,
-            app_props & CL_QUEUE_PROFILING_ENABLE != 0,
-        );
-    }
-    q
+    ours.push(0);
+    create_recorded_queue(
+        (ctx, dev, app_props, app),
+        errcode_ret,
+        timing.then_some(|e| f(ctx, dev, ours.as_ptr(), e)),
+        |e| f(ctx, dev, props, e),
+    )
 }
 
 /// Writes `value` into an info query's output (size check as the spec requires).
