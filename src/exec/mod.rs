@@ -21,6 +21,7 @@ pub mod footprint;
 mod launch;
 pub mod merge;
 pub mod program;
+mod staging;
 
 use crate::intercept::tables::{KernelArg, Key, ProgramInfo};
 use crate::log::LaunchRecord;
