@@ -362,3 +362,71 @@ fn pinned_staging_is_reused_and_can_be_turned_off() {
         }
     }
 }
+
+/// `CLPRISM_SPLIT=auto` (the default): a kernel's first launch runs whole on the app's device
+/// and is measured; later launches split only when the measured time saved exceeds the
+/// transfers. Black-Scholes rewrites its inputs before every launch, so those inputs count as
+/// uploads in every later decision. Outputs equal native either way.
+#[test]
+fn auto_split_measures_first_and_counts_rewritten_inputs() {
+    let d = scratch("balance-auto-split");
+    for (app, args) in [
+        ("blackscholes", ["65536", "4"]),
+        ("matmul_global", ["128", "4"]),
+    ] {
+        let exe = examples().join(app);
+        let nat = d.join(format!("{app}.native.bin"));
+        let out_file = d.join(format!("{app}.auto.bin"));
+        let native = run(
+            &exe,
+            &[args[0], args[1], "--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        );
+        assert_ok(&native, app);
+        let log = d.join(format!("{app}.jsonl"));
+        let out = balanced(
+            &exe,
+            &[args[0], args[1], "--dump", out_file.to_str().unwrap()],
+            &log,
+            &[("CLPRISM_SPLIT", "auto")],
+        );
+        assert_ok(&out, &format!("{app} auto"));
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap(),
+            "{app}"
+        );
+        let s = schedules(&log);
+        assert_eq!(s.len(), 4, "{app}");
+        let first = &s[0]["split_decision"];
+        assert_eq!(first["split"], false, "{app}: {first}");
+        assert!(first["est_home_ns"].is_null(), "{first}");
+        assert_eq!(s[0]["share"].as_array().unwrap().len(), 1, "{}", s[0]);
+        let mut decided = 0;
+        for x in &s[1..] {
+            let dec = &x["split_decision"];
+            let devices = x["share"].as_array().unwrap().len();
+            if dec.is_null() {
+                // only one device was available (the others still held abandoned chunks)
+                assert_eq!(devices, 1, "{app}: {x}");
+                continue;
+            }
+            decided += 1;
+            assert!(dec["est_home_ns"].as_f64().unwrap() > 0.0, "{app}: {dec}");
+            let split = dec["split"].as_bool().unwrap();
+            // the schedule follows the verdict: every device, or the app's alone
+            assert_eq!(devices > 1, split, "{app}: {x}");
+            if app == "blackscholes" {
+                // the three inputs are rewritten before each launch: 3 * 65536 floats
+                assert_eq!(dec["upload_bytes"], 3 * 65536 * 4, "{dec}");
+            } else {
+                // matmul's inputs are written once: nothing to upload at every launch
+                assert_eq!(dec["upload_bytes"], 0, "{dec}");
+            }
+        }
+        assert!(
+            decided > 0,
+            "{app}: no later launch reached the decision: {s:?}"
+        );
+    }
+}

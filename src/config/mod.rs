@@ -138,6 +138,19 @@ pub struct Config {
     /// (snapshots of inputs for the other devices, read-back of their chunks); transfers
     /// beyond it use ordinary heap memory. 0 turns pinned staging off. Default 4 GiB.
     pub pinned_max: u64,
+    /// `CLPRISM_SPLIT`: whether balance mode may keep a launch whole on the app's device when
+    /// splitting would not pay for its transfers (`sched::split`), default `auto`.
+    pub split: SplitPolicy,
+}
+
+/// `CLPRISM_SPLIT` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitPolicy {
+    /// Split only when the measured figures say it pays (`sched::split::decide`); a kernel's
+    /// first launch runs whole on the app's device to measure it.
+    Auto,
+    /// Split every launch that can be split.
+    Always,
 }
 
 /// Default of `CLPRISM_EMU_SNAPSHOT_MAX`, bytes (256 MiB).
@@ -256,6 +269,14 @@ impl Config {
                 DEFAULT_PINNED_MAX
             }),
         };
+        let split = match get("CLPRISM_SPLIT").as_deref().map(str::trim) {
+            None | Some("") | Some("auto") => SplitPolicy::Auto,
+            Some("always") => SplitPolicy::Always,
+            Some(v) => {
+                warnings.push(malformed("CLPRISM_SPLIT", v, "auto or always", "auto"));
+                SplitPolicy::Auto
+            }
+        };
         let device_timing = match get("CLPRISM_DEVICE_TIMING").as_deref().map(str::trim) {
             None | Some("") => DeviceTiming::All,
             Some(v) => parse_device_timing(v).unwrap_or_else(|| {
@@ -286,6 +307,7 @@ impl Config {
             emu_snapshot_max,
             device_timing,
             pinned_max,
+            split,
         };
         (cfg, warnings)
     }
@@ -394,6 +416,11 @@ mod tests {
         assert_eq!(c.pinned_max, 0);
         let (c, _) = parse(&[("CLPRISM_PINNED_MAX", "512M")]);
         assert_eq!(c.pinned_max, 512 << 20);
+        let (c, w) = parse(&[("CLPRISM_SPLIT", "always")]);
+        assert_eq!((c.split, w.len()), (SplitPolicy::Always, 0));
+        let (c, w) = parse(&[("CLPRISM_SPLIT", "sometimes")]);
+        assert_eq!(c.split, SplitPolicy::Auto);
+        assert!(w[0].contains("CLPRISM_SPLIT"));
         let (c, w) = parse(&[("CLPRISM_PINNED_MAX", "-1")]);
         assert_eq!(c.pinned_max, DEFAULT_PINNED_MAX);
         assert!(w[0].contains("CLPRISM_PINNED_MAX"));

@@ -77,7 +77,15 @@ pub(super) struct WorkerState {
     read_queues: FxHashMap<usize, cl_command_queue>,
     /// Host staging (pinned where the driver allows) kept per app buffer across launches.
     host_pool: StagingPool,
+    /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
+    host_rate: Option<f64>,
+    /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
+    /// epoch that moved since means the app rewrites the input between launches.
+    last_epochs: FxHashMap<(String, Key), u64>,
 }
+
+/// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
+const DEFAULT_HOST_RATE: f64 = 10.0;
 
 /// A buffer argument of a balanced launch.
 struct BufArg {
@@ -596,6 +604,55 @@ impl WorkerState {
         let slot =
             |d: usize, home_d: Option<usize>| if Some(d) == home_d { usize::MAX - d } else { d };
 
+        // 2b. whether splitting pays for its transfers (CLPRISM_SPLIT=auto, sched::split)
+        let mut split_log = Value::Null;
+        let mut configured = None;
+        if let (Some(h), crate::config::SplitPolicy::Auto) = (home_d, cfg.split) {
+            if devs.len() > 1 && !verify && !matches!(kind, SchedulerKind::Single(_)) {
+                let measured = self.measured.get(&job.kernel);
+                let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
+                let upload: u64 = bufs
+                    .iter()
+                    .filter(|b| !skip_baseline(b, &model))
+                    .filter(|b| {
+                        b.always_stale
+                            || b.written
+                            || self
+                                .last_epochs
+                                .get(&(job.kernel.clone(), b.mem))
+                                .is_some_and(|e| *e != epoch_of(b))
+                    })
+                    .map(|b| b.size as u64)
+                    .sum();
+                let inputs = sched::split::SplitInputs {
+                    work_groups: units * wgs_per_unit,
+                    ns_per_work_group: devs
+                        .iter()
+                        .map(|d| measured.and_then(|m| m.get(*d).copied().flatten()))
+                        .collect(),
+                    home: devs.iter().position(|d| *d == h).unwrap_or(0),
+                    upload_bytes: upload,
+                    written_bytes: bufs
+                        .iter()
+                        .filter(|b| b.written)
+                        .map(|b| b.size as u64)
+                        .sum(),
+                    host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+                    min_gain: 0.05,
+                };
+                let d = sched::split::decide(&inputs);
+                split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
+                split_log["upload_bytes"] = json!(inputs.upload_bytes);
+                split_log["host_rate_measured"] = json!(self.host_rate.is_some());
+                if !d.split {
+                    configured = Some(kind.to_string());
+                    devs = vec![h];
+                    kind = SchedulerKind::Single(0);
+                    sched = ChunkScheduler::new(&kind, &boyer, 1, units)?;
+                }
+            }
+        }
+
         // 3. pre-launch contents and replicas
         let home = self
             .home_queue(job.app_context, job.app_device)
@@ -616,6 +673,7 @@ impl WorkerState {
                         .unwrap_or(true)
                 }));
             if stale {
+                let t_read = Instant::now();
                 // SAFETY: `home` is clprism's queue in the app's context, alive for the process.
                 let mut v = unsafe {
                     self.host_pool
@@ -624,6 +682,11 @@ impl WorkerState {
                 // SAFETY: reading the app's (retained) buffer on clprism's queue.
                 unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
                     .map_err(|e| format!("reading the app's buffer: {e}"))?;
+                let ns = t_read.elapsed().as_nanos() as f64;
+                if b.size >= 1 << 20 && ns > 0.0 {
+                    let r = b.size as f64 / ns;
+                    self.host_rate = Some(self.host_rate.map_or(r, |old| 0.5 * old + 0.5 * r));
+                }
                 snapshots.push(Some(v));
             } else {
                 snapshots.push(None);
@@ -1112,7 +1175,8 @@ impl WorkerState {
         let mut chunks: Vec<(u64, Value)> = chunk_log.into_iter().collect();
         chunks.sort_by_key(|c| c.0);
         let schedule = json!({
-            "scheduler": kind.to_string(),
+            "scheduler": configured.clone().unwrap_or_else(|| kind.to_string()),
+            "split_decision": split_log,
             "devices": devs.iter().map(|d| json!({"index": engine.devices[*d].index, "name": engine.devices[*d].name})).collect::<Vec<_>>(),
             "split_dim": split,
             "work_groups": units,
@@ -1146,6 +1210,10 @@ impl WorkerState {
                     .filter_map(|(b, s)| Some((b.index, b.mem, s.as_ref()?.to_vec())))
                     .collect::<Vec<_>>(),
             );
+        }
+        for b in &bufs {
+            let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+            self.last_epochs.insert((job.kernel.clone(), b.mem), epoch);
         }
         // keep the staging areas for the next launch (their transfers have all completed)
         for (b, snap) in bufs.iter().zip(snapshots) {
