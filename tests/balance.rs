@@ -463,3 +463,44 @@ fn best_falls_back_to_measurements_without_profiles() {
         assert_eq!(x["share"][d].as_f64(), Some(1.0), "{x}");
     }
 }
+
+/// Pinned host staging (`CLPRISM_PINNED_MAX`): with the default cap the snapshots and
+/// read-back areas are driver-allocated and reused across launches (the process total stays
+/// at one area per buffer and role); with 0 they are heap memory. Outputs equal native.
+#[test]
+fn pinned_staging_is_reused_and_can_be_turned_off() {
+    let exe = examples().join("matmul_global");
+    let d = scratch("balance-pinned");
+    let nat = d.join("native.bin");
+    let native = run(
+        &exe,
+        &["128", "3", "--dump", nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "matmul_global native");
+    let n = 128 * 128 * 4;
+    for (cap, expect) in [(None, Some((3 * n) as u64)), (Some("0"), Some(0))] {
+        let log = d.join(format!("pinned-{}.jsonl", cap.unwrap_or("default")));
+        let out_file = d.join("out.bin");
+        let mut env = vec![];
+        if let Some(c) = cap {
+            env.push(("CLPRISM_PINNED_MAX", c));
+        }
+        let out = balanced(
+            &exe,
+            &["128", "3", "--dump", out_file.to_str().unwrap()],
+            &log,
+            &env,
+        );
+        assert_ok(&out, "matmul_global balance");
+        assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
+        let s = schedules(&log);
+        assert_eq!(s.len(), 3);
+        for x in &s {
+            // A and B (snapshot for the other devices) and C (read-back), 64 KiB each, pinned
+            // once and reused by the second and third launch
+            assert_eq!(x["pinned_staging_bytes"].as_u64(), expect, "{x}");
+        }
+    }
+}

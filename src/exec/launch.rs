@@ -4,6 +4,7 @@ use super::cl::{self, ClError};
 use super::devices::Device;
 use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
+use super::staging::{HostBytes, Role, StagingPool};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
 use crate::intercept::tables::{KernelArg, Key, ProgramOrigin};
 use crate::intercept::TABLES;
@@ -27,7 +28,7 @@ const STALL_LIMIT: Duration = Duration::from_secs(120);
 /// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
 /// buffer valid inside them, and the bytes read.
 /// Ranges written by the app's own device are copied device-side at write-back (last).
-type ReadBack = (Vec<[u64; 2]>, Vec<u8>, u64, Vec<[u64; 2]>);
+type ReadBack = (Vec<[u64; 2]>, HostBytes, u64, Vec<[u64; 2]>);
 
 /// The application's program as the mini-emulator loaded it.
 #[derive(Clone)]
@@ -76,6 +77,8 @@ pub(super) struct WorkerState {
     /// device → a second queue in clprism's context there, for reading back a completed
     /// chunk's bytes while the device's main queue runs later chunks.
     read_queues: FxHashMap<usize, cl_command_queue>,
+    /// Host staging (pinned where the driver allows) kept per app buffer across launches.
+    host_pool: StagingPool,
 }
 
 /// A buffer argument of a balanced launch.
@@ -123,6 +126,7 @@ impl WorkerState {
                 unsafe { cl::release_mem(r.mem) };
             }
         }
+        self.host_pool.forget(m);
     }
 
     fn home_queue(
@@ -594,7 +598,7 @@ impl WorkerState {
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
-        let mut snapshots: Vec<Option<Vec<u8>>> = Vec::new();
+        let mut snapshots: Vec<Option<HostBytes>> = Vec::new();
         let mut upload_markers: Vec<cl_event> = Vec::new();
         let others = devs.iter().any(|d| Some(*d) != home_d);
         for b in &bufs {
@@ -610,7 +614,11 @@ impl WorkerState {
                         .unwrap_or(true)
                 }));
             if stale {
-                let mut v = vec![0u8; b.size];
+                // SAFETY: `home` is clprism's queue in the app's context, alive for the process.
+                let mut v = unsafe {
+                    self.host_pool
+                        .take(b.mem, Role::Snapshot, b.size, job.app_context, home)
+                };
                 // SAFETY: reading the app's (retained) buffer on clprism's queue.
                 unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
                     .map_err(|e| format!("reading the app's buffer: {e}"))?;
@@ -674,7 +682,7 @@ impl WorkerState {
                         } else if let Some(s) = snap {
                             // SAFETY: the snapshot outlives the transfer (upload markers are
                             // waited for before it is dropped).
-                            unsafe { cl::write(queue, rep.mem, 0, s, false)? };
+                            unsafe { cl::write(queue, rep.mem, 0, &s[..], false)? };
                         }
                         rep.epoch = if b.written { 0 } else { epoch };
                     }
@@ -743,12 +751,22 @@ impl WorkerState {
         // costs memory); completed chunks write disjoint ranges of it. `early` is declared
         // after `staging`, so its reads are waited for before the staging is freed.
         let home_sched = home_d.and_then(|h| devs.iter().position(|d| *d == h));
-        let mut staging: FxHashMap<Key, Vec<u8>> = FxHashMap::default();
+        let mut staging: FxHashMap<Key, HostBytes> = FxHashMap::default();
         if let Some(m) = &model {
             if devs.len() > 1 && !verify {
                 for b in bufs.iter().filter(|b| b.written) {
                     if m.written.iter().any(|w| w.arg == b.index as u32) {
-                        staging.insert(b.mem, vec![0u8; b.size]);
+                        // SAFETY: as for the snapshots.
+                        let area = unsafe {
+                            self.host_pool.take(
+                                b.mem,
+                                Role::ReadBack,
+                                b.size,
+                                job.app_context,
+                                home,
+                            )
+                        };
+                        staging.insert(b.mem, area);
                     }
                 }
             }
@@ -928,7 +946,7 @@ impl WorkerState {
         }
         let mut merged_bytes = 0u64;
         // (app buffer, ranges to write, bytes): a footprint merge writes only the ranges
-        let mut results: Vec<(Key, Vec<[u64; 2]>, Vec<u8>)> = Vec::new();
+        let mut results: Vec<(Key, Vec<[u64; 2]>, HostBytes)> = Vec::new();
         // (app buffer, replica of the app's device, ranges it wrote): device-side copies
         let mut device_copies: Vec<(Key, cl_mem, Vec<[u64; 2]>)> = Vec::new();
         let contributors: Vec<usize> = (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
@@ -955,7 +973,15 @@ impl WorkerState {
                     .collect::<Vec<_>>();
                 // the early reads must have landed before their bytes are used
                 wait_release(&std::mem::take(&mut early.0));
-                let staged = staging.remove(&b.mem);
+                let staged = match staging.remove(&b.mem) {
+                    Some(s) => Some(s),
+                    // SAFETY: as for the snapshots.
+                    None if pieces.iter().all(|p| !p.2) => Some(unsafe {
+                        self.host_pool
+                            .take(b.mem, Role::ReadBack, b.size, job.app_context, home)
+                    }),
+                    None => None,
+                };
                 match self.read_pieces(engine, &devs, home_sched, b, pieces, staged) {
                     Ok((ranges, bytes, n, on_device)) => {
                         merged_bytes += n;
@@ -1013,7 +1039,7 @@ impl WorkerState {
                 copies.pop().unwrap_or_default()
             } else {
                 let refs: Vec<&[u8]> = copies.iter().map(|c| c.as_slice()).collect();
-                match super::merge::diff_merge(base, &refs, threads) {
+                match super::merge::diff_merge(&base[..], &refs, threads) {
                     Ok(r) => r,
                     Err(j) => {
                         wait_release(&upload_markers);
@@ -1023,7 +1049,7 @@ impl WorkerState {
             };
             merged_bytes += result.len() as u64;
             let len = result.len() as u64;
-            results.push((b.mem, vec![[0, len]], result));
+            results.push((b.mem, vec![[0, len]], HostBytes::from_vec(result)));
         }
         wait_release(&upload_markers);
         marks.push(("read_back", t0.elapsed().as_nanos() as u64));
@@ -1096,6 +1122,7 @@ impl WorkerState {
             "merge": if model.is_some() { "footprint" } else { "diff" },
             "merged_bytes": merged_bytes,
             "early_read_chunks": early_chunks.len(),
+            "pinned_staging_bytes": StagingPool::pinned_bytes(),
             "footprint": footprint_log,
             "app_device_direct": home_d.is_some(),
             "phases": marks.iter().scan(0u64, |start, (name, end)| {
@@ -1107,22 +1134,26 @@ impl WorkerState {
             "fallback": Value::Null,
             "best": best_log,
         });
+        let mut schedule = schedule;
         if crate::config::get().verify {
-            let v = self.verify(
+            schedule["verify"] = self.verify(
                 job,
                 &bufs
                     .iter()
                     .zip(&snapshots)
                     .filter(|(b, _)| b.written)
-                    .map(|(b, s)| (b.index, b.mem, s.clone().unwrap()))
+                    .filter_map(|(b, s)| Some((b.index, b.mem, s.as_ref()?.to_vec())))
                     .collect::<Vec<_>>(),
             );
-            let mut s = schedule;
-            s["verify"] = v;
-            return Ok(Outcome {
-                makespan_ns: makespan,
-                schedule: s,
-            });
+        }
+        // keep the staging areas for the next launch (their transfers have all completed)
+        for (b, snap) in bufs.iter().zip(snapshots) {
+            if let Some(h) = snap {
+                self.host_pool.give(b.mem, Role::Snapshot, h);
+            }
+        }
+        for (mem, _, h) in results {
+            self.host_pool.give(mem, Role::ReadBack, h);
         }
         Ok(Outcome {
             makespan_ns: makespan,
@@ -1147,7 +1178,7 @@ impl WorkerState {
         d: usize,
         model: Option<&FootprintModel>,
         bufs: &[BufArg],
-        staging: &mut FxHashMap<Key, Vec<u8>>,
+        staging: &mut FxHashMap<Key, HostBytes>,
         (first, count): (u64, u64),
         events: &mut Vec<cl_event>,
     ) -> bool {
@@ -1196,7 +1227,7 @@ impl WorkerState {
         home_sched: Option<usize>,
         buf: &BufArg,
         mut pieces: Vec<([u64; 2], usize, bool)>,
-        staged: Option<Vec<u8>>,
+        staged: Option<HostBytes>,
     ) -> Result<ReadBack, String> {
         let (mem, size) = (buf.mem, buf.size);
         pieces.sort_unstable_by_key(|p| p.0);
@@ -1225,7 +1256,7 @@ impl WorkerState {
                 if pieces.iter().any(|p| p.2) {
                     return Err("early read-back lost its staging buffer".into());
                 }
-                vec![0u8; size]
+                HostBytes::heap(size)
             }
         };
         let mut reads = Vec::new();

@@ -22,6 +22,7 @@ pub mod footprint;
 mod launch;
 pub mod merge;
 pub mod program;
+mod staging;
 
 use crate::intercept::tables::{KernelArg, Key, ProgramInfo};
 use crate::log::LaunchRecord;
