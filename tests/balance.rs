@@ -322,6 +322,148 @@ fn footprint_models_are_reused_across_runs() {
     }
 }
 
+/// Writes `profiles/pocl-pthread.json` and (when `with_basic`) `profiles/pocl-basic.json`
+/// into `dir`, with every throughput of the profile named `fast` multiplied by 1000, so that
+/// the projection must rank that kind of PoCL device first.
+fn scaled_profiles(dir: &std::path::Path, fast: &str, with_basic: bool) {
+    std::fs::create_dir_all(dir).unwrap();
+    let kinds: &[&str] = if with_basic {
+        &["pthread", "basic"]
+    } else {
+        &["pthread"]
+    };
+    for kind in kinds {
+        let name = format!("pocl-{kind}.json");
+        let text = std::fs::read_to_string(root().join("profiles").join(&name)).unwrap();
+        let mut p: Value = serde_json::from_str(&text).unwrap();
+        if *kind == fast {
+            for (_, v) in p["instruction_throughput"].as_object_mut().unwrap() {
+                *v = (v.as_f64().unwrap() * 1000.0).into();
+            }
+            for curve in ["global_read", "global_write", "local"] {
+                for pt in p[curve].as_array_mut().unwrap() {
+                    pt[1] = (pt[1].as_f64().unwrap() * 1000.0).into();
+                }
+            }
+        }
+        std::fs::write(dir.join(&name), serde_json::to_string(&p).unwrap()).unwrap();
+    }
+}
+
+/// Runs matmul_global (64×64, `reps` launches) natively and balanced with
+/// `CLPRISM_SCHEDULER=best` and `CLPRISM_PROFILES=profiles`; asserts byte-identical output
+/// and returns the schedule records.
+fn run_best(test: &str, profiles: &std::path::Path, reps: &str) -> Vec<Value> {
+    let exe = examples().join("matmul_global");
+    let d = scratch(test);
+    let (log, nat, bal) = (d.join("l.jsonl"), d.join("n.bin"), d.join("b.bin"));
+    assert_ok(
+        &run(
+            &exe,
+            &["64", reps, "--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        ),
+        "native",
+    );
+    let out = balanced(
+        &exe,
+        &["64", reps, "--dump", bal.to_str().unwrap()],
+        &log,
+        &[
+            ("CLPRISM_SCHEDULER", "best"),
+            ("CLPRISM_PROFILES", profiles.to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "matmul_global balance best");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "best: output differs from native"
+    );
+    schedules(&log)
+}
+
+/// `best` with profiles for every device: the whole launch runs on the device the
+/// projection ranks first. Each PoCL kind is made the projected-fastest in turn, so the
+/// choice follows the profiles (not the device order or measurements).
+#[test]
+fn best_runs_on_the_projected_fastest_device() {
+    for fast in ["pthread", "basic"] {
+        let dir = scratch(&format!("balance-best-profiles-{fast}"));
+        scaled_profiles(&dir, fast, true);
+        let s = run_best(&format!("balance-best-{fast}"), &dir, "3");
+        assert_eq!(s.len(), 3);
+        for (i, x) in s.iter().enumerate() {
+            assert!(x["fallback"].is_null(), "{x}");
+            let b = &x["best"];
+            assert_eq!(b["by"], "projection", "{b}");
+            assert_eq!(b["inputs"], "zero-filled", "{b}");
+            assert_eq!(b["cached"], i > 0, "projected once per shape: {b}");
+            // the first participating device of the fast kind (ties: the first one)
+            let names: Vec<&str> = x["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap())
+                .collect();
+            let want = names.iter().position(|n| n.starts_with(fast)).unwrap();
+            assert_eq!(b["device"], want, "{fast}: {x}");
+            let t: Vec<f64> = b["projected_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            for (j, n) in names.iter().enumerate() {
+                if !n.starts_with(fast) {
+                    assert!(t[want] * 10.0 < t[j], "{fast}: {b}");
+                }
+            }
+            // the whole launch ran there
+            let share = x["share"].as_array().unwrap();
+            assert_eq!(share[want].as_f64(), Some(1.0), "{x}");
+        }
+    }
+}
+
+/// `best` when a device has no profile: the measured rule, with the reason. Each device
+/// gets one launch first, then the one with the smallest measured time per work-group.
+#[test]
+fn best_falls_back_to_measurements_without_profiles() {
+    let dir = scratch("balance-best-profiles-partial");
+    scaled_profiles(&dir, "none", false); // pthread only: the basic device has none
+    let s = run_best("balance-best-measured", &dir, "5");
+    assert_eq!(s.len(), 5);
+    let n = s[0]["devices"].as_array().unwrap().len();
+    for (i, x) in s.iter().enumerate() {
+        assert!(x["fallback"].is_null(), "{x}");
+        let b = &x["best"];
+        assert!(b["projected_ns"].is_null(), "{b}");
+        assert!(
+            b["reason"].as_str().unwrap().contains("basic"),
+            "the reason names the device without a profile: {b}"
+        );
+        if i < n {
+            assert_eq!(b["by"], "first-try", "{b}");
+            assert_eq!(b["device"], i, "{b}");
+        } else {
+            assert_eq!(b["by"], "measured", "{b}");
+            let m: Vec<f64> = b["measured_ns_per_wg"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            let fastest = (0..n)
+                .min_by(|a, c| m[*a].partial_cmp(&m[*c]).unwrap())
+                .unwrap();
+            assert_eq!(b["device"], fastest, "{b}");
+        }
+        let d = b["device"].as_u64().unwrap() as usize;
+        assert_eq!(x["share"][d].as_f64(), Some(1.0), "{x}");
+    }
+}
+
 /// Pinned host staging (`CLPRISM_PINNED_MAX`): with the default cap the snapshots and
 /// read-back areas are driver-allocated and reused across launches (the process total stays
 /// at one area per buffer and role); with 0 they are heap memory. Outputs equal native.

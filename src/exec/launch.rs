@@ -68,6 +68,8 @@ pub(super) struct WorkerState {
     home_kernels: FxHashMap<(Key, String), cl_kernel>,
     /// kernel name → measured ns per work-group per device (for the `best` scheduler).
     measured: FxHashMap<String, Vec<Option<f64>>>,
+    /// Profiles and projected times of the `best` scheduler.
+    best: super::best::BestState,
     /// (program hash | options) → the program loaded by the mini-emulator, or why not.
     modules: FxHashMap<String, Result<Emulated, String>>,
     /// (program, kernel, shape, by-value arguments, buffer sizes) → write footprints.
@@ -431,24 +433,20 @@ impl WorkerState {
                 return Err(format!("single:{i} but only {} devices", devs.len()));
             }
         }
+        let mut best_log = Value::Null;
         if kind == SchedulerKind::Best {
-            let m = self
-                .measured
-                .entry(job.kernel.clone())
-                .or_insert_with(|| vec![None; engine.devices.len()]);
-            let pick = devs
-                .iter()
-                .position(|d| m[*d].is_none())
-                .unwrap_or_else(|| {
-                    (0..devs.len())
-                        .min_by(|a, b| {
-                            m[devs[*a]]
-                                .partial_cmp(&m[devs[*b]])
-                                .unwrap_or(std::cmp::Ordering::Equal)
-                        })
-                        .unwrap_or(0)
-                });
-            kind = SchedulerKind::Single(pick);
+            let mut state = std::mem::take(&mut self.best);
+            let measured = self.measured.get(&job.kernel).cloned();
+            let source = match &job.program.origin {
+                ProgramOrigin::Source(s) => s.to_string(),
+                _ => String::new(),
+            };
+            let c = state.choose(engine, &devs, job, &kinds, measured.as_deref(), || {
+                self.module(job, &source).map(|m| m.module)
+            });
+            self.best = state;
+            best_log = c.record;
+            kind = SchedulerKind::Single(c.pick);
         }
         let mut sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
 
@@ -1198,6 +1196,7 @@ impl WorkerState {
             }).collect::<Vec<_>>(),
             "local_chosen": !job.local_given,
             "fallback": Value::Null,
+            "best": best_log,
         });
         let mut schedule = schedule;
         if crate::config::get().verify {
@@ -1531,7 +1530,7 @@ fn footprint_key(
 /// The emulator's arguments for a launch, every buffer zero-filled at its size (allocated
 /// zeroed, so untouched pages cost nothing); a buffer argument that is not a tracked buffer
 /// is NULL.
-fn zero_args(job: &Job, kinds: &[ArgKind]) -> Vec<crate::emu::ArgValue> {
+pub(super) fn zero_args(job: &Job, kinds: &[ArgKind]) -> Vec<crate::emu::ArgValue> {
     use crate::emu::ArgValue;
     job.args
         .iter()

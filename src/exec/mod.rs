@@ -15,6 +15,7 @@
 //! through event callbacks into a channel; callbacks do nothing else. Launches are serialised
 //! by one lock.
 
+pub mod best;
 pub mod cl;
 pub mod devices;
 pub mod footprint;
