@@ -7,7 +7,7 @@
 # Prints one line per run: app, config, the app's own time_ms (uploads, every launch,
 # read-back; the CPU reference check is outside it) and the process wall time. Per-launch
 # logs go to $OUT/logs.tgz.
-# Usage: bench/gpu_balance.sh OUTDIR [quick]
+# Usage: bench/gpu_balance.sh OUTDIR [quick|short|steady]
 set -uo pipefail
 OUT=${1:?OUTDIR}
 QUICK=${2:-}
@@ -61,7 +61,56 @@ for p in 0 1 2 3; do
 done
 echo "CPU (PoCL) platform index: ${cpu:-none}"
 mm=$G/examples/matmul_global
-if [ -z "$QUICK" ]; then
+if [ "$QUICK" = steady ]; then
+  # Many launches per run, CLPRISM_SPLIT=auto (the default): the first launch of a kernel runs
+  # whole on the app's device (measured), later ones split when it pays. Footprint models
+  # come from one cold run, then every config is "-warm". Per-launch times: bench/steady.py.
+  export CLPRISM_DEVICE_TIMING=all
+  R=10
+  run matmul_global native -- "$mm" 8192 $R
+  run matmul_global native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 8192 $R
+  bal matmul_global boyer-gpu4-cold gpu:4 -- "$mm" 8192 $R
+  for n in 1 2 3 4; do bal matmul_global boyer-gpu$n-warm gpu:$n -- "$mm" 8192 $R; done
+  bal matmul_global always-gpu4-warm gpu:4 CLPRISM_SPLIT=always -- "$mm" 8192 $R
+  bal matmul_global static-even-gpu4-warm gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 $R
+  bal matmul_global gss-gpu4-warm gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
+  bal matmul_global blocked-gpu4-warm gpu:4 CLPRISM_FAULT=block:3 -- "$mm" 8192 $R
+  CLPRISM_EXAMPLE_DEVICE=$nv:1 "$mm" 8192 400 >/dev/null 2>&1 &
+  hog=$!
+  sleep 3
+  bal matmul_global loaded-boyer-gpu4-warm gpu:4 -- "$mm" 8192 $R
+  bal matmul_global loaded-static-even-warm gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 $R
+  bal matmul_global loaded-gss-gpu4-warm gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  tar czf "$OUT/logs-matmul.tgz" -C "$OUT" logs
+  # N-body: no CPU reference at this size (EX_SKIP_REFERENCE=1); outputs compared by bytes
+  nb=$G/examples/nbody
+  mkdir -p "$OUT/dumps"
+  for c in native:native boyer-gpu2-warm:gpu:2 boyer-gpu4-warm:gpu:4; do
+    cfg=${c%%:*}; devs=${c#*:}
+    if [ "$cfg" = native ]; then
+      run nbody native EX_SKIP_REFERENCE=1 -- "$nb" 131072 10 --dump "$OUT/dumps/nbody.$cfg.bin"
+      run nbody native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 131072 10
+    else
+      bal nbody "$cfg" "$devs" EX_SKIP_REFERENCE=1 -- "$nb" 131072 10 --dump "$OUT/dumps/nbody.$cfg.bin"
+    fi
+  done
+  (cd "$OUT/dumps" && sha256sum nbody.*.bin | tee -a "$OUT/balance.txt" && rm -f nbody.*.bin)
+  # transfer-bound: Black-Scholes, the app rewrites the inputs before every launch
+  bs=$G/examples/blackscholes
+  run blackscholes native -- "$bs" 33554432 8
+  run blackscholes native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$bs" 33554432 8
+  bal blackscholes boyer-gpu4-warm gpu:4 -- "$bs" 33554432 8
+  bal blackscholes always-gpu4-warm gpu:4 CLPRISM_SPLIT=always -- "$bs" 33554432 8
+  # heterogeneous: PoCL's CPU device + one H200
+  if [ -n "$cpu" ]; then
+    run matmul_global2k native -- "$mm" 2048 8
+    run matmul_global2k native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 2048 8
+    bal matmul_global2k boyer-gpu1-warm gpu:1 -- "$mm" 2048 8
+    bal matmul_global2k boyer-h200+cpu-warm "$nv:0,$cpu:0" -- "$mm" 2048 8
+    bal matmul_global2k always-h200+cpu-warm "$nv:0,$cpu:0" CLPRISM_SPLIT=always -- "$mm" 2048 8
+  fi
+elif [ -z "$QUICK" ]; then
   # compute-bound, 3 launches of 8192^2 (one GPU: ~262 ms per launch)
   run matmul_global native -- "$mm" 8192 3
   for n in 1 2 4; do bal matmul_global boyer-gpu$n gpu:$n -- "$mm" 8192 3; done
@@ -134,4 +183,5 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.jsonl")):
         print("%-40s merge=%-9s direct=%-5s share=%s %s" % (f.split("/")[-1], s.get("merge"), s.get("app_device_direct"),
               ",".join("%.2f" % x for x in s.get("share", [])), ph))
 PY
+python3 "$(dirname "$0")/steady.py" "$OUT/logs" > "$OUT/steady.txt" 2>&1
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
