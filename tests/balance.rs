@@ -547,6 +547,16 @@ fn auto_split_measures_first_and_counts_rewritten_inputs() {
         let mut decided = 0;
         for x in &s[1..] {
             let dec = &x["split_decision"];
+            if let Some(f) = x["fallback"].as_str() {
+                // measured and not worth splitting: forwarded to the driver as it is
+                assert!(
+                    f.starts_with("kept whole on the app's device: "),
+                    "{app}: {f}"
+                );
+                assert!(f.contains(" ms split ("), "{f}");
+                decided += 1;
+                continue;
+            }
             let devices = x["share"].as_array().unwrap().len();
             if dec.is_null() {
                 // only one device was available (the others still held abandoned chunks)
@@ -560,6 +570,7 @@ fn auto_split_measures_first_and_counts_rewritten_inputs() {
             assert_eq!(devices > 1, split, "{app}: {x}");
             if app == "blackscholes" {
                 // the three inputs are rewritten before each launch: 3 * 65536 floats
+                // (checked on the launches that split; the others say so in `fallback`)
                 assert_eq!(dec["upload_bytes"], 3 * 65536 * 4, "{dec}");
             } else {
                 // matmul's inputs are written once: nothing to upload at every launch

@@ -415,6 +415,21 @@ pub unsafe fn wait(evs: &[cl_event]) -> ClResult<()> {
     first
 }
 
+/// Takes one more reference to `ev`.
+pub unsafe fn retain_event(ev: cl_event) -> ClResult<()> {
+    check("clRetainEvent", f!(clRetainEvent)(ev))
+}
+
+/// `CL_EVENT_COMMAND_EXECUTION_STATUS` of `ev`: `CL_COMPLETE` (0), a later state (> 0) or
+/// the command's error (< 0).
+pub unsafe fn event_status(ev: cl_event) -> ClResult<cl_int> {
+    let f = f!(clGetEventInfo);
+    info(|n, v, r| f(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, n, v, r)).ok_or(ClError {
+        call: "clGetEventInfo",
+        code: CL_INVALID_EVENT,
+    })
+}
+
 /// Registers a completion callback.
 pub unsafe fn on_complete(
     ev: cl_event,

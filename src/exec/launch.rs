@@ -14,7 +14,7 @@ use opencl_sys::*;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -642,7 +642,13 @@ impl WorkerState {
                 split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
                 split_log["upload_bytes"] = json!(inputs.upload_bytes);
                 split_log["host_rate_measured"] = json!(self.host_rate.is_some());
+                if !d.split && d.est_home_ns.is_some() {
+                    // measured: the app's own launch is the fastest way (nothing of the
+                    // app's data changed yet; the caller forwards the launch as it is)
+                    return Err(format!("kept whole on the app's device: {}", d.reason));
+                }
                 if !d.split {
+                    // first launch: run whole through clprism to measure it
                     configured = Some(kind.to_string());
                     devs = vec![h];
                     kind = SchedulerKind::Single(0);
@@ -845,6 +851,11 @@ impl WorkerState {
         let mut actions = sched.start(now(t0));
         let deadline_free = Duration::from_millis(20);
         let mut last_progress = Instant::now();
+        // Chunks whose completion is also polled: NVIDIA's driver delivers event callbacks
+        // up to ~20 ms late (a 0.4 ms chunk on an H200 was reported after 18 ms,
+        // results/gpu-2026-11-22e), which left devices idle between chunks.
+        let mut inflight = InflightChunks(Vec::new());
+        let mut arrived: std::collections::VecDeque<ChunkDone> = Default::default();
         loop {
             for a in std::mem::take(&mut actions) {
                 match a {
@@ -862,11 +873,13 @@ impl WorkerState {
                         off[split] = job.offset[split] + first_wg as usize * job.local[split];
                         glob[split] = count as usize * job.local[split];
                         let t_enq = now(t0);
+                        let claimed = Arc::new(AtomicBool::new(false));
                         let tag = ChunkTag {
                             launch: launch_id,
                             chunk: chunk_id,
                             device,
                             global_device: d,
+                            claimed: claimed.clone(),
                         };
                         let r = enqueue_chunk(
                             dev,
@@ -879,6 +892,15 @@ impl WorkerState {
                         );
                         chunk_log.insert(chunk_id, json!({"device": device, "first_wg": first_wg, "count": count, "work_groups": count * wgs_per_unit, "enqueue_ns": t_enq}));
                         enqueued_at.insert(chunk_id, t_enq);
+                        if let Ok(ev) = r {
+                            inflight.0.push(Inflight {
+                                ev,
+                                chunk: chunk_id,
+                                device,
+                                global_device: d,
+                                claimed,
+                            });
+                        }
                         if let Err(e) = r {
                             crate::config::warn(&format!(
                                 "balance: chunk enqueue on {} failed ({e}); its work is reassigned",
@@ -912,13 +934,40 @@ impl WorkerState {
             if !actions.is_empty() {
                 continue;
             }
+            let longest = if inflight.0.is_empty() {
+                deadline_free
+            } else {
+                POLL_INTERVAL
+            };
             let wait = sched
                 .next_poll_ns()
                 .map(|p| Duration::from_nanos(p.saturating_sub(now(t0))))
-                .unwrap_or(deadline_free)
-                .clamp(Duration::from_micros(50), deadline_free);
-            match done_rx.recv_timeout(wait) {
-                Ok(done) => {
+                .unwrap_or(longest)
+                .clamp(Duration::from_micros(20), longest);
+            if arrived.is_empty() {
+                arrived.extend(done_rx.recv_timeout(wait));
+                arrived.extend(done_rx.try_iter());
+                arrived.extend(inflight.poll(launch_id));
+            }
+            // one completion at a time: the scheduler's actions for it (an abandonment, say)
+            // are applied before the next one is looked at
+            let Some(done) = arrived.pop_front() else {
+                if last_progress.elapsed() > STALL_LIMIT {
+                    wait_release(&upload_markers);
+                    return Err(format!(
+                        "no chunk completed for {} s; devices may hang",
+                        STALL_LIMIT.as_secs()
+                    ));
+                }
+                actions.extend(sched.poll(now(t0)));
+                continue;
+            };
+            // counted once: by the callback's report or by the poll, whichever came first
+            if done.claimed.swap(true, Ordering::AcqRel) {
+                continue;
+            }
+            {
+                {
                     last_progress = Instant::now();
                     if done.launch != launch_id {
                         // a late chunk of an earlier launch: an abandoned straggler draining
@@ -980,18 +1029,9 @@ impl WorkerState {
                         actions.extend(sched.on_chunk_done(done.device, done.chunk, t, elapsed)?);
                     }
                 }
-                Err(_) => {
-                    if last_progress.elapsed() > STALL_LIMIT {
-                        wait_release(&upload_markers);
-                        return Err(format!(
-                            "no chunk completed for {} s; devices may hang",
-                            STALL_LIMIT.as_secs()
-                        ));
-                    }
-                    actions.extend(sched.poll(now(t0)))
-                }
             }
         }
+        drop(inflight);
         let makespan = now(t0);
         marks.push(("chunks", makespan));
 
@@ -1474,7 +1514,7 @@ fn enqueue_chunk(
     g: &[usize],
     l: &[usize],
     tag: ChunkTag,
-) -> Result<(), ClError> {
+) -> Result<cl_event, ClError> {
     if dev.inject_fail {
         return Err(ClError {
             call: "clEnqueueNDRangeKernel (CLPRISM_FAULT)",
@@ -1485,15 +1525,83 @@ fn enqueue_chunk(
     // SAFETY: clprism's kernel and queue; the tag is reclaimed by the callback.
     unsafe {
         let ev = cl::enqueue_ndrange(queue, k, dim as u32, off, g, l, &wait)?;
+        // one reference for the launch loop's polling, one owned by the callback
+        if let Err(e) = cl::retain_event(ev) {
+            cl::release_event(ev);
+            return Err(e);
+        }
         let tag = Box::into_raw(Box::new(tag));
         if let Err(e) = cl::on_complete(ev, chunk_callback, tag as *mut c_void) {
             drop(Box::from_raw(tag));
             cl::release_event(ev);
+            cl::release_event(ev);
             return Err(e);
         }
-        cl::flush(queue)?;
+        if let Err(e) = cl::flush(queue) {
+            // the chunk is enqueued and its callback will report it; only polling is lost
+            cl::release_event(ev);
+            return Err(e);
+        }
+        Ok(ev)
     }
-    Ok(())
+}
+
+/// How often the launch loop polls the events of running chunks.
+const POLL_INTERVAL: Duration = Duration::from_micros(100);
+
+/// A running chunk whose event the launch loop polls.
+struct Inflight {
+    ev: cl_event,
+    chunk: u64,
+    device: usize,
+    global_device: usize,
+    claimed: Arc<AtomicBool>,
+}
+
+/// The launch's running chunks; their event references are released on drop.
+struct InflightChunks(Vec<Inflight>);
+
+impl InflightChunks {
+    /// Completions found by polling (each removed from the set).
+    fn poll(&mut self, launch: u64) -> Vec<ChunkDone> {
+        let mut out = Vec::new();
+        self.0.retain(|c| {
+            // SAFETY: the launch loop's own reference to the chunk's event.
+            let status = match unsafe { cl::event_status(c.ev) } {
+                Ok(s) => s,
+                Err(_) => return true, // the callback will report it
+            };
+            if status > CL_COMPLETE as cl_int {
+                return true;
+            }
+            out.push(ChunkDone {
+                launch,
+                chunk: c.chunk,
+                device: c.device,
+                global_device: c.global_device,
+                status,
+                device_ns: if status == CL_COMPLETE as cl_int {
+                    super::event_device_ns(c.ev)
+                } else {
+                    None
+                },
+                claimed: c.claimed.clone(),
+            });
+            // SAFETY: releasing the loop's own reference.
+            unsafe { cl::release_event(c.ev) };
+            false
+        });
+        out
+    }
+}
+
+impl Drop for InflightChunks {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            // SAFETY: the loop's own references (callbacks hold theirs).
+            unsafe { cl::release_event(c.ev) };
+        }
+    }
 }
 
 /// Cache key of a launch's write footprints: the program variant and kernel, the NDRange,

@@ -70,7 +70,7 @@ pub struct Job {
 // SAFETY: OpenCL handles are thread-safe.
 unsafe impl Send for Job {}
 
-/// A chunk completion reported by an event callback.
+/// A chunk completion, reported by its event callback or found by polling the event.
 pub(crate) struct ChunkDone {
     pub launch: u64,
     pub chunk: u64,
@@ -80,6 +80,9 @@ pub(crate) struct ChunkDone {
     pub global_device: usize,
     pub status: cl_int,
     pub device_ns: Option<u64>,
+    /// Set by whichever of the callback's report and the launch loop's poll is handled
+    /// first; the other is then ignored (a completion is counted once).
+    pub claimed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The balance engine: participating devices, caches and the chunk-completion channel.
@@ -201,6 +204,18 @@ struct ChunkTag {
     chunk: u64,
     device: usize,
     global_device: usize,
+    claimed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The kernel's device time of a completed event (profiling queue), ns.
+fn event_device_ns(ev: cl_event) -> Option<u64> {
+    let f = crate::loader::table().and_then(|t| t.clGetEventProfilingInfo)?;
+    // SAFETY: cl_ulong outputs of a completed event.
+    unsafe {
+        let s: Option<u64> = cl::info(|n, p, r| f(ev, CL_PROFILING_COMMAND_START, n, p, r));
+        let e: Option<u64> = cl::info(|n, p, r| f(ev, CL_PROFILING_COMMAND_END, n, p, r));
+        Some(e?.saturating_sub(s?))
+    }
 }
 
 /// Chunk event callback: reads the kernel's device time and posts the completion.
@@ -208,21 +223,11 @@ extern "C" fn chunk_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: `user` is the Box<ChunkTag> leaked at enqueue time, reclaimed exactly once.
         let tag = unsafe { Box::from_raw(user as *mut ChunkTag) };
-        let mut device_ns = None;
-        if status >= 0 {
-            if let Some(f) = crate::loader::table().and_then(|t| t.clGetEventProfilingInfo) {
-                // SAFETY: cl_ulong outputs of a completed event.
-                unsafe {
-                    let s: Option<u64> =
-                        cl::info(|n, p, r| f(ev, CL_PROFILING_COMMAND_START, n, p, r));
-                    let e: Option<u64> =
-                        cl::info(|n, p, r| f(ev, CL_PROFILING_COMMAND_END, n, p, r));
-                    if let (Some(s), Some(e)) = (s, e) {
-                        device_ns = Some(e.saturating_sub(s));
-                    }
-                }
-            }
-        }
+        let device_ns = if status >= 0 {
+            event_device_ns(ev)
+        } else {
+            None
+        };
         if let Some(Ok(e)) = ENGINE.get() {
             let _ = e.done_tx.send(ChunkDone {
                 launch: tag.launch,
@@ -231,6 +236,7 @@ extern "C" fn chunk_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
                 global_device: tag.global_device,
                 status,
                 device_ns,
+                claimed: tag.claimed.clone(),
             });
         }
         // SAFETY: the callback owns the chunk's event.
