@@ -980,7 +980,7 @@ mod tests {
         assert_eq!(flow_chunks, vec![0, 1, 2], "one arrow per chunk that ran");
         // chunk 2 starts at its enqueue: its tick and its flow end share a ts on one track,
         // and the flow end comes first (binds to the chunk slice, not to the tick)
-        let pos = |p: &dyn Fn(&Value) -> bool| evs.iter().position(|e| p(e)).unwrap();
+        let pos = |p: &dyn Fn(&Value) -> bool| evs.iter().position(p).unwrap();
         let tick2 = pos(&|e| e["name"] == "enqueue chunk 2");
         let end2 = pos(&|e| e["ph"] == "f" && e["ts"] == evs[tick2]["ts"]);
         assert_eq!(evs[end2]["tid"], evs[tick2]["tid"]);
