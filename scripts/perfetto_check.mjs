@@ -267,10 +267,37 @@ async function main() {
   log(`track titles drawn in the DOM (${shown.length}): ${shown.join(" | ")}`);
   if (!shown.length) fail("the timeline shows no track titles");
 
-  // Select the first launch (category "kernel"): the details panel shows its args and, in
-  // balance mode, the flow arrows from the scheduler's enqueue ticks to the chunks.
+  // Select the first launch (category "kernel"): the details panel shows its args, and the
+  // flow arrows of the selected slice are drawn. `area`: the view zoomed to the chunks of the
+  // first launch (from its first enqueue tick to its last chunk's end; the whole first launch
+  // when it has no chunks, the whole trace when there is no launch) and an area selection
+  // over every track for that time, which makes Perfetto draw every flow arrow that starts or
+  // ends in it (in balance mode: each chunk's, from its enqueue tick to its start).
   const where = process.env.PERFETTO_CHECK_SELECT || "category = 'kernel'";
-  const [k] = where === "none" ? [] : await q(`select id, name from slice where ${where} order by ts limit 1`);
+  const [k] = where === "none" || where === "area" ? [] :
+    await q(`select id, name from slice where ${where} order by ts limit 1`);
+  if (where === "area") {
+    const [l] = await q(`with l as (select ts, ts + dur as e from slice where category = 'kernel' and dur > 0
+        order by ts limit 1)
+      select ifnull(min(c.ts), l.ts) as ts, ifnull(max(c.ts + c.dur), l.e) as e from l
+        left join slice c on c.category = 'chunk' and c.ts >= l.ts and c.ts <= l.e`);
+    const span = l && l.ts !== null ? `${l.ts}n, ${l.e}n` : "app.trace.traceInfo.start, app.trace.traceInfo.end";
+    const n = await evaluate(`(() => {
+      const [start, end] = [${span}];
+      const trackUris = app.trace.workspace.flatTracks.map((t) => t.uri).filter((u) => u);
+      app.trace.scrollTo({ time: { start, end, viewPercentage: 0.96 } });
+      // the area's flows are drawn only for categories ticked in its "Flow Events" tab,
+      // none by default; tick "All" ("_all_" in the UI's FlowManager)
+      app.trace.flows.setCategoryVisible("_all_", true);
+      app.trace.selection.selectArea({ start, end, trackUris });
+      return trackUris.length;
+    })()`);
+    await sleep(500);
+    await evaluate("window.waitForPerfettoIdle ? window.waitForPerfettoIdle(500) : null");
+    const shownFlows = await evaluate("app.trace.flows.selectedFlows.length");
+    log(`selected for the screenshot: an area over ${n} tracks, ${l && l.ts !== null ? "the first launch's chunks" : "the whole trace"} (zoomed to it); ` +
+        `the UI draws ${shownFlows} flow arrows`);
+  }
   if (k) {
     await evaluate(`app.trace.selection.selectSqlEvent('slice', ${k.id}); true`);
     await sleep(500);
