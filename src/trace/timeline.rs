@@ -21,9 +21,10 @@
 //! slice open there and draws the arrow from that slice's **end**, so an `s` inside the launch
 //! slice (as the writer first did) gave arrows from the end of the launch, back in time
 //! (results/perfetto/README.md). The zero-duration tick ends where it starts, so the arrow
-//! leaves at the enqueue time; chrome://tracing, which keeps thread instants as zero-length
-//! slices, binds it to the tick as well. The `f` has `bp:"e"`: it binds to the chunk slice
-//! that starts at its ts.
+//! leaves at the enqueue time. chrome://tracing (catapult's trace viewer) imports a
+//! thread-scoped instant as a zero-duration slice, so there too a slice encloses the `s` at
+//! the tick's ts and thread. The `f` has `bp:"e"`: it binds to the chunk slice that starts at
+//! its ts.
 
 use super::clock::Mapping;
 use super::{Finished, Span};
