@@ -96,7 +96,13 @@ int main(int argc, char **argv)
     memset(ep, 0, n * sizeof(double));
     memset(ev, 0, n * sizeof(double));
     const double u = ldexp(1.0, -24), dt = DT;
-    for (unsigned long s = 0; s < steps; s++) {
+    /* EX_SKIP_REFERENCE=1 (GPU benchmarks at sizes whose O(n^2 steps) CPU
+     * reference would take minutes): no reference; the result is only dumped
+     * (--dump) for a byte comparison with another run, and the verdict is
+     * UNCHECKED, never PASS. */
+    const char *skip_env = getenv("EX_SKIP_REFERENCE");
+    const int skip_ref = skip_env && strcmp(skip_env, "1") == 0;
+    for (unsigned long s = 0; s < (skip_ref ? 0 : steps); s++) {
         for (size_t i = 0; i < n; i++) {
             double ax = 0, ay = 0, az = 0, abound = 0;
             for (size_t j = 0; j < n; j++) {
@@ -134,7 +140,7 @@ int main(int argc, char **argv)
     }
     long bad = 0;
     double worst = 0.0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < (skip_ref ? 0 : n); i++)
         for (int c = 0; c < 4; c++) {
             double tp = 4 * ep[i] + 1e-30, tv = 4 * ev[i] + 1e-30;
             double dpe = fabs(gpos[4 * i + c] - rp[4 * i + c]);
@@ -165,6 +171,11 @@ int main(int argc, char **argv)
     free(rp); free(rv); free(np); free(nv); free(ep); free(ev);
 
     ex_print_kernels();
+    if (skip_ref) {
+        printf("UNCHECKED nbody n=%zu steps=%lu time_ms=%.1f\n", n, steps,
+               (t1 - t0) * 1e3);
+        return 0;
+    }
     if (bad) {
         printf("FAIL nbody n=%zu steps=%lu mismatches=%ld\n", n, steps, bad);
         return 1;

@@ -321,3 +321,254 @@ fn footprint_models_are_reused_across_runs() {
         assert_eq!(mode, 0o600, "{:?}", e.path());
     }
 }
+
+/// Writes `profiles/pocl-pthread.json` and (when `with_basic`) `profiles/pocl-basic.json`
+/// into `dir`, with every throughput of the profile named `fast` multiplied by 1000, so that
+/// the projection must rank that kind of PoCL device first.
+fn scaled_profiles(dir: &std::path::Path, fast: &str, with_basic: bool) {
+    std::fs::create_dir_all(dir).unwrap();
+    let kinds: &[&str] = if with_basic {
+        &["pthread", "basic"]
+    } else {
+        &["pthread"]
+    };
+    for kind in kinds {
+        let name = format!("pocl-{kind}.json");
+        let text = std::fs::read_to_string(root().join("profiles").join(&name)).unwrap();
+        let mut p: Value = serde_json::from_str(&text).unwrap();
+        if *kind == fast {
+            for (_, v) in p["instruction_throughput"].as_object_mut().unwrap() {
+                *v = (v.as_f64().unwrap() * 1000.0).into();
+            }
+            for curve in ["global_read", "global_write", "local"] {
+                for pt in p[curve].as_array_mut().unwrap() {
+                    pt[1] = (pt[1].as_f64().unwrap() * 1000.0).into();
+                }
+            }
+        }
+        std::fs::write(dir.join(&name), serde_json::to_string(&p).unwrap()).unwrap();
+    }
+}
+
+/// Runs matmul_global (64×64, `reps` launches) natively and balanced with
+/// `CLPRISM_SCHEDULER=best` and `CLPRISM_PROFILES=profiles`; asserts byte-identical output
+/// and returns the schedule records.
+fn run_best(test: &str, profiles: &std::path::Path, reps: &str) -> Vec<Value> {
+    let exe = examples().join("matmul_global");
+    let d = scratch(test);
+    let (log, nat, bal) = (d.join("l.jsonl"), d.join("n.bin"), d.join("b.bin"));
+    assert_ok(
+        &run(
+            &exe,
+            &["64", reps, "--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        ),
+        "native",
+    );
+    let out = balanced(
+        &exe,
+        &["64", reps, "--dump", bal.to_str().unwrap()],
+        &log,
+        &[
+            ("CLPRISM_SCHEDULER", "best"),
+            ("CLPRISM_PROFILES", profiles.to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "matmul_global balance best");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "best: output differs from native"
+    );
+    schedules(&log)
+}
+
+/// `best` with profiles for every device: the whole launch runs on the device the
+/// projection ranks first. Each PoCL kind is made the projected-fastest in turn, so the
+/// choice follows the profiles (not the device order or measurements).
+#[test]
+fn best_runs_on_the_projected_fastest_device() {
+    for fast in ["pthread", "basic"] {
+        let dir = scratch(&format!("balance-best-profiles-{fast}"));
+        scaled_profiles(&dir, fast, true);
+        let s = run_best(&format!("balance-best-{fast}"), &dir, "3");
+        assert_eq!(s.len(), 3);
+        for (i, x) in s.iter().enumerate() {
+            assert!(x["fallback"].is_null(), "{x}");
+            let b = &x["best"];
+            assert_eq!(b["by"], "projection", "{b}");
+            assert_eq!(b["inputs"], "zero-filled", "{b}");
+            assert_eq!(b["cached"], i > 0, "projected once per shape: {b}");
+            // the first participating device of the fast kind (ties: the first one)
+            let names: Vec<&str> = x["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap())
+                .collect();
+            let want = names.iter().position(|n| n.starts_with(fast)).unwrap();
+            assert_eq!(b["device"], want, "{fast}: {x}");
+            let t: Vec<f64> = b["projected_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            for (j, n) in names.iter().enumerate() {
+                if !n.starts_with(fast) {
+                    assert!(t[want] * 10.0 < t[j], "{fast}: {b}");
+                }
+            }
+            // the whole launch ran there
+            let share = x["share"].as_array().unwrap();
+            assert_eq!(share[want].as_f64(), Some(1.0), "{x}");
+        }
+    }
+}
+
+/// `best` when a device has no profile: the measured rule, with the reason. Each device
+/// gets one launch first, then the one with the smallest measured time per work-group.
+#[test]
+fn best_falls_back_to_measurements_without_profiles() {
+    let dir = scratch("balance-best-profiles-partial");
+    scaled_profiles(&dir, "none", false); // pthread only: the basic device has none
+    let s = run_best("balance-best-measured", &dir, "5");
+    assert_eq!(s.len(), 5);
+    let n = s[0]["devices"].as_array().unwrap().len();
+    for (i, x) in s.iter().enumerate() {
+        assert!(x["fallback"].is_null(), "{x}");
+        let b = &x["best"];
+        assert!(b["projected_ns"].is_null(), "{b}");
+        assert!(
+            b["reason"].as_str().unwrap().contains("basic"),
+            "the reason names the device without a profile: {b}"
+        );
+        if i < n {
+            assert_eq!(b["by"], "first-try", "{b}");
+            assert_eq!(b["device"], i, "{b}");
+        } else {
+            assert_eq!(b["by"], "measured", "{b}");
+            let m: Vec<f64> = b["measured_ns_per_wg"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            let fastest = (0..n)
+                .min_by(|a, c| m[*a].partial_cmp(&m[*c]).unwrap())
+                .unwrap();
+            assert_eq!(b["device"], fastest, "{b}");
+        }
+        let d = b["device"].as_u64().unwrap() as usize;
+        assert_eq!(x["share"][d].as_f64(), Some(1.0), "{x}");
+    }
+}
+
+/// Pinned host staging (`CLPRISM_PINNED_MAX`): with the default cap the snapshots and
+/// read-back areas are driver-allocated and reused across launches (the process total stays
+/// at one area per buffer and role); with 0 they are heap memory. Outputs equal native.
+#[test]
+fn pinned_staging_is_reused_and_can_be_turned_off() {
+    let exe = examples().join("matmul_global");
+    let d = scratch("balance-pinned");
+    let nat = d.join("native.bin");
+    let native = run(
+        &exe,
+        &["128", "3", "--dump", nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "matmul_global native");
+    let n = 128 * 128 * 4;
+    for (cap, expect) in [(None, Some((3 * n) as u64)), (Some("0"), Some(0))] {
+        let log = d.join(format!("pinned-{}.jsonl", cap.unwrap_or("default")));
+        let out_file = d.join("out.bin");
+        let mut env = vec![];
+        if let Some(c) = cap {
+            env.push(("CLPRISM_PINNED_MAX", c));
+        }
+        let out = balanced(
+            &exe,
+            &["128", "3", "--dump", out_file.to_str().unwrap()],
+            &log,
+            &env,
+        );
+        assert_ok(&out, "matmul_global balance");
+        assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
+        let s = schedules(&log);
+        assert_eq!(s.len(), 3);
+        for x in &s {
+            // A and B (snapshot for the other devices) and C (read-back), 64 KiB each, pinned
+            // once and reused by the second and third launch
+            assert_eq!(x["pinned_staging_bytes"].as_u64(), expect, "{x}");
+        }
+    }
+}
+
+/// `CLPRISM_SPLIT=auto` (the default): a kernel's first launch runs whole on the app's device
+/// and is measured; later launches split only when the measured time saved exceeds the
+/// transfers. Black-Scholes rewrites its inputs before every launch, so those inputs count as
+/// uploads in every later decision. Outputs equal native either way.
+#[test]
+fn auto_split_measures_first_and_counts_rewritten_inputs() {
+    let d = scratch("balance-auto-split");
+    for (app, args) in [
+        ("blackscholes", ["65536", "4"]),
+        ("matmul_global", ["128", "4"]),
+    ] {
+        let exe = examples().join(app);
+        let nat = d.join(format!("{app}.native.bin"));
+        let out_file = d.join(format!("{app}.auto.bin"));
+        let native = run(
+            &exe,
+            &[args[0], args[1], "--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        );
+        assert_ok(&native, app);
+        let log = d.join(format!("{app}.jsonl"));
+        let out = balanced(
+            &exe,
+            &[args[0], args[1], "--dump", out_file.to_str().unwrap()],
+            &log,
+            &[("CLPRISM_SPLIT", "auto")],
+        );
+        assert_ok(&out, &format!("{app} auto"));
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap(),
+            "{app}"
+        );
+        let s = schedules(&log);
+        assert_eq!(s.len(), 4, "{app}");
+        let first = &s[0]["split_decision"];
+        assert_eq!(first["split"], false, "{app}: {first}");
+        assert!(first["est_home_ns"].is_null(), "{first}");
+        assert_eq!(s[0]["share"].as_array().unwrap().len(), 1, "{}", s[0]);
+        let mut decided = 0;
+        for x in &s[1..] {
+            let dec = &x["split_decision"];
+            let devices = x["share"].as_array().unwrap().len();
+            if dec.is_null() {
+                // only one device was available (the others still held abandoned chunks)
+                assert_eq!(devices, 1, "{app}: {x}");
+                continue;
+            }
+            decided += 1;
+            assert!(dec["est_home_ns"].as_f64().unwrap() > 0.0, "{app}: {dec}");
+            let split = dec["split"].as_bool().unwrap();
+            // the schedule follows the verdict: every device, or the app's alone
+            assert_eq!(devices > 1, split, "{app}: {x}");
+            if app == "blackscholes" {
+                // the three inputs are rewritten before each launch: 3 * 65536 floats
+                assert_eq!(dec["upload_bytes"], 3 * 65536 * 4, "{dec}");
+            } else {
+                // matmul's inputs are written once: nothing to upload at every launch
+                assert_eq!(dec["upload_bytes"], 0, "{dec}");
+            }
+        }
+        assert!(
+            decided > 0,
+            "{app}: no later launch reached the decision: {s:?}"
+        );
+    }
+}

@@ -134,10 +134,29 @@ pub struct Config {
     pub emu_snapshot_max: u64,
     /// `CLPRISM_DEVICE_TIMING`: which launches get a measured device time, default all.
     pub device_timing: DeviceTiming,
+    /// `CLPRISM_PINNED_MAX`: most bytes of page-locked host staging that balance mode keeps
+    /// (snapshots of inputs for the other devices, read-back of their chunks); transfers
+    /// beyond it use ordinary heap memory. 0 turns pinned staging off. Default 4 GiB.
+    pub pinned_max: u64,
+    /// `CLPRISM_SPLIT`: whether balance mode may keep a launch whole on the app's device when
+    /// splitting would not pay for its transfers (`sched::split`), default `auto`.
+    pub split: SplitPolicy,
+}
+
+/// `CLPRISM_SPLIT` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitPolicy {
+    /// Split only when the measured figures say it pays (`sched::split::decide`); a kernel's
+    /// first launch runs whole on the app's device to measure it.
+    Auto,
+    /// Split every launch that can be split.
+    Always,
 }
 
 /// Default of `CLPRISM_EMU_SNAPSHOT_MAX`, bytes (256 MiB).
 pub const DEFAULT_EMU_SNAPSHOT_MAX: u64 = 256 << 20;
+/// Default of `CLPRISM_PINNED_MAX`, bytes (4 GiB).
+pub const DEFAULT_PINNED_MAX: u64 = 4 << 30;
 
 /// Parses a byte count with an optional binary suffix (`K`, `M`, `G`, with or without
 /// `iB`/`B`): `64M` = 64 MiB.
@@ -238,6 +257,26 @@ impl Config {
                 }
             },
         };
+        let pinned_max = match get("CLPRISM_PINNED_MAX").as_deref().map(str::trim) {
+            None | Some("") => DEFAULT_PINNED_MAX,
+            Some(v) => parse_bytes(v).unwrap_or_else(|| {
+                warnings.push(malformed(
+                    "CLPRISM_PINNED_MAX",
+                    v,
+                    "a byte count such as 1073741824 or 1G (0: off)",
+                    "4G",
+                ));
+                DEFAULT_PINNED_MAX
+            }),
+        };
+        let split = match get("CLPRISM_SPLIT").as_deref().map(str::trim) {
+            None | Some("") | Some("auto") => SplitPolicy::Auto,
+            Some("always") => SplitPolicy::Always,
+            Some(v) => {
+                warnings.push(malformed("CLPRISM_SPLIT", v, "auto or always", "auto"));
+                SplitPolicy::Auto
+            }
+        };
         let device_timing = match get("CLPRISM_DEVICE_TIMING").as_deref().map(str::trim) {
             None | Some("") => DeviceTiming::All,
             Some(v) => parse_device_timing(v).unwrap_or_else(|| {
@@ -267,6 +306,8 @@ impl Config {
             verify,
             emu_snapshot_max,
             device_timing,
+            pinned_max,
+            split,
         };
         (cfg, warnings)
     }
@@ -369,6 +410,20 @@ mod tests {
         assert_eq!(c.emu_snapshot_max, DEFAULT_EMU_SNAPSHOT_MAX);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("CLPRISM_EMU_SNAPSHOT_MAX"));
+        let (c, w) = parse(&[]);
+        assert_eq!((c.pinned_max, w.len()), (DEFAULT_PINNED_MAX, 0));
+        let (c, _) = parse(&[("CLPRISM_PINNED_MAX", "0")]);
+        assert_eq!(c.pinned_max, 0);
+        let (c, _) = parse(&[("CLPRISM_PINNED_MAX", "512M")]);
+        assert_eq!(c.pinned_max, 512 << 20);
+        let (c, w) = parse(&[("CLPRISM_SPLIT", "always")]);
+        assert_eq!((c.split, w.len()), (SplitPolicy::Always, 0));
+        let (c, w) = parse(&[("CLPRISM_SPLIT", "sometimes")]);
+        assert_eq!(c.split, SplitPolicy::Auto);
+        assert!(w[0].contains("CLPRISM_SPLIT"));
+        let (c, w) = parse(&[("CLPRISM_PINNED_MAX", "-1")]);
+        assert_eq!(c.pinned_max, DEFAULT_PINNED_MAX);
+        assert!(w[0].contains("CLPRISM_PINNED_MAX"));
     }
 
     #[test]

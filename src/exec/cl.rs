@@ -86,6 +86,55 @@ pub unsafe fn create_buffer(ctx: cl_context, size: usize) -> ClResult<cl_mem> {
     check("clCreateBuffer", e).map(|_| m)
 }
 
+/// A buffer of `size` bytes in host memory the driver allocates (`CL_MEM_ALLOC_HOST_PTR`;
+/// NVIDIA's driver page-locks it, so transfers to and from it run at full PCIe speed).
+pub unsafe fn create_host_buffer(ctx: cl_context, size: usize) -> ClResult<cl_mem> {
+    let mut e = 0;
+    let m = f!(clCreateBuffer)(
+        ctx,
+        CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+        size.max(1),
+        std::ptr::null_mut(),
+        &mut e,
+    );
+    check("clCreateBuffer", e).map(|_| m)
+}
+
+/// Maps the first `size` bytes of `m` for reading and writing (blocking); the pointer stays
+/// valid until [`unmap`].
+pub unsafe fn map(q: cl_command_queue, m: cl_mem, size: usize) -> ClResult<*mut u8> {
+    let mut e = 0;
+    let p = f!(clEnqueueMapBuffer)(
+        q,
+        m,
+        CL_TRUE,
+        CL_MAP_READ | CL_MAP_WRITE,
+        0,
+        size.max(1),
+        0,
+        std::ptr::null(),
+        std::ptr::null_mut(),
+        &mut e,
+    );
+    check("clEnqueueMapBuffer", e)?;
+    if p.is_null() {
+        return Err(ClError {
+            call: "clEnqueueMapBuffer",
+            code: CL_MAP_FAILURE,
+        });
+    }
+    Ok(p.cast())
+}
+
+/// Unmaps `ptr` (from [`map`] of `m`) and waits for it.
+pub unsafe fn unmap(q: cl_command_queue, m: cl_mem, ptr: *mut u8) -> ClResult<()> {
+    check(
+        "clEnqueueUnmapMemObject",
+        f!(clEnqueueUnmapMemObject)(q, m, ptr.cast(), 0, std::ptr::null(), std::ptr::null_mut()),
+    )?;
+    finish(q)
+}
+
 /// Builds `source` for `dev` with `options`; on failure returns the build log in the error.
 pub unsafe fn build_source(
     ctx: cl_context,

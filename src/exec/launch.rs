@@ -4,6 +4,7 @@ use super::cl::{self, ClError};
 use super::devices::Device;
 use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
+use super::staging::{HostBytes, Role, StagingPool};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
 use crate::intercept::tables::{KernelArg, Key, ProgramOrigin};
 use crate::intercept::TABLES;
@@ -27,7 +28,7 @@ const STALL_LIMIT: Duration = Duration::from_secs(120);
 /// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
 /// buffer valid inside them, and the bytes read.
 /// Ranges written by the app's own device are copied device-side at write-back (last).
-type ReadBack = (Vec<[u64; 2]>, Vec<u8>, u64, Vec<[u64; 2]>);
+type ReadBack = (Vec<[u64; 2]>, HostBytes, u64, Vec<[u64; 2]>);
 
 /// The application's program as the mini-emulator loaded it.
 #[derive(Clone)]
@@ -67,6 +68,8 @@ pub(super) struct WorkerState {
     home_kernels: FxHashMap<(Key, String), cl_kernel>,
     /// kernel name → measured ns per work-group per device (for the `best` scheduler).
     measured: FxHashMap<String, Vec<Option<f64>>>,
+    /// Profiles and projected times of the `best` scheduler.
+    best: super::best::BestState,
     /// (program hash | options) → the program loaded by the mini-emulator, or why not.
     modules: FxHashMap<String, Result<Emulated, String>>,
     /// (program, kernel, shape, by-value arguments, buffer sizes) → write footprints.
@@ -74,7 +77,17 @@ pub(super) struct WorkerState {
     /// device → a second queue in clprism's context there, for reading back a completed
     /// chunk's bytes while the device's main queue runs later chunks.
     read_queues: FxHashMap<usize, cl_command_queue>,
+    /// Host staging (pinned where the driver allows) kept per app buffer across launches.
+    host_pool: StagingPool,
+    /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
+    host_rate: Option<f64>,
+    /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
+    /// epoch that moved since means the app rewrites the input between launches.
+    last_epochs: FxHashMap<(String, Key), u64>,
 }
+
+/// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
+const DEFAULT_HOST_RATE: f64 = 10.0;
 
 /// A buffer argument of a balanced launch.
 struct BufArg {
@@ -121,6 +134,7 @@ impl WorkerState {
                 unsafe { cl::release_mem(r.mem) };
             }
         }
+        self.host_pool.forget(m);
     }
 
     fn home_queue(
@@ -419,24 +433,20 @@ impl WorkerState {
                 return Err(format!("single:{i} but only {} devices", devs.len()));
             }
         }
+        let mut best_log = Value::Null;
         if kind == SchedulerKind::Best {
-            let m = self
-                .measured
-                .entry(job.kernel.clone())
-                .or_insert_with(|| vec![None; engine.devices.len()]);
-            let pick = devs
-                .iter()
-                .position(|d| m[*d].is_none())
-                .unwrap_or_else(|| {
-                    (0..devs.len())
-                        .min_by(|a, b| {
-                            m[devs[*a]]
-                                .partial_cmp(&m[devs[*b]])
-                                .unwrap_or(std::cmp::Ordering::Equal)
-                        })
-                        .unwrap_or(0)
-                });
-            kind = SchedulerKind::Single(pick);
+            let mut state = std::mem::take(&mut self.best);
+            let measured = self.measured.get(&job.kernel).cloned();
+            let source = match &job.program.origin {
+                ProgramOrigin::Source(s) => s.to_string(),
+                _ => String::new(),
+            };
+            let c = state.choose(engine, &devs, job, &kinds, measured.as_deref(), || {
+                self.module(job, &source).map(|m| m.module)
+            });
+            self.best = state;
+            best_log = c.record;
+            kind = SchedulerKind::Single(c.pick);
         }
         let mut sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
 
@@ -592,11 +602,60 @@ impl WorkerState {
         let slot =
             |d: usize, home_d: Option<usize>| if Some(d) == home_d { usize::MAX - d } else { d };
 
+        // 2b. whether splitting pays for its transfers (CLPRISM_SPLIT=auto, sched::split)
+        let mut split_log = Value::Null;
+        let mut configured = None;
+        if let (Some(h), crate::config::SplitPolicy::Auto) = (home_d, cfg.split) {
+            if devs.len() > 1 && !verify && !matches!(kind, SchedulerKind::Single(_)) {
+                let measured = self.measured.get(&job.kernel);
+                let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
+                let upload: u64 = bufs
+                    .iter()
+                    .filter(|b| !skip_baseline(b, &model))
+                    .filter(|b| {
+                        b.always_stale
+                            || b.written
+                            || self
+                                .last_epochs
+                                .get(&(job.kernel.clone(), b.mem))
+                                .is_some_and(|e| *e != epoch_of(b))
+                    })
+                    .map(|b| b.size as u64)
+                    .sum();
+                let inputs = sched::split::SplitInputs {
+                    work_groups: units * wgs_per_unit,
+                    ns_per_work_group: devs
+                        .iter()
+                        .map(|d| measured.and_then(|m| m.get(*d).copied().flatten()))
+                        .collect(),
+                    home: devs.iter().position(|d| *d == h).unwrap_or(0),
+                    upload_bytes: upload,
+                    written_bytes: bufs
+                        .iter()
+                        .filter(|b| b.written)
+                        .map(|b| b.size as u64)
+                        .sum(),
+                    host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+                    min_gain: 0.05,
+                };
+                let d = sched::split::decide(&inputs);
+                split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
+                split_log["upload_bytes"] = json!(inputs.upload_bytes);
+                split_log["host_rate_measured"] = json!(self.host_rate.is_some());
+                if !d.split {
+                    configured = Some(kind.to_string());
+                    devs = vec![h];
+                    kind = SchedulerKind::Single(0);
+                    sched = ChunkScheduler::new(&kind, &boyer, 1, units)?;
+                }
+            }
+        }
+
         // 3. pre-launch contents and replicas
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
-        let mut snapshots: Vec<Option<Vec<u8>>> = Vec::new();
+        let mut snapshots: Vec<Option<HostBytes>> = Vec::new();
         let mut upload_markers: Vec<cl_event> = Vec::new();
         let others = devs.iter().any(|d| Some(*d) != home_d);
         for b in &bufs {
@@ -612,10 +671,20 @@ impl WorkerState {
                         .unwrap_or(true)
                 }));
             if stale {
-                let mut v = vec![0u8; b.size];
+                let t_read = Instant::now();
+                // SAFETY: `home` is clprism's queue in the app's context, alive for the process.
+                let mut v = unsafe {
+                    self.host_pool
+                        .take(b.mem, Role::Snapshot, b.size, job.app_context, home)
+                };
                 // SAFETY: reading the app's (retained) buffer on clprism's queue.
                 unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
                     .map_err(|e| format!("reading the app's buffer: {e}"))?;
+                let ns = t_read.elapsed().as_nanos() as f64;
+                if b.size >= 1 << 20 && ns > 0.0 {
+                    let r = b.size as f64 / ns;
+                    self.host_rate = Some(self.host_rate.map_or(r, |old| 0.5 * old + 0.5 * r));
+                }
                 snapshots.push(Some(v));
             } else {
                 snapshots.push(None);
@@ -676,7 +745,7 @@ impl WorkerState {
                         } else if let Some(s) = snap {
                             // SAFETY: the snapshot outlives the transfer (upload markers are
                             // waited for before it is dropped).
-                            unsafe { cl::write(queue, rep.mem, 0, s, false)? };
+                            unsafe { cl::write(queue, rep.mem, 0, &s[..], false)? };
                         }
                         rep.epoch = if b.written { 0 } else { epoch };
                     }
@@ -745,12 +814,22 @@ impl WorkerState {
         // costs memory); completed chunks write disjoint ranges of it. `early` is declared
         // after `staging`, so its reads are waited for before the staging is freed.
         let home_sched = home_d.and_then(|h| devs.iter().position(|d| *d == h));
-        let mut staging: FxHashMap<Key, Vec<u8>> = FxHashMap::default();
+        let mut staging: FxHashMap<Key, HostBytes> = FxHashMap::default();
         if let Some(m) = &model {
             if devs.len() > 1 && !verify {
                 for b in bufs.iter().filter(|b| b.written) {
                     if m.written.iter().any(|w| w.arg == b.index as u32) {
-                        staging.insert(b.mem, vec![0u8; b.size]);
+                        // SAFETY: as for the snapshots.
+                        let area = unsafe {
+                            self.host_pool.take(
+                                b.mem,
+                                Role::ReadBack,
+                                b.size,
+                                job.app_context,
+                                home,
+                            )
+                        };
+                        staging.insert(b.mem, area);
                     }
                 }
             }
@@ -930,7 +1009,7 @@ impl WorkerState {
         }
         let mut merged_bytes = 0u64;
         // (app buffer, ranges to write, bytes): a footprint merge writes only the ranges
-        let mut results: Vec<(Key, Vec<[u64; 2]>, Vec<u8>)> = Vec::new();
+        let mut results: Vec<(Key, Vec<[u64; 2]>, HostBytes)> = Vec::new();
         // (app buffer, replica of the app's device, ranges it wrote): device-side copies
         let mut device_copies: Vec<(Key, cl_mem, Vec<[u64; 2]>)> = Vec::new();
         let contributors: Vec<usize> = (0..devs.len()).filter(|i| per_dev_wgs[*i] > 0).collect();
@@ -957,7 +1036,15 @@ impl WorkerState {
                     .collect::<Vec<_>>();
                 // the early reads must have landed before their bytes are used
                 wait_release(&std::mem::take(&mut early.0));
-                let staged = staging.remove(&b.mem);
+                let staged = match staging.remove(&b.mem) {
+                    Some(s) => Some(s),
+                    // SAFETY: as for the snapshots.
+                    None if pieces.iter().all(|p| !p.2) => Some(unsafe {
+                        self.host_pool
+                            .take(b.mem, Role::ReadBack, b.size, job.app_context, home)
+                    }),
+                    None => None,
+                };
                 match self.read_pieces(engine, &devs, home_sched, b, pieces, staged) {
                     Ok((ranges, bytes, n, on_device)) => {
                         merged_bytes += n;
@@ -1015,7 +1102,7 @@ impl WorkerState {
                 copies.pop().unwrap_or_default()
             } else {
                 let refs: Vec<&[u8]> = copies.iter().map(|c| c.as_slice()).collect();
-                match super::merge::diff_merge(base, &refs, threads) {
+                match super::merge::diff_merge(&base[..], &refs, threads) {
                     Ok(r) => r,
                     Err(j) => {
                         wait_release(&upload_markers);
@@ -1025,7 +1112,7 @@ impl WorkerState {
             };
             merged_bytes += result.len() as u64;
             let len = result.len() as u64;
-            results.push((b.mem, vec![[0, len]], result));
+            results.push((b.mem, vec![[0, len]], HostBytes::from_vec(result)));
         }
         wait_release(&upload_markers);
         marks.push(("read_back", t0.elapsed().as_nanos() as u64));
@@ -1086,7 +1173,8 @@ impl WorkerState {
         let mut chunks: Vec<(u64, Value)> = chunk_log.into_iter().collect();
         chunks.sort_by_key(|c| c.0);
         let schedule = json!({
-            "scheduler": kind.to_string(),
+            "scheduler": configured.clone().unwrap_or_else(|| kind.to_string()),
+            "split_decision": split_log,
             "devices": devs.iter().map(|d| json!({"index": engine.devices[*d].index, "name": engine.devices[*d].name})).collect::<Vec<_>>(),
             "split_dim": split,
             "work_groups": units,
@@ -1098,6 +1186,7 @@ impl WorkerState {
             "merge": if model.is_some() { "footprint" } else { "diff" },
             "merged_bytes": merged_bytes,
             "early_read_chunks": early_chunks.len(),
+            "pinned_staging_bytes": StagingPool::pinned_bytes(),
             "footprint": footprint_log,
             "app_device_direct": home_d.is_some(),
             "phases": marks.iter().scan(0u64, |start, (name, end)| {
@@ -1107,23 +1196,32 @@ impl WorkerState {
             }).collect::<Vec<_>>(),
             "local_chosen": !job.local_given,
             "fallback": Value::Null,
+            "best": best_log,
         });
+        let mut schedule = schedule;
         if crate::config::get().verify {
-            let v = self.verify(
+            schedule["verify"] = self.verify(
                 job,
                 &bufs
                     .iter()
                     .zip(&snapshots)
                     .filter(|(b, _)| b.written)
-                    .map(|(b, s)| (b.index, b.mem, s.clone().unwrap()))
+                    .filter_map(|(b, s)| Some((b.index, b.mem, s.as_ref()?.to_vec())))
                     .collect::<Vec<_>>(),
             );
-            let mut s = schedule;
-            s["verify"] = v;
-            return Ok(Outcome {
-                makespan_ns: makespan,
-                schedule: s,
-            });
+        }
+        for b in &bufs {
+            let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+            self.last_epochs.insert((job.kernel.clone(), b.mem), epoch);
+        }
+        // keep the staging areas for the next launch (their transfers have all completed)
+        for (b, snap) in bufs.iter().zip(snapshots) {
+            if let Some(h) = snap {
+                self.host_pool.give(b.mem, Role::Snapshot, h);
+            }
+        }
+        for (mem, _, h) in results {
+            self.host_pool.give(mem, Role::ReadBack, h);
         }
         Ok(Outcome {
             makespan_ns: makespan,
@@ -1148,7 +1246,7 @@ impl WorkerState {
         d: usize,
         model: Option<&FootprintModel>,
         bufs: &[BufArg],
-        staging: &mut FxHashMap<Key, Vec<u8>>,
+        staging: &mut FxHashMap<Key, HostBytes>,
         (first, count): (u64, u64),
         events: &mut Vec<cl_event>,
     ) -> bool {
@@ -1197,7 +1295,7 @@ impl WorkerState {
         home_sched: Option<usize>,
         buf: &BufArg,
         mut pieces: Vec<([u64; 2], usize, bool)>,
-        staged: Option<Vec<u8>>,
+        staged: Option<HostBytes>,
     ) -> Result<ReadBack, String> {
         let (mem, size) = (buf.mem, buf.size);
         pieces.sort_unstable_by_key(|p| p.0);
@@ -1226,7 +1324,7 @@ impl WorkerState {
                 if pieces.iter().any(|p| p.2) {
                     return Err("early read-back lost its staging buffer".into());
                 }
-                vec![0u8; size]
+                HostBytes::heap(size)
             }
         };
         let mut reads = Vec::new();
@@ -1432,7 +1530,7 @@ fn footprint_key(
 /// The emulator's arguments for a launch, every buffer zero-filled at its size (allocated
 /// zeroed, so untouched pages cost nothing); a buffer argument that is not a tracked buffer
 /// is NULL.
-fn zero_args(job: &Job, kinds: &[ArgKind]) -> Vec<crate::emu::ArgValue> {
+pub(super) fn zero_args(job: &Job, kinds: &[ArgKind]) -> Vec<crate::emu::ArgValue> {
     use crate::emu::ArgValue;
     job.args
         .iter()

@@ -15,12 +15,14 @@
 //! through event callbacks into a channel; callbacks do nothing else. Launches are serialised
 //! by one lock.
 
+pub mod best;
 pub mod cl;
 pub mod devices;
 pub mod footprint;
 mod launch;
 pub mod merge;
 pub mod program;
+mod staging;
 
 use crate::intercept::tables::{KernelArg, Key, ProgramInfo};
 use crate::log::LaunchRecord;

@@ -37,7 +37,7 @@ use super::tables::{KernelArg, Key, ProgramOrigin};
 use super::TABLES;
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
 use crate::emu::{self, ArgKind, ArgValue, EmuConfig, EmuError, Module, WorkGroupStats};
-use crate::model::{self, DeviceIdentity, ModelOptions, Profile};
+use crate::model::{self, ModelOptions, Profile};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -744,30 +744,11 @@ fn device_profile(device: Key) -> Option<String> {
         return p.clone();
     }
     let name = PROFILES.as_ref().ok().and_then(|ps| {
-        let id = identity(device as cl_device_id)?;
+        let id = crate::exec::best::device_identity(device as cl_device_id)?;
         model::find_profile(ps, &id).map(|p| p.name.clone())
     });
     DEVICE_PROFILE.lock().insert(device, name.clone());
     name
-}
-
-/// The CL strings a profile is matched on.
-fn identity(dev: cl_device_id) -> Option<DeviceIdentity> {
-    let f = crate::exec::cl::rt().ok()?.clGetDeviceInfo?;
-    // SAFETY: info queries on a device handle the app used.
-    let s = |p: cl_device_info| {
-        super::device::info_string(|n, v, r| unsafe { f(dev, p, n, v, r) }).unwrap_or_default()
-    };
-    let cu: cl_uint =
-        unsafe { crate::exec::cl::info(|n, v, r| f(dev, CL_DEVICE_MAX_COMPUTE_UNITS, n, v, r)) }
-            .unwrap_or(0);
-    Some(DeviceIdentity {
-        name: s(CL_DEVICE_NAME),
-        vendor: s(CL_DEVICE_VENDOR),
-        version: s(CL_DEVICE_VERSION),
-        driver_version: s(CL_DRIVER_VERSION),
-        max_compute_units: cu,
-    })
 }
 
 /// Projection of `stats` for the launch (without `launch_device_profile`).

@@ -31,6 +31,7 @@ pub mod boyer;
 pub mod parse;
 pub mod pool;
 pub mod sim;
+pub mod split;
 
 pub use parse::{parse_boyer_params, parse_scheduler, BoyerParams, SchedulerKind};
 

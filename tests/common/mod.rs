@@ -115,6 +115,11 @@ pub fn run(exe: &Path, args: &[&str], via: Via, env: &[(&str, &str)]) -> Output 
     );
     if let Via::Preload(mode) = via {
         c.env("LD_PRELOAD", lib()).env("CLPRISM_MODE", mode);
+        if mode == "balance" {
+            // the tests exercise the splitting machinery: split every launch (a test of
+            // CLPRISM_SPLIT=auto passes its own value)
+            c.env("CLPRISM_SPLIT", "always");
+        }
     }
     for (k, v) in env {
         c.env(k, v);

@@ -1,0 +1,162 @@
+//! Whether splitting a launch across devices pays for its transfers (`CLPRISM_SPLIT=auto`).
+//!
+//! Boyer's scheduler (ch. 4) balances compute; it assumes the data a chunk needs is on its
+//! device. In clprism the other devices' copies of an input must come through the host
+//! whenever the application rewrote it, and what they write must go back into the app's
+//! buffer. For a transfer-bound kernel (Boyer §4.5.3 names them; our Black-Scholes app
+//! rewrites its inputs before every launch) that costs far more than the kernel, and Boyer's
+//! requirement is that such kernels are never slower than native. This module decides, per
+//! launch, from measured figures only:
+//!
+//! * `T_home = t_home · W`: the whole NDRange on the app's device, where `t_home` is its
+//!   measured ns per work-group and `W` the launch's work-groups;
+//! * `T_split = W / Σ_i (1/t_i) + T_xfer`: the ideal makespan over every device (devices not
+//!   yet measured count as fast as the app's), plus the host transfers
+//!   `T_xfer = (2·U + 2·B·(1 − s_home)) / R` — `U` bytes of inputs that must be uploaded at
+//!   this launch (read from the app's device, written to the others), `B` bytes of written
+//!   buffers of which the other devices produce the share `1 − s_home` (read back, written
+//!   into the app's buffer), at the measured host transfer rate `R` (bytes/ns);
+//! * split when `T_split ≤ (1 − g) · T_home` (gain `g`, default 5 %).
+//!
+//! A kernel's first launch, with no `t_home` yet, runs whole on the app's device to measure
+//! it. Inputs whose copies are merely missing (uploaded once, then reused while the app does
+//! not rewrite them) are not counted in `U`: that cost is paid once and amortised over the
+//! launches that follow.
+
+/// Inputs of [`decide`] for one launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitInputs {
+    /// Work-groups of the launch.
+    pub work_groups: u64,
+    /// Measured ns per work-group of each participating device (`None`: not measured yet).
+    pub ns_per_work_group: Vec<Option<f64>>,
+    /// Index of the application's device in `ns_per_work_group`.
+    pub home: usize,
+    /// Bytes of inputs that must be uploaded to the other devices at this launch.
+    pub upload_bytes: u64,
+    /// Bytes of the buffers the kernel writes.
+    pub written_bytes: u64,
+    /// Measured host transfer rate, bytes per ns (1 byte/ns = 1 GB/s).
+    pub host_bytes_per_ns: f64,
+    /// Least relative gain that justifies splitting (0.05 = 5 %).
+    pub min_gain: f64,
+}
+
+/// The verdict, with the estimates behind it (for the `schedule` record).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SplitDecision {
+    /// True: split across the devices; false: run whole on the app's device.
+    pub split: bool,
+    /// Why, in words.
+    pub reason: String,
+    /// `T_home`, ns (absent before the first measurement).
+    pub est_home_ns: Option<f64>,
+    /// `T_split`, ns, transfers included.
+    pub est_split_ns: Option<f64>,
+    /// `T_xfer`, ns.
+    pub est_transfer_ns: Option<f64>,
+}
+
+/// Decides whether to split one launch (see the module doc for the model).
+pub fn decide(i: &SplitInputs) -> SplitDecision {
+    let Some(t_home) = i.ns_per_work_group.get(i.home).copied().flatten() else {
+        return SplitDecision {
+            split: false,
+            reason: "first launch of this kernel: run whole on the app's device to measure it"
+                .into(),
+            est_home_ns: None,
+            est_split_ns: None,
+            est_transfer_ns: None,
+        };
+    };
+    let w = i.work_groups as f64;
+    let t_home = t_home.max(f64::MIN_POSITIVE);
+    let rate_sum: f64 = i
+        .ns_per_work_group
+        .iter()
+        .map(|t| 1.0 / t.unwrap_or(t_home).max(f64::MIN_POSITIVE))
+        .sum();
+    let share_home = (1.0 / t_home) / rate_sum;
+    let r = i.host_bytes_per_ns.max(1e-6);
+    let xfer =
+        (2.0 * i.upload_bytes as f64 + 2.0 * i.written_bytes as f64 * (1.0 - share_home)) / r;
+    let home = t_home * w;
+    let split = w / rate_sum + xfer;
+    let ok = split <= (1.0 - i.min_gain) * home;
+    let ms = |ns: f64| ns / 1e6;
+    SplitDecision {
+        split: ok,
+        reason: format!(
+            "{}: {:.2} ms on the app's device against {:.2} ms split ({:.2} ms of it moving {} MiB at {:.1} GB/s)",
+            if ok { "split" } else { "whole on the app's device" },
+            ms(home),
+            ms(split),
+            ms(xfer),
+            (2 * i.upload_bytes + 2 * i.written_bytes) >> 20,
+            r
+        ),
+        est_home_ns: Some(home),
+        est_split_ns: Some(split),
+        est_transfer_ns: Some(xfer),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(upload: u64, written: u64, t: Vec<Option<f64>>) -> SplitInputs {
+        SplitInputs {
+            work_groups: 1000,
+            ns_per_work_group: t,
+            home: 0,
+            upload_bytes: upload,
+            written_bytes: written,
+            host_bytes_per_ns: 10.0,
+            min_gain: 0.05,
+        }
+    }
+
+    #[test]
+    fn first_launch_runs_whole_to_measure() {
+        let d = decide(&inputs(0, 0, vec![None, Some(1.0)]));
+        assert!(!d.split);
+        assert!(d.est_home_ns.is_none());
+    }
+
+    #[test]
+    fn compute_bound_splits_and_transfer_bound_does_not() {
+        // 1000 work-groups of 1 ms on two equal devices: 1 s whole, 0.5 s split + transfers.
+        // 100 MB written, half from the other device: 2 * 100e6 * 0.5 / 10 = 10 ms.
+        let d = decide(&inputs(0, 100_000_000, vec![Some(1e6), None]));
+        assert!(d.split, "{d:?}");
+        assert_eq!(d.est_home_ns, Some(1e9));
+        assert!((d.est_transfer_ns.unwrap() - 1e7).abs() < 1.0);
+        assert!((d.est_split_ns.unwrap() - (5e8 + 1e7)).abs() < 1.0);
+        // 1000 work-groups of 10 µs (10 ms whole) with 400 MB of inputs rewritten per launch:
+        // 80 ms of uploads alone, so it stays whole.
+        let d = decide(&inputs(400_000_000, 0, vec![Some(1e4), Some(1e4)]));
+        assert!(!d.split, "{d:?}");
+        assert!(d.reason.starts_with("whole"));
+    }
+
+    #[test]
+    fn the_gain_threshold_is_applied() {
+        // two equal devices, no transfers: the split takes half the time
+        let mut i = inputs(0, 0, vec![Some(100.0), Some(100.0)]);
+        assert!(decide(&i).split);
+        // a second device 18x slower gains 5.3 %: split; 20x slower gains 4.8 %: whole
+        i.ns_per_work_group = vec![Some(100.0), Some(1800.0)];
+        assert!(decide(&i).split);
+        i.ns_per_work_group = vec![Some(100.0), Some(2000.0)];
+        assert!(!decide(&i).split);
+    }
+
+    #[test]
+    fn the_app_device_share_needs_no_read_back() {
+        // the other device is 3x slower: it produces 1/4 of the output
+        let i = inputs(0, 400, vec![Some(1.0), Some(3.0)]);
+        let d = decide(&i);
+        assert!((d.est_transfer_ns.unwrap() - 2.0 * 400.0 * 0.25 / 10.0).abs() < 1e-9);
+    }
+}
