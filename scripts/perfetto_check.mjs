@@ -23,7 +23,13 @@
 //     per category and per thread the same counts; every X/i event's (thread, name, ts, dur)
 //     is found in `slice` (ts/dur within 1 ns: the JSON has them in us with 3 decimals);
 //   * `flow` holds one row per s/f pair (and where each flow starts and ends is printed);
-//   * process and thread names equal the JSON's process_name/thread_name metadata.
+//   * process and thread names equal the JSON's process_name/thread_name metadata;
+//   * (this file, checkArrows) every flow arrow is drawn where its events are: Perfetto draws
+//     an arrow from the END of the slice its `s` binds to and to the start of the slice its
+//     `f` binds to, so per flow (thread, end of the source slice) must be the `s` event's
+//     (thread, ts) and (thread, start of the destination slice) the `f` event's, within 1 ns.
+//     A flow start inside a longer slice (the first balance-mode writer put it inside the
+//     launch slice) fails this: its arrow leaves where that slice ends.
 // Then expands every track group, selects the first launch (PERFETTO_CHECK_SELECT), and saves
 // a PNG of the whole trace (PERFETTO_CHECK_WIDTH x PERFETTO_CHECK_HEIGHT, default 1600x1000).
 import { spawn } from "node:child_process";
@@ -59,6 +65,39 @@ try {
 log(`trace: ${tracePath} (${traceBytes.length} bytes, ${want.events} events)`);
 log(`JSON: ${want.slices} slices (X + B/E pairs + instants${want.unclosed ? `, ${want.unclosed} B without E` : ""}), ` +
     `${want.flows} flows, ${Object.keys(want.procs).length} processes, ${Object.keys(want.threads).length} named threads`);
+// Flow events of the JSON, by id: (thread, ts in ns) of the `s` and of the `f`.
+const flowEvents = (() => {
+  const t = JSON.parse(traceBytes.toString("utf8"));
+  const byId = new Map();
+  for (const e of Array.isArray(t) ? t : t.traceEvents) {
+    if (e.ph !== "s" && e.ph !== "f") continue;
+    const k = `${e.cat}\u0000${e.id}`;
+    (byId.get(k) || byId.set(k, {}).get(k))[e.ph] = { key: `${e.pid}:${e.tid}`, ts: Math.round(e.ts * 1000) };
+  }
+  return [...byId.values()].filter((f) => f.s && f.f);
+})();
+
+/// Checks that each arrow Perfetto draws (flow table: source slice end -> destination slice
+/// start) leaves at its `s` event's (thread, ts) and arrives at its `f` event's.
+async function checkArrows(q) {
+  const rows = await q(`select po.pid || ':' || tho.tid as okey, so.ts + so.dur as out_ts,
+      pi.pid || ':' || thi.tid as ikey, si.ts as in_ts
+    from flow f join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id
+    join thread_track tto on so.track_id = tto.id join thread tho on tto.utid = tho.utid left join process po on tho.upid = po.upid
+    join thread_track tti on si.track_id = tti.id join thread thi on tti.utid = thi.utid left join process pi on thi.upid = pi.upid`);
+  const left = [...flowEvents];
+  const bad = [];
+  for (const r of rows) {
+    const i = left.findIndex((f) => f.s.key === r.okey && Math.abs(f.s.ts - r.out_ts) <= 1 &&
+      f.f.key === r.ikey && Math.abs(f.f.ts - r.in_ts) <= 1);
+    if (i >= 0) left.splice(i, 1); else bad.push(r);
+  }
+  log(`arrows drawn from their s event (thread, ts) to their f event: ${rows.length - bad.length} of ${flowEvents.length}`);
+  if (bad.length || left.length)
+    fail(`${bad.length} arrows drawn away from their s/f events (first: ${JSON.stringify(bad.slice(0, 2))}), ` +
+         `${left.length} s/f pairs without such an arrow`);
+}
+
 const uiVersion = fs.readdirSync(webDist).find((d) => fs.existsSync(path.join(webDist, d, "engine_bundle.js")));
 if (!uiVersion) { console.error(`FAIL: no vNN.N-*/engine_bundle.js in ${webDist}`); process.exit(2); }
 
@@ -73,6 +112,7 @@ if (process.env.PERFETTO_CHECK_NODE !== "0") {
     const [v] = await tp.query("select count(*) as n from track");
     log(`tracks: ${v.n}`);
     await checkImport(tp.query, want, log, fail);
+    await checkArrows(tp.query);
   } catch (e) {
     fail("trace processor under node: " + e.message);
   }
@@ -212,6 +252,7 @@ async function main() {
   const q = (sql) => evaluate(`window.__q(${JSON.stringify(sql)})`);
 
   await checkImport(q, want, log, fail);
+  await checkArrows(q);
 
   // The UI's track tree: expand every group, and check each named thread has a track.
   await evaluate("app.trace.workspace.flatTracks.forEach((n) => n.expand()); true");
@@ -226,10 +267,37 @@ async function main() {
   log(`track titles drawn in the DOM (${shown.length}): ${shown.join(" | ")}`);
   if (!shown.length) fail("the timeline shows no track titles");
 
-  // Select the first launch (category "kernel"): the details panel shows its args and, in
-  // balance mode, the flow arrows from the scheduler's enqueue ticks to the chunks.
+  // Select the first launch (category "kernel"): the details panel shows its args, and the
+  // flow arrows of the selected slice are drawn. `area`: the view zoomed to the chunks of the
+  // first launch (from its first enqueue tick to its last chunk's end; the whole first launch
+  // when it has no chunks, the whole trace when there is no launch) and an area selection
+  // over every track for that time, which makes Perfetto draw every flow arrow that starts or
+  // ends in it (in balance mode: each chunk's, from its enqueue tick to its start).
   const where = process.env.PERFETTO_CHECK_SELECT || "category = 'kernel'";
-  const [k] = where === "none" ? [] : await q(`select id, name from slice where ${where} order by ts limit 1`);
+  const [k] = where === "none" || where === "area" ? [] :
+    await q(`select id, name from slice where ${where} order by ts limit 1`);
+  if (where === "area") {
+    const [l] = await q(`with l as (select ts, ts + dur as e from slice where category = 'kernel' and dur > 0
+        order by ts limit 1)
+      select ifnull(min(c.ts), l.ts) as ts, ifnull(max(c.ts + c.dur), l.e) as e from l
+        left join slice c on c.category = 'chunk' and c.ts >= l.ts and c.ts <= l.e`);
+    const span = l && l.ts !== null ? `${l.ts}n, ${l.e}n` : "app.trace.traceInfo.start, app.trace.traceInfo.end";
+    const n = await evaluate(`(() => {
+      const [start, end] = [${span}];
+      const trackUris = app.trace.workspace.flatTracks.map((t) => t.uri).filter((u) => u);
+      app.trace.scrollTo({ time: { start, end, viewPercentage: 0.96 } });
+      // the area's flows are drawn only for categories ticked in its "Flow Events" tab,
+      // none by default; tick "All" ("_all_" in the UI's FlowManager)
+      app.trace.flows.setCategoryVisible("_all_", true);
+      app.trace.selection.selectArea({ start, end, trackUris });
+      return trackUris.length;
+    })()`);
+    await sleep(500);
+    await evaluate("window.waitForPerfettoIdle ? window.waitForPerfettoIdle(500) : null");
+    const shownFlows = await evaluate("app.trace.flows.selectedFlows.length");
+    log(`selected for the screenshot: an area over ${n} tracks, ${l && l.ts !== null ? "the first launch's chunks" : "the whole trace"} (zoomed to it); ` +
+        `the UI draws ${shownFlows} flow arrows`);
+  }
   if (k) {
     await evaluate(`app.trace.selection.selectSqlEvent('slice', ${k.id}); true`);
     await sleep(500);

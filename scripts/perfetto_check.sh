@@ -18,7 +18,8 @@
 # Environment: PERFETTO_CHECK_WIDTH/HEIGHT (screenshot size, default 1600x1000),
 # PERFETTO_CHECK_SELECT: the slice selected in the screenshot (its details panel and flows
 # shown), the first by ts WHERE this SQL condition on `slice` holds; default
-# "category = 'kernel'" (the first launch), `none` for no selection.
+# "category = 'kernel'" (the first launch), `none` for no selection, `area` for an area over
+# every track for the time of the first launch (every flow arrow in it drawn).
 # PERFETTO_CHECK_NODE=0 skips the trace processor under node.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -15,9 +15,10 @@
 //!   host clock ([`clock`]) (category `kernel`; one such event per launch record);
 //! * **balance mode**: a `balanced launches` track with one slice per balanced launch
 //!   (category `kernel`), and on the device tracks every chunk labelled with its share of
-//!   the work-groups, its enqueue as an instant and a flow arrow from the scheduler, and the
-//!   transfers when the `schedule` record carries them, as in Boyer's dissertation,
-//!   Figure 4.4 (§4.3.4) (categories `chunk`, `transfer`);
+//!   the work-groups, its enqueue as an instant and a flow arrow from that instant to the
+//!   chunk's start (on the device's track: see [`timeline`] for why), and the transfers
+//!   when the `schedule` record carries them, as in Boyer's dissertation, Figure 4.4
+//!   (§4.3.4) (categories `chunk`, `transfer`);
 //! * **emulation** (project mode): one slice per emulated launch from the `emulation`
 //!   record's `stats.emulation_ns`, an instant for reused statistics or an emulation that
 //!   did not run (category `emulation`).

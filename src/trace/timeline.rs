@@ -14,6 +14,17 @@
 //! `transfers[{device?, kind, bytes?, start_ns, end_ns}]` (drawn on the device's track, or
 //! inside the launch slice when `device` is absent) and `phases[{name, start_ns, end_ns}]`
 //! (host phases, nested in the launch slice).
+//!
+//! Each chunk that ran gets a flow arrow (`s` → `f`, category `flow`) from its enqueue tick
+//! to its slice, Boyer's Figure 4.4 (§4.3.4). The `s` sits on the device's track at the
+//! tick's ts, written right after the tick: Perfetto binds a flow start to the innermost
+//! slice open there and draws the arrow from that slice's **end**, so an `s` inside the launch
+//! slice (as the writer first did) gave arrows from the end of the launch, back in time
+//! (results/perfetto/README.md). The zero-duration tick ends where it starts, so the arrow
+//! leaves at the enqueue time. chrome://tracing (catapult's trace viewer) imports a
+//! thread-scoped instant as a zero-duration slice, so there too a slice encloses the `s` at
+//! the tick's ts and thread. The `f` has `bp:"e"`: it binds to the chunk slice that starts at
+//! its ts.
 
 use super::clock::Mapping;
 use super::{Finished, Span};
@@ -232,7 +243,8 @@ pub fn build(input: &Input) -> Timeline {
             .find(|s| s.name == "clEnqueueNDRangeKernel" && s.start <= at && at <= s.end)
             .map(|s| s.end)
     };
-    let mut flows: Vec<(usize, i128, usize)> = Vec::new(); // (launch event, enqueue time, chunk event)
+    // (flow start event, chunk event): the end is placed once the chunk's lane is known
+    let mut flows: Vec<(usize, usize)> = Vec::new();
     let mut emu_free: i128 = 0; // end of the previous emulation (single FIFO worker)
     let mut t0_methods = BTreeMap::<&str, u64>::new();
     for f in &records {
@@ -285,7 +297,6 @@ pub fn build(input: &Input) -> Timeline {
             e.group = BALANCE_GROUP.into();
             let launch_end = e.end();
             ev.push(e);
-            let launch_idx = ev.len() - 1;
             let units = u(s, "work_groups").unwrap_or(0).max(1);
             let devices = s
                 .get("devices")
@@ -327,13 +338,14 @@ pub fn build(input: &Input) -> Timeline {
                     label.push_str(" (failed)");
                     cargs["failed"] = c["failed"].clone();
                 }
-                if let Some(t) = enq {
-                    // Boyer's uptick: when the scheduler enqueued the chunk
+                // Boyer's uptick (Figure 4.4, §4.3.4): when the scheduler enqueued the chunk
+                let tick = enq.map(|t| {
                     let mut i = Event::new("i", "chunk", format!("enqueue chunk {ci}"), t, None);
                     i.args = json!({"seq": rec.seq, "chunk": ci});
                     i.group = group.clone();
                     ev.push(i);
-                }
+                    ev.len() - 1
+                });
                 match spans[ci] {
                     Some((start, end)) => {
                         let end = t0 + end;
@@ -347,8 +359,16 @@ pub fn build(input: &Input) -> Timeline {
                         e.args = cargs;
                         e.group = group.clone();
                         ev.push(e);
-                        if let Some(t) = enq.filter(|t| *t >= t0 && *t <= launch_end) {
-                            flows.push((launch_idx, t, ev.len() - 1));
+                        let chunk_idx = ev.len() - 1;
+                        // the arrow leaves the enqueue tick: the flow start sits on the
+                        // tick's track (same group, and lane 0 like every instant) at its ts,
+                        // and is written right after it (see `render_to`), so that viewers
+                        // bind it to the tick, not to a longer slice around it
+                        if let Some(ti) = tick {
+                            let mut s = Event::new("s", "flow", "chunk".into(), ev[ti].ts, None);
+                            s.group = group.clone();
+                            ev.push(s);
+                            flows.push((ev.len() - 1, chunk_idx));
                         }
                     }
                     None => {
@@ -566,16 +586,14 @@ pub fn build(input: &Input) -> Timeline {
             });
         }
     }
-    // flows: scheduler enqueue -> chunk start (binds to the chunk slice that starts there)
-    for (n, (l, t, c)) in flows.into_iter().enumerate() {
+    // flows: enqueue tick -> chunk start (`bp:"e"`: binds to the chunk slice that starts
+    // there, on whichever lane the chunk got)
+    for (n, (s, c)) in flows.into_iter().enumerate() {
         let id = Some(n as u64 + 1);
-        let mut s = Event::new("s", "flow", "chunk".into(), t, None);
-        s.tid = ev[l].tid;
-        s.id = id;
+        ev[s].id = id;
         let mut f = Event::new("f", "flow", "chunk".into(), ev[c].ts, None);
         f.tid = ev[c].tid;
         f.id = id;
-        ev.push(s);
         ev.push(f);
     }
     tl.events = ev;
@@ -664,8 +682,14 @@ pub fn render_to(tl: &Timeline, input: &Input, s: &mut impl std::io::Write) -> s
             t.tid, t.sort
         )?;
     }
+    // Per track by time, longer slices first (they enclose the shorter ones at the same ts).
+    // At one ts, flow ends come before instants and flow starts: Perfetto binds an `f` with
+    // `bp:"e"` and an `s` to the innermost slice open at that point of the file, so the `f`
+    // binds to the chunk slice that starts there rather than to an enqueue tick at the same
+    // ts; the rest keep the order of `events` (stable sort), which puts each flow start right
+    // after its enqueue tick.
     let mut order: Vec<&Event> = tl.events.iter().collect();
-    order.sort_by_key(|e| (e.tid, e.ts, std::cmp::Reverse(e.dur)));
+    order.sort_by_key(|e| (e.tid, e.ts, std::cmp::Reverse(e.dur), e.ph != "f"));
     for e in order {
         write!(
             s,
@@ -868,7 +892,7 @@ mod tests {
                 "chunks": [
                     {"device": 0, "first_wg": 0, "count": 7, "enqueue_ns": 100, "start_ns": 200, "end_ns": 900, "device_ns": 700},
                     {"device": 1, "first_wg": 7, "count": 7, "enqueue_ns": 110, "start_ns": 300, "end_ns": 1200, "device_ns": 900},
-                    {"device": 0, "first_wg": 14, "count": 86, "enqueue_ns": 950, "start_ns": 1000, "end_ns": 4000, "device_ns": 3000},
+                    {"device": 0, "first_wg": 14, "count": 86, "enqueue_ns": 1000, "start_ns": 1000, "end_ns": 4000, "device_ns": 3000},
                     {"device": 1, "first_wg": 100, "count": 5, "enqueue_ns": 1300, "abandoned": true}
                 ],
                 "transfers": [{"device": 0, "kind": "upload", "bytes": 4096, "start_ns": 10, "end_ns": 90},
@@ -898,6 +922,70 @@ mod tests {
         assert!(chunks.iter().any(|c| c["name"] == "k chunk 2: 86.0%"));
         assert_eq!(evs.iter().filter(|e| e["ph"] == "s").count(), 3);
         assert_eq!(evs.iter().filter(|e| e["ph"] == "f").count(), 3);
+        let sched = &input.records[0].rec.extra["schedule"];
+        let us = |ns: u64| ns as f64 / 1000.0; // JSON ts in µs; t0 is the origin (ts 0)
+        let device_tid = |d: usize| {
+            let want = format!("device {} ", sched["devices"][d]["index"].as_str().unwrap());
+            s.tracks
+                .iter()
+                .find(|(_, n)| n.starts_with(&want))
+                .map(|((_, tid), _)| *tid)
+                .unwrap()
+        };
+        let launch_tid = evs.iter().find(|e| e["cat"] == "kernel").unwrap()["tid"].clone();
+        let mut flow_chunks = Vec::new();
+        for (si, st) in evs.iter().enumerate().filter(|(_, e)| e["ph"] == "s") {
+            let (fi, f) = evs
+                .iter()
+                .enumerate()
+                .find(|(_, e)| e["ph"] == "f" && e["id"] == st["id"])
+                .expect("the flow's end");
+            // the end: at the start of a chunk slice on the same track, written after it
+            let (ci, chunk) = evs
+                .iter()
+                .enumerate()
+                .find(|(_, e)| {
+                    e["cat"] == "chunk"
+                        && e["ph"] == "X"
+                        && e["tid"] == f["tid"]
+                        && e["ts"] == f["ts"]
+                })
+                .expect("a chunk slice starts where the flow ends");
+            assert!(ci < fi, "the chunk slice precedes its flow end in the file");
+            let n = chunk["args"]["chunk"].as_u64().unwrap() as usize;
+            let c = &sched["chunks"][n];
+            // the start: at the chunk's enqueue time, on its device's track, not the launch's
+            assert_eq!(
+                st["ts"].as_f64(),
+                Some(us(c["enqueue_ns"].as_u64().unwrap()))
+            );
+            let dev = c["device"].as_u64().unwrap() as usize;
+            assert_eq!(st["tid"].as_u64(), Some(device_tid(dev)));
+            assert_ne!(st["tid"], launch_tid);
+            assert_eq!(st["pid"], chunk["pid"]);
+            // and right after the enqueue tick of that chunk (same pid/tid/ts), which is the
+            // innermost slice open there when a viewer reads the `s`
+            let tick = &evs[si - 1];
+            assert_eq!(
+                (&tick["ph"], &tick["cat"], &tick["args"]["chunk"]),
+                (&json!("i"), &json!("chunk"), &json!(n)),
+                "the event before flow start {si} is not chunk {n}'s enqueue tick"
+            );
+            assert_eq!(
+                (&tick["pid"], &tick["tid"], &tick["ts"]),
+                (&st["pid"], &st["tid"], &st["ts"])
+            );
+            flow_chunks.push(n);
+        }
+        flow_chunks.sort_unstable();
+        assert_eq!(flow_chunks, vec![0, 1, 2], "one arrow per chunk that ran");
+        // chunk 2 starts at its enqueue: its tick and its flow end share a ts on one track,
+        // and the flow end comes first (binds to the chunk slice, not to the tick)
+        let pos = |p: &dyn Fn(&Value) -> bool| evs.iter().position(p).unwrap();
+        let tick2 = pos(&|e| e["name"] == "enqueue chunk 2");
+        let end2 = pos(&|e| e["ph"] == "f" && e["ts"] == evs[tick2]["ts"]);
+        assert_eq!(evs[end2]["tid"], evs[tick2]["tid"]);
+        assert!(end2 < tick2);
         assert!(evs
             .iter()
             .any(|e| e["cat"] == "transfer" && e["name"] == "upload 4.0 KiB"));
@@ -906,7 +994,6 @@ mod tests {
             .iter()
             .find(|e| e["name"] == "write_back 100 B")
             .unwrap();
-        let launch_tid = evs.iter().find(|e| e["cat"] == "kernel").unwrap()["tid"].clone();
         assert_eq!(wb["tid"], launch_tid);
         assert!(evs.iter().any(|e| e["cat"] == "chunk"
             && e["ph"] == "i"
