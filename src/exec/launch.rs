@@ -645,6 +645,9 @@ impl WorkerState {
                 if !d.split && d.est_home_ns.is_some() {
                     // measured: the app's own launch is the fastest way (nothing of the
                     // app's data changed yet; the caller forwards the launch as it is)
+                    super::set_unwritten(
+                        bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect(),
+                    );
                     return Err(format!("kept whole on the app's device: {}", d.reason));
                 }
                 if !d.split {
@@ -687,7 +690,8 @@ impl WorkerState {
                 unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
                     .map_err(|e| format!("reading the app's buffer: {e}"))?;
                 let ns = t_read.elapsed().as_nanos() as f64;
-                if b.size >= 1 << 20 && ns > 0.0 {
+                // (a fresh pinned area's first use also pays the driver's page-locking)
+                if b.size >= 1 << 20 && ns > 0.0 && self.host_pool.last_reused() {
                     let r = b.size as f64 / ns;
                     self.host_rate = Some(self.host_rate.map_or(r, |old| 0.5 * old + 0.5 * r));
                 }
@@ -1079,10 +1083,20 @@ impl WorkerState {
                 let staged = match staging.remove(&b.mem) {
                     Some(s) => Some(s),
                     // SAFETY: as for the snapshots.
-                    None if pieces.iter().all(|p| !p.2) => Some(unsafe {
-                        self.host_pool
-                            .take(b.mem, Role::ReadBack, b.size, job.app_context, home)
-                    }),
+                    // (no area when the app's device wrote everything: nothing is read)
+                    None if pieces.iter().all(|p| !p.2)
+                        && pieces.iter().any(|p| Some(p.1) != home_sched) =>
+                    {
+                        Some(unsafe {
+                            self.host_pool.take(
+                                b.mem,
+                                Role::ReadBack,
+                                b.size,
+                                job.app_context,
+                                home,
+                            )
+                        })
+                    }
                     None => None,
                 };
                 match self.read_pieces(engine, &devs, home_sched, b, pieces, staged) {

@@ -123,6 +123,23 @@ pub fn invalidate(m: Key) {
     *e.entry(m).or_insert(1) += 1;
 }
 
+thread_local! {
+    /// Buffers that the launch this thread just handed back for native forwarding only
+    /// reads (`CLPRISM_SPLIT=auto` kept it whole): the native run does not make their
+    /// replicas stale. Taken by the hook's invalidation right after.
+    static UNWRITTEN: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The buffers of this thread's last forwarded launch that its kernel does not write (see
+/// `UNWRITTEN`); empty after the call.
+pub fn take_unwritten() -> Vec<Key> {
+    UNWRITTEN.with(|u| std::mem::take(&mut *u.borrow_mut()))
+}
+
+fn set_unwritten(v: Vec<Key>) {
+    UNWRITTEN.with(|u| *u.borrow_mut() = v);
+}
+
 /// Current epoch of buffer `m`.
 pub fn epoch(m: Key) -> u64 {
     EPOCHS.lock().get(&m).copied().unwrap_or(1)

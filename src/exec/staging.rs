@@ -138,6 +138,8 @@ pub(super) struct StagingPool {
     idle: FxHashMap<(Key, Role), HostBytes>,
     /// Why pinned staging is off for this process (the first allocation failure).
     disabled: Option<String>,
+    /// Whether the last [`StagingPool::take`] returned a pooled pinned area.
+    reused: bool,
 }
 
 impl StagingPool {
@@ -155,8 +157,10 @@ impl StagingPool {
         ctx: cl_context,
         queue: cl_command_queue,
     ) -> HostBytes {
+        self.reused = false;
         if let Some(h) = self.idle.remove(&(mem, role)) {
             if h.len() == len {
+                self.reused = true;
                 return h;
             }
         }
@@ -175,6 +179,12 @@ impl StagingPool {
             }
         }
         HostBytes::heap(len)
+    }
+
+    /// True when the last [`StagingPool::take`] handed out a pooled pinned area (whose
+    /// pages the driver has already locked, so a transfer into it runs at full speed).
+    pub fn last_reused(&self) -> bool {
+        self.reused
     }
 
     /// Keeps `h` for `mem`'s next launch (pinned areas only; heap memory is freed).

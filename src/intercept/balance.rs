@@ -28,7 +28,11 @@ pub fn choose_local(dim: usize, global: &[usize; 3]) -> [usize; 3] {
 }
 
 /// Every buffer argument of kernel `k` may have been written by a native launch.
+///
+/// Except the buffers that exec reported unwritten for a launch it kept whole and handed
+/// back (`exec::take_unwritten`, same thread, just before): the native run only reads them.
 pub fn invalidate_args(k: cl_kernel) {
+    let unwritten = exec::take_unwritten();
     let args = TABLES
         .kernels
         .with(k as Key, |i| i.args.clone())
@@ -37,7 +41,7 @@ pub fn invalidate_args(k: cl_kernel) {
         if let KernelArg::Value(b) = a {
             if b.as_slice().len() == 8 {
                 let m = usize::from_ne_bytes(b.as_slice().try_into().unwrap_or([0; 8]));
-                if TABLES.buffers.with(m, |_| ()).is_some() {
+                if TABLES.buffers.with(m, |_| ()).is_some() && !unwritten.contains(&m) {
                     exec::invalidate(m);
                 }
             }
