@@ -26,8 +26,11 @@ fn clprism_run(mode: &str, log: &Path, app: &[&str]) -> Output {
             c.env_remove(k);
         }
     }
+    // balance: split every launch (these tests check the splitting machinery; auto would
+    // run first launches whole, see tests/balance.rs for CLPRISM_SPLIT=auto)
     c.env("POCL_DEVICES", DEVICES)
         .env("CLPRISM_DEVICES", "all")
+        .env("CLPRISM_SPLIT", "always")
         .output()
         .expect("spawn clprism")
 }
