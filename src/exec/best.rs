@@ -219,7 +219,7 @@ pub(crate) fn device_identity(dev: cl_device_id) -> Option<DeviceIdentity> {
 }
 
 /// The profile folder: `CLPRISM_PROFILES`, else the built-in `profiles/`.
-fn profiles_dir() -> std::path::PathBuf {
+pub fn profiles_dir() -> std::path::PathBuf {
     crate::config::get()
         .profiles
         .clone()

@@ -85,10 +85,7 @@ static PROFILES: Lazy<Result<Vec<Profile>, String>> = Lazy::new(load_profiles);
 /// The profile folder: `CLPRISM_PROFILES`, else `profiles/` of the source tree this library
 /// was built from.
 pub fn profiles_dir() -> PathBuf {
-    crate::config::get()
-        .profiles
-        .clone()
-        .unwrap_or_else(model::profile::builtin_dir)
+    crate::exec::best::profiles_dir()
 }
 
 fn load_profiles() -> Result<Vec<Profile>, String> {
@@ -769,16 +766,8 @@ fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
         Ok(p) => p,
         Err(e) => return err(e.clone()),
     };
-    let mut shape = match model::LaunchShape::from_ndrange(
-        &info.global,
-        &info.local,
-        static_local + info.dynamic_local,
-    ) {
-        Ok(s) => s,
-        Err(e) => return err(e.to_string()),
-    };
     // whole-kernel read set: the sizes of the buffers the work-group reads
-    let sizes: HashMap<u32, u64> = info
+    let sizes: Vec<(u32, u64)> = info
         .args
         .iter()
         .enumerate()
@@ -790,13 +779,16 @@ fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
             _ => None,
         })
         .collect();
-    let read: u64 = stats
-        .footprints
-        .iter()
-        .filter(|f| !f.read.is_empty())
-        .filter_map(|f| sizes.get(&f.arg))
-        .sum();
-    shape.kernel_read_bytes = (read > 0).then_some(read);
+    let shape = match crate::exec::best::launch_shape(
+        &info.global,
+        &info.local,
+        static_local + info.dynamic_local,
+        stats,
+        &sizes,
+    ) {
+        Ok(s) => s,
+        Err(e) => return err(e),
+    };
     match model::project_all(
         std::slice::from_ref(stats),
         &shape,
