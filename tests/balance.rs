@@ -320,6 +320,28 @@ fn footprint_models_are_reused_across_runs() {
         let mode = e.metadata().unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{:?}", e.path());
     }
+    // A derivation that fails for the kernel's own reason (Floyd-Warshall's stores depend on
+    // memory contents) is saved too: the next run reads the verdict instead of re-deriving.
+    let exe = examples().join("floyd_warshall");
+    let mut verdicts = Vec::new();
+    for i in 0..2 {
+        let log = d.join(format!("floyd{i}.jsonl"));
+        let out = balanced(
+            &exe,
+            &["64"],
+            &log,
+            &[("CLPRISM_CACHE", cache.to_str().unwrap())],
+        );
+        assert_ok(&out, &format!("floyd_warshall balance run {i}"));
+        verdicts.push(schedules(&log)[0]["footprint"].clone());
+    }
+    assert!(verdicts[0]["derived_ms"].is_number(), "{}", verdicts[0]);
+    assert!(verdicts[1]["derived_ms"].is_null(), "{}", verdicts[1]);
+    assert_eq!(verdicts[1]["from_cache"], true, "{}", verdicts[1]);
+    for v in &verdicts {
+        let why = v["reason"].as_str().unwrap_or("");
+        assert!(why.contains("conditional on memory contents"), "{v}");
+    }
 }
 
 /// Writes `profiles/pocl-pthread.json` and (when `with_basic`) `profiles/pocl-basic.json`

@@ -284,7 +284,7 @@ fn unit(d: usize) -> [u64; 3] {
 }
 
 /// Format version of the on-disk footprint cache entries (part of their names).
-const DISK_FORMAT: u32 = 1;
+const DISK_FORMAT: u32 = 2;
 
 /// The cache file name of the model for `key` (a launch-shape key built from the program's
 /// content hash, build options, kernel, NDRange, by-value arguments and buffer sizes).
@@ -297,30 +297,43 @@ fn disk_name(key: &str) -> String {
     format!("footprint-{h}.json")
 }
 
+/// One cache file: the model, or why it cannot be derived for this launch shape (a
+/// deterministic verdict of the emulator, e.g. a work-group past the emulation budget or a
+/// data-dependent store), so a later run does not pay the failed derivation again.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct DiskEntry {
     key: String,
-    model: FootprintModel,
+    model: Option<FootprintModel>,
+    failure: Option<String>,
 }
 
-/// A model saved by an earlier run for `key` in the cache directory (`CLPRISM_CACHE`, see
-/// [`crate::emu::frontend::cache_dir`]); `None` when absent, unreadable, a symlink, or saved
-/// for another key.
-pub fn load_cached(key: &str) -> Option<FootprintModel> {
+/// What an earlier run saved for `key` in the cache directory (`CLPRISM_CACHE`, see
+/// [`crate::emu::frontend::cache_dir`]): `Ok(model)`, or `Err(reason)` when the derivation
+/// failed for this shape. `None` when absent, unreadable, a symlink, or saved for another key.
+pub fn load_cached(key: &str) -> Option<Result<FootprintModel, String>> {
     let dir = crate::emu::frontend::cache_dir()?;
     let bytes = crate::emu::frontend::read_nofollow(&dir.join(disk_name(key)))?;
     let e: DiskEntry = serde_json::from_slice(&bytes).ok()?;
-    (e.key == key).then_some(e.model)
+    if e.key != key {
+        return None;
+    }
+    match (e.model, e.failure) {
+        (Some(m), _) => Some(Ok(m)),
+        (None, Some(f)) => Some(Err(f)),
+        (None, None) => None,
+    }
 }
 
-/// Saves `model` for `key` in the cache directory (0600, written atomically, no symlink
-/// followed). Errors: the directory cannot be created or written.
-pub fn save_cached(key: &str, model: &FootprintModel) -> std::io::Result<()> {
+/// Saves the derivation's outcome for `key` in the cache directory (0600, written
+/// atomically, no symlink followed): a model, or the reason none exists. Errors: the
+/// directory cannot be created or written.
+pub fn save_cached(key: &str, outcome: Result<&FootprintModel, &str>) -> std::io::Result<()> {
     let dir = crate::emu::frontend::cache_dir()
         .ok_or_else(|| std::io::Error::other("no cache directory (CLPRISM_CACHE, HOME)"))?;
     let entry = DiskEntry {
         key: key.to_string(),
-        model: model.clone(),
+        model: outcome.ok().cloned(),
+        failure: outcome.err().map(str::to_string),
     };
     let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
     crate::emu::frontend::write_atomic(&dir, &disk_name(key), &bytes)

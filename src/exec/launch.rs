@@ -462,7 +462,7 @@ impl WorkerState {
         if !self.footprints.contains_key(&fkey) {
             // a model saved by an earlier run of the same program and launch shape
             if let Some(m) = footprint::load_cached(&fkey) {
-                self.footprints.insert(fkey.clone(), Ok(Arc::new(m)));
+                self.footprints.insert(fkey.clone(), m.map(Arc::new));
                 from_disk = true;
             }
         }
@@ -521,7 +521,11 @@ impl WorkerState {
                 _ => String::new(),
             };
             let groups3 = [0, 1, 2].map(|d| groups.get(d).map_or(1, |g| *g as u64));
+            // A failure past this point is the kernel's own (not a missing toolchain): it is
+            // saved in the cache so later runs of the same launch shape skip the derivation.
+            let mut kernel_verdict = false;
             let derived = self.module(job, &source).and_then(|m| {
+                kernel_verdict = true;
                 match crate::emu::dataflow::data_dependent_writes(&m.words, &job.kernel) {
                     Ok(None) => {}
                     Ok(Some(why)) => return Err(why),
@@ -557,6 +561,7 @@ impl WorkerState {
                             .into_iter()
                             .map(|h| {
                                 h.join().unwrap_or_else(|_| {
+                                    kernel_verdict = false;
                                     Err("the emulator panicked on a sampled work-group".into())
                                 })
                             })
@@ -574,14 +579,17 @@ impl WorkerState {
             footprint_log = json!({"derived_ms": t.elapsed().as_secs_f64() * 1e3});
             if let Ok(m) = &derived {
                 footprint_log["sampled_groups"] = json!(m.sampled_groups);
-                if let Err(e) = footprint::save_cached(&fkey, m) {
+                if apply(&mut bufs, m) {
+                    model = Some(m.clone());
+                }
+            }
+            if derived.is_ok() || kernel_verdict {
+                let outcome = derived.as_ref().map(|m| &**m).map_err(String::as_str);
+                if let Err(e) = footprint::save_cached(&fkey, outcome) {
                     crate::config::warn_once_per(
                         &format!("balance: footprint model not saved in the cache: {e}"),
                         "footprint-cache-save",
                     );
-                }
-                if apply(&mut bufs, m) {
-                    model = Some(m.clone());
                 }
             }
             self.footprints.insert(fkey.clone(), derived);
