@@ -605,3 +605,57 @@ fn auto_split_measures_first_and_counts_rewritten_inputs() {
         );
     }
 }
+
+/// `CLPRISM_SPLIT=auto` for a kernel without a footprint (Floyd-Warshall's stores depend on
+/// memory contents, so a split launch would merge by diff): the first launch is forwarded to
+/// the driver and its profiled event measures the app's device; every later launch is
+/// decided on that figure, with the diff-merge's transfers in the estimate.
+#[test]
+fn auto_split_without_footprint_measures_the_forwarded_launch() {
+    let d = scratch("balance-auto-diff");
+    let exe = examples().join("floyd_warshall");
+    let nat = d.join("native.bin");
+    let out_file = d.join("auto.bin");
+    let native = run(
+        &exe,
+        &["64", "--dump", nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "floyd_warshall native");
+    let log = d.join("auto.jsonl");
+    let out = balanced(
+        &exe,
+        &["64", "--dump", out_file.to_str().unwrap()],
+        &log,
+        &[("CLPRISM_SPLIT", "auto")],
+    );
+    assert_ok(&out, "floyd_warshall auto");
+    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 64);
+    let first = recs[0]["schedule"]["fallback"].as_str().unwrap_or("");
+    assert!(first.contains("forwarded to measure it"), "{first}");
+    assert!(recs[0]["device_ns"].as_u64().unwrap_or(0) > 0, "{}", recs[0]);
+    // the callback's measurement arrives asynchronously; once it has, launches are decided
+    let decided: Vec<&Value> = recs[1..]
+        .iter()
+        .filter(|r| {
+            let s = &r["schedule"];
+            s["split_decision"]["est_home_ns"].as_f64().is_some()
+                || s["fallback"].as_str().is_some_and(|f| f.contains(" ms split ("))
+        })
+        .collect();
+    assert!(!decided.is_empty(), "no launch was decided: {:?}", recs[1]["schedule"]);
+    for r in &decided {
+        let s = &r["schedule"];
+        let text = s["fallback"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| s["split_decision"]["reason"].to_string());
+        assert!(text.contains("by diff") || text.contains("as measured"), "{text}");
+        if s["fallback"].is_null() {
+            assert_eq!(s["merge"], "diff", "{s}");
+        }
+    }
+}

@@ -79,6 +79,12 @@ pub(super) struct WorkerState {
     read_queues: FxHashMap<usize, cl_command_queue>,
     /// Host staging (pinned where the driver allows) kept per app buffer across launches.
     host_pool: StagingPool,
+    /// kernel name → ns per work-group on the app's device when the kernel last ran whole
+    /// there through clprism (its first launch under `CLPRISM_SPLIT=auto`); for
+    /// `sched::split`. Forwarded launches are measured into [`super::FORWARDED`].
+    whole: FxHashMap<String, f64>,
+    /// kernel name → read-back plus write-back time of its last split launch, ns.
+    merge_cost: FxHashMap<String, f64>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
     /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
@@ -613,7 +619,12 @@ impl WorkerState {
         // 2b. whether splitting pays for its transfers (CLPRISM_SPLIT=auto, sched::split)
         let mut split_log = Value::Null;
         let mut configured = None;
-        if let (Some(h), crate::config::SplitPolicy::Auto) = (home_d, cfg.split) {
+        // the app's device among the balance devices (its launch is the baseline)
+        let app_d = devs
+            .iter()
+            .copied()
+            .find(|&d| engine.devices[d].id == job.app_device);
+        if let (Some(h), crate::config::SplitPolicy::Auto) = (app_d, cfg.split) {
             if devs.len() > 1 && !verify && !matches!(kind, SchedulerKind::Single(_)) {
                 let measured = self.measured.get(&job.kernel);
                 let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
@@ -630,8 +641,14 @@ impl WorkerState {
                     })
                     .map(|b| b.size as u64)
                     .sum();
+                let work_groups = units * wgs_per_unit;
                 let inputs = sched::split::SplitInputs {
-                    work_groups: units * wgs_per_unit,
+                    work_groups,
+                    home_whole_ns_per_work_group: self
+                        .whole
+                        .get(&job.kernel)
+                        .copied()
+                        .or_else(|| super::forwarded_ns_per_work_group(&job.kernel)),
                     ns_per_work_group: devs
                         .iter()
                         .map(|d| measured.and_then(|m| m.get(*d).copied().flatten()))
@@ -645,6 +662,8 @@ impl WorkerState {
                         .sum(),
                     host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
                     min_gain: 0.05,
+                    merge_by_diff: home_d.is_none(),
+                    measured_merge_ns: self.merge_cost.get(&job.kernel).copied(),
                 };
                 let d = sched::split::decide(&inputs);
                 split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
@@ -657,6 +676,15 @@ impl WorkerState {
                         bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect(),
                     );
                     return Err(format!("kept whole on the app's device: {}", d.reason));
+                }
+                if !d.split && home_d.is_none() {
+                    // first launch, no footprint (so no direct run on the app's device):
+                    // forwarded to the driver; its profiled event measures it
+                    super::set_unwritten(
+                        bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect(),
+                    );
+                    super::request_measure(&job.kernel, work_groups);
+                    return Err("kept whole on the app's device: first launch of this kernel, forwarded to measure it".into());
                 }
                 if !d.split {
                     // first launch: run whole through clprism to measure it
@@ -1223,6 +1251,21 @@ impl WorkerState {
                     .sum();
                 if per_dev_wgs[i] > 0 && ns > 0 {
                     m[d] = Some(ns as f64 / (per_dev_wgs[i] * wgs_per_unit) as f64);
+                }
+            }
+            // for `sched::split`: the whole run on the app's device, or a split's merge cost
+            if devs.len() == 1 && Some(devs[0]) == app_d {
+                if let Some(t) = m[devs[0]] {
+                    self.whole.insert(job.kernel.clone(), t);
+                }
+            } else if devs.len() > 1 {
+                let phase = |name: &str| {
+                    marks.iter().position(|(n, _)| *n == name).map(|i| {
+                        marks[i].1 - if i > 0 { marks[i - 1].1 } else { 0 }
+                    })
+                };
+                if let (Some(r), Some(w)) = (phase("read_back"), phase("write_back")) {
+                    self.merge_cost.insert(job.kernel.clone(), (r + w) as f64);
                 }
             }
         }

@@ -140,6 +140,62 @@ fn set_unwritten(v: Vec<Key>) {
     UNWRITTEN.with(|u| *u.borrow_mut() = v);
 }
 
+thread_local! {
+    /// A launch this thread just handed back for forwarding, to be measured: (kernel name,
+    /// work-groups). Taken by the hook, which watches the forwarded launch's event.
+    static MEASURE: std::cell::RefCell<Option<(String, u64)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// kernel name → ns per work-group of its last forwarded launch measured on the app's
+/// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
+static FORWARDED: Lazy<Mutex<FxHashMap<String, f64>>> = Lazy::new(Default::default);
+
+fn request_measure(kernel: &str, work_groups: u64) {
+    MEASURE.with(|m| *m.borrow_mut() = Some((kernel.to_string(), work_groups)));
+}
+
+fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
+    FORWARDED.lock().get(kernel).copied()
+}
+
+/// Whether this thread's last launch handed back for forwarding asked to be measured (see
+/// [`watch_forwarded`]); clears the request.
+pub fn take_measure_request() -> Option<(String, u64)> {
+    MEASURE.with(|m| m.borrow_mut().take())
+}
+
+/// Measures a forwarded launch: when `ev` completes, its device time (the app's queue has
+/// profiling while clprism times launches) divided by `work_groups` becomes the kernel's
+/// `t_whole` for `sched::split`. Without profiling nothing is recorded, and the kernel keeps
+/// being forwarded (never slower than native).
+///
+/// # Safety
+/// `ev` is a valid event of the forwarded launch.
+pub unsafe fn watch_forwarded(ev: cl_event, request: (String, u64)) {
+    if cl::retain_event(ev).is_err() {
+        return;
+    }
+    let user = Box::into_raw(Box::new(request)) as *mut c_void;
+    if cl::on_complete(ev, forwarded_callback, user).is_err() {
+        drop(Box::from_raw(user as *mut (String, u64)));
+        cl::release_event(ev);
+    }
+}
+
+extern "C" fn forwarded_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: the Box leaked by `watch_forwarded`, reclaimed exactly once.
+        let (kernel, wgs) = *unsafe { Box::from_raw(user as *mut (String, u64)) };
+        if status >= 0 && wgs > 0 {
+            if let Some(ns) = event_device_ns(ev).filter(|ns| *ns > 0) {
+                FORWARDED.lock().insert(kernel, ns as f64 / wgs as f64);
+            }
+        }
+        // SAFETY: the reference taken by `watch_forwarded`.
+        unsafe { cl::release_event(ev) };
+    });
+}
+
 /// Current epoch of buffer `m`.
 pub fn epoch(m: Key) -> u64 {
     EPOCHS.lock().get(&m).copied().unwrap_or(1)
@@ -199,6 +255,49 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
         })
         .as_ref()
         .map_err(|e| e.as_str())
+}
+
+/// The early start's thread, joined (with a bound) at exit.
+static EARLY_START: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+/// Starts the engine on a background thread, once per process: opening the balance devices
+/// (a context and queue each; about 0.1–0.2 s per NVIDIA GPU) then overlaps the
+/// application's own set-up instead of delaying its first launch. Called when the app
+/// creates a context in balance mode; a launch that comes first waits for the start to end
+/// (the engine is a `OnceCell`). The thread is given up to 10 s at exit, so the process
+/// does not exit while the driver is inside a context creation.
+pub fn start_in_background() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if ENGINE.get().is_some() {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name("clprism-engine".into())
+            .spawn(|| {
+                let _ = std::panic::catch_unwind(|| {
+                    let _ = engine();
+                });
+            });
+        if let Ok(h) = spawned {
+            *EARLY_START.lock() = Some(h);
+            // SAFETY: plain extern "C" function, tied to this DSO by glibc.
+            unsafe { libc::atexit(join_early_start) };
+        }
+    });
+}
+
+extern "C" fn join_early_start() {
+    let Some(h) = EARLY_START.lock().take() else {
+        return;
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !h.is_finished() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    if h.is_finished() {
+        let _ = h.join();
+    }
 }
 
 extern "C" fn release_faults() {

@@ -114,6 +114,9 @@ pub unsafe fn clCreateContext(
     let f = real!(clCreateContext, fail_handle(errcode_ret));
     let ctx = f(props, n, devices, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
+        if crate::config::get().mode == crate::config::Mode::Balance {
+            crate::exec::start_in_background();
+        }
         record("clCreateContext", || {
             let devs = std::slice::from_raw_parts(devices, n as usize)
                 .iter()
@@ -137,6 +140,9 @@ pub unsafe fn clCreateContextFromType(
     let f = real!(clCreateContextFromType, fail_handle(errcode_ret));
     let ctx = f(props, ty, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
+        if crate::config::get().mode == crate::config::Mode::Balance {
+            crate::exec::start_in_background();
+        }
         record("clCreateContextFromType", || {
             TABLES.contexts.insert(
                 ctx as Key,
@@ -961,8 +967,15 @@ pub unsafe fn clEnqueueNDRangeKernel(
             |n, w, slot| f(q, k, work_dim, offset, global, local, n, w, slot),
         );
     }
+    let measure = crate::exec::take_measure_request();
     logged_launch(rec, event, |slot| {
-        f(q, k, work_dim, offset, global, local, n_wait, wait, slot)
+        let r = f(q, k, work_dim, offset, global, local, n_wait, wait, slot);
+        if let Some(m) = measure {
+            if r == CL_SUCCESS && !slot.is_null() && !(*slot).is_null() {
+                crate::exec::watch_forwarded(*slot, m);
+            }
+        }
+        r
     })
 }
 

@@ -8,17 +8,26 @@
 //! requirement is that such kernels are never slower than native. This module decides, per
 //! launch, from measured figures only:
 //!
-//! * `T_home = t_home · W`: the whole NDRange on the app's device, where `t_home` is its
-//!   measured ns per work-group and `W` the launch's work-groups;
-//! * `T_split = W / Σ_i (1/t_i) + T_xfer`: the ideal makespan over every device (devices not
-//!   yet measured count as fast as the app's), plus the host transfers
-//!   `T_xfer = (2·U + 2·B·(1 − s_home)) / R` — `U` bytes of inputs that must be uploaded at
-//!   this launch (read from the app's device, written to the others), `B` bytes of written
-//!   buffers of which the other devices produce the share `1 − s_home` (read back, written
-//!   into the app's buffer), at the measured host transfer rate `R` (bytes/ns);
+//! * `T_home = t_whole · W`: the whole NDRange on the app's device, where `t_whole` is its
+//!   measured ns per work-group when the kernel last ran whole there and `W` the launch's
+//!   work-groups;
+//! * `T_split = W / Σ_i (1/t_i) + T_up + T_merge`: the ideal makespan over every device,
+//!   where `t_i` is device `i`'s ns per work-group measured in the kernel's split launches
+//!   (devices not yet measured count as `t_whole`). Measured in chunks, `t_i` carries what the
+//!   ideal makespan leaves out: a chunk smaller than one wave of the device (N-body at
+//!   2048 work-groups on four GPUs) costs a whole wave, and its per-work-group time rises
+//!   accordingly. Then the host transfers:
+//!   - `T_up = 2·U / R`: `U` bytes of inputs that must be uploaded at this launch (read from
+//!     the app's device, written to the others, in parallel) at the measured host rate `R`
+//!     (bytes/ns);
+//!   - `T_merge`: the read-back and write-back time measured at the kernel's last split launch
+//!     when there is one; else estimated: `2·B·(1 − s_home) / R` for a footprint merge (`B`
+//!     bytes of written buffers, of which the other devices produce the share `1 − s_home`),
+//!     `4·B / R` for a diff-merge (the pre-launch copy out and up, every device's whole copy
+//!     back, the merged bytes into the app's buffer);
 //! * split when `T_split ≤ (1 − g) · T_home` (gain `g`, default 5 %).
 //!
-//! A kernel's first launch, with no `t_home` yet, runs whole on the app's device to measure
+//! A kernel's first launch, with no `t_whole` yet, runs whole on the app's device to measure
 //! it. Inputs whose copies are merely missing (uploaded once, then reused while the app does
 //! not rewrite them) are not counted in `U`: that cost is paid once and amortised over the
 //! launches that follow.
@@ -28,10 +37,19 @@
 pub struct SplitInputs {
     /// Work-groups of the launch.
     pub work_groups: u64,
-    /// Measured ns per work-group of each participating device (`None`: not measured yet).
+    /// Measured ns per work-group of the app's device when the kernel ran whole there
+    /// (`None`: not measured yet).
+    pub home_whole_ns_per_work_group: Option<f64>,
+    /// Measured ns per work-group of each participating device in the kernel's split
+    /// launches (`None`: not measured yet).
     pub ns_per_work_group: Vec<Option<f64>>,
     /// Index of the application's device in `ns_per_work_group`.
     pub home: usize,
+    /// Whether the launch merges by diff (no footprint): every device's copy of the written
+    /// buffers comes back through the host.
+    pub merge_by_diff: bool,
+    /// Read-back and write-back time of the kernel's last split launch, ns.
+    pub measured_merge_ns: Option<f64>,
     /// Bytes of inputs that must be uploaded to the other devices at this launch.
     pub upload_bytes: u64,
     /// Bytes of the buffers the kernel writes.
@@ -59,7 +77,7 @@ pub struct SplitDecision {
 
 /// Decides whether to split one launch (see the module doc for the model).
 pub fn decide(i: &SplitInputs) -> SplitDecision {
-    let Some(t_home) = i.ns_per_work_group.get(i.home).copied().flatten() else {
+    let Some(t_home) = i.home_whole_ns_per_work_group else {
         return SplitDecision {
             split: false,
             reason: "first launch of this kernel: run whole on the app's device to measure it"
@@ -71,15 +89,17 @@ pub fn decide(i: &SplitInputs) -> SplitDecision {
     };
     let w = i.work_groups as f64;
     let t_home = t_home.max(f64::MIN_POSITIVE);
-    let rate_sum: f64 = i
-        .ns_per_work_group
-        .iter()
-        .map(|t| 1.0 / t.unwrap_or(t_home).max(f64::MIN_POSITIVE))
-        .sum();
-    let share_home = (1.0 / t_home) / rate_sum;
+    let rate = |t: Option<f64>| 1.0 / t.unwrap_or(t_home).max(f64::MIN_POSITIVE);
+    let rate_sum: f64 = i.ns_per_work_group.iter().map(|t| rate(*t)).sum();
+    let share_home = rate(i.ns_per_work_group.get(i.home).copied().flatten()) / rate_sum;
     let r = i.host_bytes_per_ns.max(1e-6);
-    let xfer =
-        (2.0 * i.upload_bytes as f64 + 2.0 * i.written_bytes as f64 * (1.0 - share_home)) / r;
+    let b = i.written_bytes as f64;
+    let merge = i.measured_merge_ns.unwrap_or(if i.merge_by_diff {
+        4.0 * b / r
+    } else {
+        2.0 * b * (1.0 - share_home) / r
+    });
+    let xfer = 2.0 * i.upload_bytes as f64 / r + merge;
     let home = t_home * w;
     let split = w / rate_sum + xfer;
     let ok = split <= (1.0 - i.min_gain) * home;
@@ -87,13 +107,13 @@ pub fn decide(i: &SplitInputs) -> SplitDecision {
     SplitDecision {
         split: ok,
         reason: format!(
-            "{}: {:.2} ms on the app's device against {:.2} ms split ({:.2} ms of it moving {} MiB at {:.1} GB/s)",
-            if ok { "split" } else { "whole on the app's device" },
+            "{:.2} ms on the app's device against {:.2} ms split ({:.2} ms of it moving {} MiB of inputs at {:.1} GB/s and merging{})",
             ms(home),
             ms(split),
             ms(xfer),
-            (2 * i.upload_bytes + 2 * i.written_bytes) >> 20,
-            r
+            (2 * i.upload_bytes) >> 20,
+            r,
+            if i.measured_merge_ns.is_some() { ", as measured" } else if i.merge_by_diff { " by diff" } else { "" },
         ),
         est_home_ns: Some(home),
         est_split_ns: Some(split),
@@ -108,8 +128,11 @@ mod tests {
     fn inputs(upload: u64, written: u64, t: Vec<Option<f64>>) -> SplitInputs {
         SplitInputs {
             work_groups: 1000,
+            home_whole_ns_per_work_group: t[0],
             ns_per_work_group: t,
             home: 0,
+            merge_by_diff: false,
+            measured_merge_ns: None,
             upload_bytes: upload,
             written_bytes: written,
             host_bytes_per_ns: 10.0,
@@ -137,7 +160,7 @@ mod tests {
         // 80 ms of uploads alone, so it stays whole.
         let d = decide(&inputs(400_000_000, 0, vec![Some(1e4), Some(1e4)]));
         assert!(!d.split, "{d:?}");
-        assert!(d.reason.starts_with("whole"));
+        assert!(d.reason.contains("80.00 ms of it moving 762 MiB"), "{}", d.reason);
     }
 
     #[test]
@@ -158,5 +181,29 @@ mod tests {
         let i = inputs(0, 400, vec![Some(1.0), Some(3.0)]);
         let d = decide(&i);
         assert!((d.est_transfer_ns.unwrap() - 2.0 * 400.0 * 0.25 / 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn chunks_measured_slower_than_the_whole_run_keep_it_whole() {
+        // N-body, 2048 work-groups on 4 GPUs: 6.4 µs per work-group whole, but a chunk below
+        // one wave costs a wave, so the split launch measured 32 µs per work-group everywhere
+        let mut i = inputs(0, 0, vec![Some(6400.0), None, None, None]);
+        i.work_groups = 2048;
+        assert!(decide(&i).split, "before any split measurement the estimate splits");
+        i.ns_per_work_group = vec![Some(32_000.0); 4];
+        let d = decide(&i);
+        assert!(!d.split, "{d:?}");
+        assert!((d.est_split_ns.unwrap() - 2048.0 * 8000.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn diff_merge_and_measured_merge_costs() {
+        let mut i = inputs(0, 1000, vec![Some(1.0), Some(1.0)]);
+        i.merge_by_diff = true;
+        assert!((decide(&i).est_transfer_ns.unwrap() - 4.0 * 1000.0 / 10.0).abs() < 1e-9);
+        i.measured_merge_ns = Some(123.0);
+        let d = decide(&i);
+        assert!((d.est_transfer_ns.unwrap() - 123.0).abs() < 1e-9);
+        assert!(d.reason.contains("as measured"), "{}", d.reason);
     }
 }
