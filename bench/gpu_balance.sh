@@ -64,44 +64,52 @@ mm=$G/examples/matmul_global
 if [ "$QUICK" = steady ]; then
   # Many launches per run, CLPRISM_SPLIT=auto (the default): the first launch of a kernel runs
   # whole on the app's device (measured), later ones split when it pays. Footprint models
-  # come from one cold run, then every config is "-warm". Per-launch times: bench/steady.py.
+  # come from one cold run, then every config is "-warm". Every GPU of the machine ($ngpu)
+  # takes part in the comparisons. Per-launch times: bench/steady.py.
   export CLPRISM_DEVICE_TIMING=all
   R=10
+  N=$ngpu
+  even=$(python3 -c "print(','.join(['%.6f' % (1 / $N)] * $N))")
   run matmul_global native -- "$mm" 8192 $R
   run matmul_global native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 8192 $R
-  bal matmul_global boyer-gpu4-cold gpu:4 -- "$mm" 8192 $R
-  for n in 1 2 3 4; do bal matmul_global boyer-gpu$n-warm gpu:$n -- "$mm" 8192 $R; done
-  bal matmul_global always-gpu4-warm gpu:4 CLPRISM_SPLIT=always -- "$mm" 8192 $R
-  bal matmul_global static-even-gpu4-warm gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 $R
-  bal matmul_global gss-gpu4-warm gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
-  bal matmul_global blocked-gpu4-warm gpu:4 CLPRISM_FAULT=block:3 -- "$mm" 8192 $R
+  bal matmul_global boyer-gpu$N-cold gpu:$N -- "$mm" 8192 $R
+  for n in $(seq 1 $N); do bal matmul_global boyer-gpu$n-warm gpu:$n -- "$mm" 8192 $R; done
+  bal matmul_global always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always -- "$mm" 8192 $R
+  bal matmul_global static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
+  bal matmul_global gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
+  bal matmul_global blocked-gpu$N-warm gpu:$N CLPRISM_FAULT=block:$((N - 1)) -- "$mm" 8192 $R
   CLPRISM_EXAMPLE_DEVICE=$nv:1 "$mm" 8192 400 >/dev/null 2>&1 &
   hog=$!
   sleep 3
-  bal matmul_global loaded-boyer-gpu4-warm gpu:4 -- "$mm" 8192 $R
-  bal matmul_global loaded-static-even-warm gpu:4 CLPRISM_SCHEDULER=static:0.25,0.25,0.25,0.25 -- "$mm" 8192 $R
-  bal matmul_global loaded-gss-gpu4-warm gpu:4 CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
+  bal matmul_global loaded-boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  bal matmul_global loaded-static-even-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
+  bal matmul_global loaded-gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
   kill $hog 2>/dev/null; wait $hog 2>/dev/null
   tar czf "$OUT/logs-matmul.tgz" -C "$OUT" logs
-  # N-body: no CPU reference at this size (EX_SKIP_REFERENCE=1); outputs compared by bytes
+  # N-body: no CPU reference at these sizes (EX_SKIP_REFERENCE=1); outputs compared by
+  # bytes. 131072 bodies (2048 work-groups, ~13 ms per step: under one wave per GPU once
+  # split) and 524288 (8192 work-groups, 16x the work). The first balanced run of each size
+  # is cold: it pays the footprint derivation, which runs out of the emulation budget (each
+  # work-item loops over every body) and is saved as a verdict for the warm runs.
   nb=$G/examples/nbody
   mkdir -p "$OUT/dumps"
-  for c in native:native boyer-gpu2-warm:gpu:2 boyer-gpu4-warm:gpu:4; do
-    cfg=${c%%:*}; devs=${c#*:}
-    if [ "$cfg" = native ]; then
-      run nbody native EX_SKIP_REFERENCE=1 -- "$nb" 131072 10 --dump "$OUT/dumps/nbody.$cfg.bin"
-      run nbody native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 131072 10
-    else
-      bal nbody "$cfg" "$devs" EX_SKIP_REFERENCE=1 -- "$nb" 131072 10 --dump "$OUT/dumps/nbody.$cfg.bin"
-    fi
+  for size in 131072 524288; do
+    name=nbody; [ $size = 524288 ] && name=nbody512k
+    run $name native EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.native.bin"
+    run $name native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" $size 10
+    bal $name boyer-gpu$N-cold gpu:$N EX_SKIP_REFERENCE=1 -- "$nb" $size 10
+    for n in 2 $N; do
+      bal $name boyer-gpu$n-warm gpu:$n EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.boyer-gpu$n-warm.bin"
+    done
+    bal $name always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.always-gpu$N-warm.bin"
   done
-  (cd "$OUT/dumps" && sha256sum nbody.*.bin | tee -a "$OUT/balance.txt" && rm -f nbody.*.bin)
+  (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
   # transfer-bound: Black-Scholes, the app rewrites the inputs before every launch
   bs=$G/examples/blackscholes
   run blackscholes native -- "$bs" 33554432 8
   run blackscholes native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$bs" 33554432 8
-  bal blackscholes boyer-gpu4-warm gpu:4 -- "$bs" 33554432 8
-  bal blackscholes always-gpu4-warm gpu:4 CLPRISM_SPLIT=always -- "$bs" 33554432 8
+  bal blackscholes boyer-gpu$N-warm gpu:$N -- "$bs" 33554432 8
+  bal blackscholes always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always -- "$bs" 33554432 8
   # heterogeneous: PoCL's CPU device + one H200
   if [ -n "$cpu" ]; then
     run matmul_global2k native -- "$mm" 2048 8
@@ -183,5 +191,5 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.jsonl")):
         print("%-40s merge=%-9s direct=%-5s share=%s %s" % (f.split("/")[-1], s.get("merge"), s.get("app_device_direct"),
               ",".join("%.2f" % x for x in s.get("share", [])), ph))
 PY
-python3 "$(dirname "$0")/steady.py" "$OUT/logs" > "$OUT/steady.txt" 2>&1
+python3 "$(dirname "$0")/steady.py" "$OUT/logs" "$OUT/balance.txt" > "$OUT/steady.txt" 2>&1
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"

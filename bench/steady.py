@@ -8,7 +8,11 @@ what the launch costs natively). A balanced launch's time is its `schedule.wall_
 the launch's start barrier to the merged result in the app's buffer (footprint, snapshot,
 chunks, read-back, write-back), so transfers are included.
 
-Usage: bench/steady.py LOGDIR
+Then a second table with the median of launches 3..N (launch 2 pays the one-time uploads
+into fresh replicas and pinned staging), and, given the runs' balance.txt, the app's own
+end-to-end time_ms against its native run.
+
+Usage: bench/steady.py LOGDIR [BALANCE_TXT]
 """
 import glob
 import json
@@ -51,6 +55,48 @@ def main():
             sp = base_steady / steady if base_steady and steady == steady and steady > 0 else float("nan")
             print("%-16s %-26s %8d %6d %10.1f %10.1f %10.1f %9.2f" % (
                 app, cfg, len(t), split, t[0], steady, sum(t), sp))
+    print()
+    print("%-16s %-26s %10s %9s %9s %8s" % (
+        "app", "config", "launch2_ms", "med3+_ms", "native_ms", "speedup"))
+    for app, runs in rows.items():
+        base = next((t for c, t, _ in runs if c == "native-log"), None)
+        nat = median(base[2:]) if base and len(base) > 2 else None
+        for cfg, t, _ in runs:
+            if len(t) < 3:
+                continue
+            m = median(t[2:])
+            print("%-16s %-26s %10.1f %9.1f %9.1f %8.2f" % (
+                app, cfg, t[1], m, nat or float("nan"), nat / m if nat and m > 0 else float("nan")))
+    if len(sys.argv) > 2:
+        end_to_end(sys.argv[2])
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def end_to_end(path):
+    """The app's own time_ms (uploads, every launch, read-back) against its native run."""
+    runs = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) < 5 or not any(x.startswith("time_ms=") for x in f):
+            continue
+        ms = next(x for x in f if x.startswith("time_ms="))[len("time_ms="):]
+        try:
+            runs.setdefault(f[0], []).append((f[1], float(ms)))
+        except ValueError:
+            pass
+    print()
+    print("%-16s %-26s %12s %12s %8s" % ("app", "config", "app_time_ms", "native_ms", "ratio"))
+    for app, rs in runs.items():
+        nat = next((ms for c, ms in rs if c == "native"), None)
+        for cfg, ms in rs:
+            print("%-16s %-26s %12.1f %12s %8s" % (
+                app, cfg, ms, "%.1f" % nat if nat else "?",
+                "%.2f" % (nat / ms) if nat and ms > 0 else "?"))
 
 
 if __name__ == "__main__":

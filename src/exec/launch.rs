@@ -270,32 +270,35 @@ impl WorkerState {
         };
         let key = (variant.clone(), job.kernel.clone());
         if !self.kernels.contains_key(&key) {
-            let options = format!("{} -cl-kernel-arg-info", job.program.options);
+            // one build per program variant and device, shared by its kernels (started in
+            // the background when the app built the program; see `prebuild_in_background`)
+            let programs = if program::uses_range_queries(&source) {
+                super::build_on_devices(engine, &text, &job.program.options)
+            } else {
+                super::program_cell(&variant)
+                    .get_or_init(|| super::build_on_devices(engine, &text, &job.program.options))
+                    .clone()
+            };
             let mut per_dev = Vec::new();
-            for d in &engine.devices {
-                // SAFETY: building on clprism's own context.
-                let b = unsafe {
-                    cl::build_source(d.context, d.id, &text, &options).and_then(|p| {
-                        match cl::create_kernel(p, &job.kernel) {
-                            Ok(k) => match program::arg_kinds(k) {
-                                Ok(kinds) => Ok(Built {
-                                    _program: p,
-                                    kernel: k,
-                                    kinds,
-                                }),
-                                Err(e) => {
-                                    cl::release_kernel(k);
-                                    cl::release_program(p);
-                                    Err(e)
-                                }
-                            },
+            for (d, p) in engine.devices.iter().zip(programs) {
+                // SAFETY: a program built on clprism's own context, never released.
+                let b = p.and_then(|p| unsafe {
+                    let p = p as cl_program;
+                    match cl::create_kernel(p, &job.kernel) {
+                        Ok(k) => match program::arg_kinds(k) {
+                            Ok(kinds) => Ok(Built {
+                                _program: p,
+                                kernel: k,
+                                kinds,
+                            }),
                             Err(e) => {
-                                cl::release_program(p);
-                                Err(e.to_string())
+                                cl::release_kernel(k);
+                                Err(e)
                             }
-                        }
-                    })
-                };
+                        },
+                        Err(e) => Err(e.to_string()),
+                    }
+                });
                 match b {
                     Ok(b) => per_dev.push(Some(b)),
                     Err(e) => {

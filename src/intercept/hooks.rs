@@ -115,7 +115,7 @@ pub unsafe fn clCreateContext(
     let ctx = f(props, n, devices, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
         if crate::config::get().mode == crate::config::Mode::Balance {
-            crate::exec::start_in_background();
+            record("balance engine start", crate::exec::start_in_background);
         }
         record("clCreateContext", || {
             let devs = std::slice::from_raw_parts(devices, n as usize)
@@ -141,7 +141,7 @@ pub unsafe fn clCreateContextFromType(
     let ctx = f(props, ty, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
         if crate::config::get().mode == crate::config::Mode::Balance {
-            crate::exec::start_in_background();
+            record("balance engine start", crate::exec::start_in_background);
         }
         record("clCreateContextFromType", || {
             TABLES.contexts.insert(
@@ -599,7 +599,16 @@ pub unsafe fn clBuildProgram(
     if !passthrough() {
         record("clBuildProgram", || set_options(p, options));
     }
-    real!(clBuildProgram, crate::api::UNAVAILABLE)(p, n, devices, options, notify, user)
+    let r = real!(clBuildProgram, crate::api::UNAVAILABLE)(p, n, devices, options, notify, user);
+    if r == CL_SUCCESS && !passthrough() && crate::config::get().mode == crate::config::Mode::Balance
+    {
+        record("clBuildProgram (balance pre-build)", || {
+            if let Some(info) = TABLES.programs.get(p as Key) {
+                crate::exec::prebuild_in_background(&info);
+            }
+        });
+    }
+    r
 }
 
 pub unsafe fn clCompileProgram(
