@@ -141,6 +141,10 @@ pub struct Config {
     /// `CLPRISM_SPLIT`: whether balance mode may keep a launch whole on the app's device when
     /// splitting would not pay for its transfers (`sched::split`), default `auto`.
     pub split: SplitPolicy,
+    /// `CLPRISM_BALANCE_EARLY`: whether balance mode opens its devices and builds the app's
+    /// programs on them in the background once the app has built a program, instead of at
+    /// the first launch. Default on.
+    pub balance_early: bool,
 }
 
 /// `CLPRISM_SPLIT` values.
@@ -277,6 +281,14 @@ impl Config {
                 SplitPolicy::Auto
             }
         };
+        let balance_early = match get("CLPRISM_BALANCE_EARLY").as_deref().map(str::trim) {
+            None | Some("") | Some("on") | Some("1") => true,
+            Some("off") | Some("0") => false,
+            Some(v) => {
+                warnings.push(malformed("CLPRISM_BALANCE_EARLY", v, "on or off", "on"));
+                true
+            }
+        };
         let device_timing = match get("CLPRISM_DEVICE_TIMING").as_deref().map(str::trim) {
             None | Some("") => DeviceTiming::All,
             Some(v) => parse_device_timing(v).unwrap_or_else(|| {
@@ -308,6 +320,7 @@ impl Config {
             device_timing,
             pinned_max,
             split,
+            balance_early,
         };
         (cfg, warnings)
     }
@@ -418,6 +431,11 @@ mod tests {
         assert_eq!(c.pinned_max, 512 << 20);
         let (c, w) = parse(&[("CLPRISM_SPLIT", "always")]);
         assert_eq!((c.split, w.len()), (SplitPolicy::Always, 0));
+        let (c, w) = parse(&[("CLPRISM_BALANCE_EARLY", "off")]);
+        assert!(!c.balance_early && w.is_empty());
+        let (c, w) = parse(&[("CLPRISM_BALANCE_EARLY", "later")]);
+        assert!(c.balance_early);
+        assert!(w[0].contains("CLPRISM_BALANCE_EARLY"), "{w:?}");
         let (c, w) = parse(&[("CLPRISM_SPLIT", "sometimes")]);
         assert_eq!(c.split, SplitPolicy::Auto);
         assert!(w[0].contains("CLPRISM_SPLIT"));

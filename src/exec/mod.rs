@@ -331,10 +331,10 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
     })
 }
 
-/// The app built `info`'s program: build it on the balance devices in the background, so
-/// its first balanced launch does not wait for the driver's compiler (Black-Scholes: 65 ms on
-/// four H200s). Only source programs without NDRange queries (the others are rebuilt per
-/// launch shape).
+/// The app built `info`'s program: build it on the balance devices in the background (the
+/// engine is started first when needed), so its first balanced launch does not wait for
+/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs without
+/// NDRange queries (the others are rebuilt per launch shape).
 pub fn prebuild_in_background(info: &ProgramInfo) {
     let crate::intercept::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
@@ -344,29 +344,30 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     }
     let variant = format!("{}|{}", info.hash, info.options);
     let (src, options) = (src.to_string(), info.options.to_string());
+    if ENGINE.get().is_none() {
+        STARTING.store(true, std::sync::atomic::Ordering::Release);
+    }
     spawn_background("clprism-build", move || {
-        if let Ok(e) = engine() {
+        let started = engine();
+        STARTING.store(false, std::sync::atomic::Ordering::Release);
+        if let Ok(e) = started {
             program_cell(&variant).get_or_init(|| build_on_devices(e, &src, &options));
         }
     });
 }
 
-/// Starts the engine on a background thread, once per process: opening the balance devices
-/// (a context and queue each) then overlaps the
-/// application's own set-up instead of delaying its first launch. Called when the app
-/// creates a context in balance mode; a launch that comes first waits for the start to end
-/// (the engine is a `OnceCell`). The thread is given up to 10 s at exit, so the process
-/// does not exit while the driver is inside a context creation.
-pub fn start_in_background() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if ENGINE.get().is_some() {
-            return;
-        }
-        spawn_background("clprism-engine", || {
-            let _ = engine();
-        });
-    });
+/// Set while a background thread opens the balance devices (see [`wait_for_background_start`]).
+static STARTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Waits until a background start of the engine (begun by [`prebuild_in_background`]) has
+/// opened its devices. The hooks of the app's context creation and program builds call it:
+/// on NVIDIA's driver (4×H200), creating contexts on one thread while the app builds a
+/// program on another crashed the process in 12 of 20 runs (results/gpu-2026-11-22f), so
+/// clprism's context creation never overlaps those calls.
+pub fn wait_for_background_start() {
+    if STARTING.load(std::sync::atomic::Ordering::Acquire) {
+        let _ = engine();
+    }
 }
 
 extern "C" fn release_faults() {

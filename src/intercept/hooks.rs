@@ -112,11 +112,9 @@ pub unsafe fn clCreateContext(
     errcode_ret: *mut cl_int,
 ) -> cl_context {
     let f = real!(clCreateContext, fail_handle(errcode_ret));
+    crate::exec::wait_for_background_start();
     let ctx = f(props, n, devices, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
-        if crate::config::get().mode == crate::config::Mode::Balance {
-            record("balance engine start", crate::exec::start_in_background);
-        }
         record("clCreateContext", || {
             let devs = std::slice::from_raw_parts(devices, n as usize)
                 .iter()
@@ -138,11 +136,9 @@ pub unsafe fn clCreateContextFromType(
     errcode_ret: *mut cl_int,
 ) -> cl_context {
     let f = real!(clCreateContextFromType, fail_handle(errcode_ret));
+    crate::exec::wait_for_background_start();
     let ctx = f(props, ty, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
-        if crate::config::get().mode == crate::config::Mode::Balance {
-            record("balance engine start", crate::exec::start_in_background);
-        }
         record("clCreateContextFromType", || {
             TABLES.contexts.insert(
                 ctx as Key,
@@ -599,9 +595,10 @@ pub unsafe fn clBuildProgram(
     if !passthrough() {
         record("clBuildProgram", || set_options(p, options));
     }
+    crate::exec::wait_for_background_start();
     let r = real!(clBuildProgram, crate::api::UNAVAILABLE)(p, n, devices, options, notify, user);
-    if r == CL_SUCCESS && !passthrough() && crate::config::get().mode == crate::config::Mode::Balance
-    {
+    let cfg = crate::config::get();
+    if r == CL_SUCCESS && !passthrough() && cfg.mode == crate::config::Mode::Balance && cfg.balance_early {
         record("clBuildProgram (balance pre-build)", || {
             if let Some(info) = TABLES.programs.get(p as Key) {
                 crate::exec::prebuild_in_background(&info);
@@ -625,6 +622,7 @@ pub unsafe fn clCompileProgram(
     if !passthrough() {
         record("clCompileProgram", || set_options(p, options));
     }
+    crate::exec::wait_for_background_start();
     real!(clCompileProgram, crate::api::UNAVAILABLE)(
         p, n, devices, options, nh, headers, names, notify, user,
     )
@@ -641,6 +639,7 @@ pub unsafe fn clLinkProgram(
     user: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
+    crate::exec::wait_for_background_start();
     let p = real!(clLinkProgram, fail_handle(errcode_ret))(
         ctx,
         n,
