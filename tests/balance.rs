@@ -659,3 +659,53 @@ fn auto_split_without_footprint_measures_the_forwarded_launch() {
         }
     }
 }
+
+/// `CLPRISM_BALANCE_EARLY=on` (the default): the devices open on a background thread from
+/// the app's program build, and launches that come before they are open are forwarded (and
+/// measured) instead of waiting. Such launches can only be the first ones: once open, every
+/// launch is balanced. The output equals native either way.
+#[test]
+fn early_start_forwards_only_while_the_devices_open() {
+    let d = scratch("balance-early");
+    for app in ["matmul_global", "nbody"] {
+        let exe = examples().join(app);
+        let nat = d.join(format!("{app}.native.bin"));
+        let out_file = d.join(format!("{app}.early.bin"));
+        let native = run(
+            &exe,
+            &["--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        );
+        assert_ok(&native, app);
+        let log = d.join(format!("{app}.jsonl"));
+        let out = balanced(
+            &exe,
+            &["--dump", out_file.to_str().unwrap()],
+            &log,
+            &[("CLPRISM_BALANCE_EARLY", "on")],
+        );
+        assert_ok(&out, &format!("{app} early"));
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap(),
+            "{app}: output differs from native"
+        );
+        let s = schedules(&log);
+        assert!(!s.is_empty());
+        let opening = |x: &Value| {
+            x["fallback"]
+                .as_str()
+                .is_some_and(|f| f.contains("still being opened"))
+        };
+        let waiting = s.iter().take_while(|x| opening(x)).count();
+        assert!(
+            s[waiting..].iter().all(|x| !opening(x)),
+            "{app}: a launch was forwarded after the devices had opened: {s:?}"
+        );
+        assert!(
+            s[waiting..].iter().all(|x| x["fallback"].is_null()),
+            "{app}: {s:?}"
+        );
+        eprintln!("{app}: {waiting} of {} launches forwarded while opening", s.len());
+    }
+}

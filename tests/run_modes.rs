@@ -27,10 +27,12 @@ fn clprism_run(mode: &str, log: &Path, app: &[&str]) -> Output {
         }
     }
     // balance: split every launch (these tests check the splitting machinery; auto would
-    // run first launches whole, see tests/balance.rs for CLPRISM_SPLIT=auto)
+    // run first launches whole, see tests/balance.rs for CLPRISM_SPLIT=auto), devices opened
+    // at the first launch (see tests/balance.rs for CLPRISM_BALANCE_EARLY)
     c.env("POCL_DEVICES", DEVICES)
         .env("CLPRISM_DEVICES", "all")
         .env("CLPRISM_SPLIT", "always")
+        .env("CLPRISM_BALANCE_EARLY", "off")
         .output()
         .expect("spawn clprism")
 }

@@ -150,7 +150,8 @@ thread_local! {
 /// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
 static FORWARDED: Lazy<Mutex<FxHashMap<String, f64>>> = Lazy::new(Default::default);
 
-fn request_measure(kernel: &str, work_groups: u64) {
+/// Asks the hook to measure the launch it is about to forward (see [`watch_forwarded`]).
+pub fn request_measure(kernel: &str, work_groups: u64) {
     MEASURE.with(|m| *m.borrow_mut() = Some((kernel.to_string(), work_groups)));
 }
 
@@ -354,6 +355,32 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
             program_cell(&variant).get_or_init(|| build_on_devices(e, &src, &options));
         }
     });
+}
+
+/// The engine for a launch, without making the app wait for the devices to open when
+/// `CLPRISM_BALANCE_EARLY` is on: `None` while a background start is under way (begun here
+/// if nothing began it), and the caller forwards the launch. Opening a context costs about
+/// 0.1 s per H200 (4×H200: 0.37–0.45 s, results/gpu-2026-11-22f), more than a
+/// transfer-bound app's whole run of launches. With the option off, the first launch opens
+/// the devices itself and waits.
+pub fn engine_for_launch() -> Option<Result<&'static Engine, &'static str>> {
+    if let Some(e) = ENGINE.get() {
+        return Some(e.as_ref().map_err(|e| e.as_str()));
+    }
+    if !crate::config::get().balance_early {
+        return Some(engine());
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if ENGINE.get().is_none() && !STARTING.load(std::sync::atomic::Ordering::Acquire) {
+            STARTING.store(true, std::sync::atomic::Ordering::Release);
+            spawn_background("clprism-engine", || {
+                let _ = engine();
+                STARTING.store(false, std::sync::atomic::Ordering::Release);
+            });
+        }
+    });
+    ENGINE.get().map(|e| e.as_ref().map_err(|e| e.as_str()))
 }
 
 /// Set while a background thread opens the balance devices (see [`wait_for_background_start`]).

@@ -119,10 +119,6 @@ pub unsafe fn try_balance(
     if std::env::var_os("CLPRISM_DEBUG").is_some() {
         eprintln!("clprism-debug: try_balance {}", rec.seq);
     }
-    let engine = exec::engine().map_err(|e| format!("balance engine unavailable: {e}"))?;
-    if engine.devices.iter().all(|d| !d.available()) {
-        return Err("every balance device is busy with abandoned work".into());
-    }
     let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
     // Start barrier: the launch's wait list and every earlier command of the queue. The
@@ -141,6 +137,21 @@ pub unsafe fn try_balance(
     cl::release_event(start);
     if let Err(e) = waited {
         return Err(format!("a command the launch waits for failed ({e})"));
+    }
+    let engine = match exec::engine_for_launch() {
+        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
+        None => {
+            // measured meanwhile: the split decision of a later launch needs this figure
+            let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
+            exec::request_measure(&kinfo.name, groups as u64);
+            return Err(
+                "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)"
+                    .into(),
+            );
+        }
+    };
+    if engine.devices.iter().all(|d| !d.available()) {
+        return Err("every balance device is busy with abandoned work".into());
     }
     let mut epochs = rustc_hash::FxHashMap::default();
     for a in &args {
