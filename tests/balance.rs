@@ -636,24 +636,37 @@ fn auto_split_without_footprint_measures_the_forwarded_launch() {
     assert_eq!(recs.len(), 64);
     let first = recs[0]["schedule"]["fallback"].as_str().unwrap_or("");
     assert!(first.contains("forwarded to measure it"), "{first}");
-    assert!(recs[0]["device_ns"].as_u64().unwrap_or(0) > 0, "{}", recs[0]);
+    assert!(
+        recs[0]["device_ns"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        recs[0]
+    );
     // the callback's measurement arrives asynchronously; once it has, launches are decided
     let decided: Vec<&Value> = recs[1..]
         .iter()
         .filter(|r| {
             let s = &r["schedule"];
             s["split_decision"]["est_home_ns"].as_f64().is_some()
-                || s["fallback"].as_str().is_some_and(|f| f.contains(" ms split ("))
+                || s["fallback"]
+                    .as_str()
+                    .is_some_and(|f| f.contains(" ms split ("))
         })
         .collect();
-    assert!(!decided.is_empty(), "no launch was decided: {:?}", recs[1]["schedule"]);
+    assert!(
+        !decided.is_empty(),
+        "no launch was decided: {:?}",
+        recs[1]["schedule"]
+    );
     for r in &decided {
         let s = &r["schedule"];
         let text = s["fallback"]
             .as_str()
             .map(str::to_string)
             .unwrap_or_else(|| s["split_decision"]["reason"].to_string());
-        assert!(text.contains("by diff") || text.contains("as measured"), "{text}");
+        assert!(
+            text.contains("by diff") || text.contains("as measured"),
+            "{text}"
+        );
         if s["fallback"].is_null() {
             assert_eq!(s["merge"], "diff", "{s}");
         }
@@ -706,6 +719,9 @@ fn early_start_forwards_only_while_the_devices_open() {
             s[waiting..].iter().all(|x| x["fallback"].is_null()),
             "{app}: {s:?}"
         );
-        eprintln!("{app}: {waiting} of {} launches forwarded while opening", s.len());
+        eprintln!(
+            "{app}: {waiting} of {} launches forwarded while opening",
+            s.len()
+        );
     }
 }

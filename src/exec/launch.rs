@@ -1263,9 +1263,10 @@ impl WorkerState {
                 }
             } else if devs.len() > 1 {
                 let phase = |name: &str| {
-                    marks.iter().position(|(n, _)| *n == name).map(|i| {
-                        marks[i].1 - if i > 0 { marks[i - 1].1 } else { 0 }
-                    })
+                    marks
+                        .iter()
+                        .position(|(n, _)| *n == name)
+                        .map(|i| marks[i].1 - if i > 0 { marks[i - 1].1 } else { 0 })
                 };
                 if let (Some(r), Some(w)) = (phase("read_back"), phase("write_back")) {
                     self.merge_cost.insert(job.kernel.clone(), (r + w) as f64);

@@ -304,7 +304,11 @@ static PREBUILT: Lazy<Mutex<FxHashMap<String, std::sync::Arc<OnceCell<DeviceProg
 
 /// The build cell of program variant `variant`.
 pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DevicePrograms>> {
-    PREBUILT.lock().entry(variant.to_string()).or_default().clone()
+    PREBUILT
+        .lock()
+        .entry(variant.to_string())
+        .or_default()
+        .clone()
 }
 
 /// Builds `source` with the app's `options` (plus `-cl-kernel-arg-info`) on every balance
@@ -327,7 +331,10 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("the build thread panicked".into())))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("the build thread panicked".into()))
+            })
             .collect()
     })
 }

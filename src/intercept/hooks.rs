@@ -598,7 +598,11 @@ pub unsafe fn clBuildProgram(
     crate::exec::wait_for_background_start();
     let r = real!(clBuildProgram, crate::api::UNAVAILABLE)(p, n, devices, options, notify, user);
     let cfg = crate::config::get();
-    if r == CL_SUCCESS && !passthrough() && cfg.mode == crate::config::Mode::Balance && cfg.balance_early {
+    if r == CL_SUCCESS
+        && !passthrough()
+        && cfg.mode == crate::config::Mode::Balance
+        && cfg.balance_early
+    {
         record("clBuildProgram (balance pre-build)", || {
             if let Some(info) = TABLES.programs.get(p as Key) {
                 crate::exec::prebuild_in_background(&info);

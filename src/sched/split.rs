@@ -160,7 +160,11 @@ mod tests {
         // 80 ms of uploads alone, so it stays whole.
         let d = decide(&inputs(400_000_000, 0, vec![Some(1e4), Some(1e4)]));
         assert!(!d.split, "{d:?}");
-        assert!(d.reason.contains("80.00 ms of it moving 762 MiB"), "{}", d.reason);
+        assert!(
+            d.reason.contains("80.00 ms of it moving 762 MiB"),
+            "{}",
+            d.reason
+        );
     }
 
     #[test]
@@ -189,7 +193,10 @@ mod tests {
         // one wave costs a wave, so the split launch measured 32 µs per work-group everywhere
         let mut i = inputs(0, 0, vec![Some(6400.0), None, None, None]);
         i.work_groups = 2048;
-        assert!(decide(&i).split, "before any split measurement the estimate splits");
+        assert!(
+            decide(&i).split,
+            "before any split measurement the estimate splits"
+        );
         i.ns_per_work_group = vec![Some(32_000.0); 4];
         let d = decide(&i);
         assert!(!d.split, "{d:?}");
