@@ -119,6 +119,12 @@ pub unsafe fn try_balance(
     if std::env::var_os("CLPRISM_DEBUG").is_some() {
         eprintln!("clprism-debug: try_balance {}", rec.seq);
     }
+    // An engine that failed to open forwards at once (no start barrier, the app keeps its
+    // asynchronous queue); one still opening is looked at again after the barrier.
+    let ready = exec::engine_for_launch();
+    if let Some(Err(e)) = ready {
+        return Err(format!("balance engine unavailable: {e}"));
+    }
     let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
     // Start barrier: the launch's wait list and every earlier command of the queue. The
@@ -138,7 +144,7 @@ pub unsafe fn try_balance(
     if let Err(e) = waited {
         return Err(format!("a command the launch waits for failed ({e})"));
     }
-    let engine = match exec::engine_for_launch() {
+    let engine = match ready.or_else(exec::engine_for_launch) {
         Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
         None => {
             // measured meanwhile: the split decision of a later launch needs this figure
