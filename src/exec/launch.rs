@@ -672,20 +672,18 @@ impl WorkerState {
                 split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
                 split_log["upload_bytes"] = json!(inputs.upload_bytes);
                 split_log["host_rate_measured"] = json!(self.host_rate.is_some());
-                if !d.split && d.est_home_ns.is_some() {
-                    // measured: the app's own launch is the fastest way (nothing of the
-                    // app's data changed yet; the caller forwards the launch as it is)
+                let measured_first = d.est_home_ns.is_none() && home_d.is_some();
+                if !d.split && !measured_first {
+                    // Forwarded to the driver as it is: measured, the app's own launch is the
+                    // fastest way; or a first launch without a footprint (so no direct run on
+                    // the app's device), whose profiled event measures it. Nothing of the
+                    // app's data changed yet.
                     super::set_unwritten(
                         bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect(),
                     );
-                    return Err(format!("kept whole on the app's device: {}", d.reason));
-                }
-                if !d.split && home_d.is_none() {
-                    // first launch, no footprint (so no direct run on the app's device):
-                    // forwarded to the driver; its profiled event measures it
-                    super::set_unwritten(
-                        bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect(),
-                    );
+                    if d.est_home_ns.is_some() {
+                        return Err(format!("kept whole on the app's device: {}", d.reason));
+                    }
                     super::request_measure(&job.kernel, work_groups);
                     return Err("kept whole on the app's device: first launch of this kernel, forwarded to measure it".into());
                 }
