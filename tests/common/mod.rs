@@ -115,14 +115,19 @@ pub fn run(exe: &Path, args: &[&str], via: Via, env: &[(&str, &str)]) -> Output 
     );
     if let Via::Preload(mode) = via {
         c.env("LD_PRELOAD", lib()).env("CLPRISM_MODE", mode);
-        if mode == "balance" {
-            // the tests exercise the splitting machinery: split every launch (a test of
-            // CLPRISM_SPLIT=auto passes its own value), and open the devices at the first
-            // launch, so no launch is forwarded because they are still opening (a test of
-            // CLPRISM_BALANCE_EARLY passes its own value)
-            c.env("CLPRISM_SPLIT", "always")
-                .env("CLPRISM_BALANCE_EARLY", "off");
-        }
+    }
+    // balance mode, preloaded or loaded as an ocl-icd layer with CLPRISM_MODE in `env`
+    let balance = matches!(via, Via::Preload("balance"))
+        || env
+            .iter()
+            .any(|&(k, v)| k == "CLPRISM_MODE" && v == "balance");
+    if balance {
+        // the tests exercise the splitting machinery: split every launch (a test of
+        // CLPRISM_SPLIT=auto passes its own value), and open the devices at the first
+        // launch, so no launch is forwarded because they are still opening (a test of
+        // CLPRISM_BALANCE_EARLY passes its own value)
+        c.env("CLPRISM_SPLIT", "always")
+            .env("CLPRISM_BALANCE_EARLY", "off");
     }
     for (k, v) in env {
         c.env(k, v);
