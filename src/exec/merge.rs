@@ -5,13 +5,30 @@
 /// Merges device copies of one buffer against its pre-launch contents `base`.
 ///
 /// Returns the merged bytes, or `Err(offset)` of the first byte two devices changed to
-/// different values (the work-groups overlap: the split is not safe). Runs on up to
-/// `threads` threads over 4 MiB slices, comparing 8-byte words first.
+/// different values (the work-groups overlap: the split is not safe). See
+/// [`diff_merge_into`].
 pub fn diff_merge(base: &[u8], copies: &[&[u8]], threads: usize) -> Result<Vec<u8>, usize> {
-    assert!(copies.iter().all(|c| c.len() == base.len()));
-    let mut result = base.to_vec();
+    let mut result = vec![0u8; base.len()];
+    diff_merge_into(&mut result, base, copies, threads)?;
+    Ok(result)
+}
+
+/// Merges device copies of one buffer against its pre-launch contents `base` into `out`
+/// (same length; any prior contents are overwritten, so a reused page-locked staging area
+/// serves). Runs on up to `threads` threads over 4 MiB slices, each copying its slice of
+/// `base` and then applying every copy's changes, comparing 8-byte words first.
+///
+/// Errors: `Err(offset)` of the first byte two devices changed to different values (the
+/// work-groups overlap: the split is not safe); `out` is then partly merged.
+pub fn diff_merge_into(
+    out: &mut [u8],
+    base: &[u8],
+    copies: &[&[u8]],
+    threads: usize,
+) -> Result<(), usize> {
+    assert!(out.len() == base.len() && copies.iter().all(|c| c.len() == base.len()));
     const SLICE: usize = 4 << 20;
-    let slices: Vec<(usize, &mut [u8])> = result
+    let slices: Vec<(usize, &mut [u8])> = out
         .chunks_mut(SLICE)
         .enumerate()
         .map(|(i, s)| (i * SLICE, s))
@@ -30,6 +47,7 @@ pub fn diff_merge(base: &[u8], copies: &[&[u8]], threads: usize) -> Result<Vec<u
                 s.spawn(move || {
                     for (off, out) in g {
                         let b = &base[off..off + out.len()];
+                        out.copy_from_slice(b);
                         for c in copies {
                             if let Some(j) = merge_slice(out, b, &c[off..off + out.len()]) {
                                 return Some(off + j);
@@ -47,7 +65,7 @@ pub fn diff_merge(base: &[u8], copies: &[&[u8]], threads: usize) -> Result<Vec<u
     });
     match conflicts.into_iter().flatten().min() {
         Some(j) => Err(j),
-        None => Ok(result),
+        None => Ok(()),
     }
 }
 
@@ -111,6 +129,17 @@ mod tests {
         assert_eq!(diff_merge(&base, &[&a, &b], 1).unwrap()[3], 9);
         b[3] = 7;
         assert_eq!(diff_merge(&base, &[&a, &b], 1), Err(3));
+    }
+
+    #[test]
+    fn merging_into_a_reused_area_overwrites_its_old_contents() {
+        let base: Vec<u8> = (0..4099u32).map(|i| (i % 13) as u8).collect();
+        let mut a = base.clone();
+        a[4098] = 200;
+        let mut out = vec![0xEEu8; base.len()];
+        diff_merge_into(&mut out, &base, &[&a, &base], 2).unwrap();
+        assert_eq!(out[..4098], base[..4098]);
+        assert_eq!(out[4098], 200);
     }
 
     #[test]

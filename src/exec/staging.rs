@@ -41,11 +41,6 @@ impl HostBytes {
         HostBytes(Inner::Heap(vec![0u8; len]))
     }
 
-    /// Heap memory holding `v`.
-    pub fn from_vec(v: Vec<u8>) -> HostBytes {
-        HostBytes(Inner::Heap(v))
-    }
-
     /// `len` bytes of driver-allocated host memory of `ctx`, mapped on `queue` (a clprism
     /// queue of `ctx` that outlives the area). Its contents are undefined until written.
     ///
@@ -130,6 +125,9 @@ pub(super) enum Role {
     Snapshot,
     /// Bytes the other devices' chunks wrote, on their way into the app's buffer.
     ReadBack,
+    /// One participating device's whole replica, read back for diff-merge (its index
+    /// among the launch's devices).
+    DiffCopy(usize),
 }
 
 /// Staging areas between launches, per (app buffer, role).
