@@ -36,6 +36,7 @@ fn examples_are_byte_identical_in_balance_mode() {
     let d = scratch("balance-examples");
     let mut multi_device_launches = 0;
     let mut early_reads = 0;
+    let mut warm_launches = 0;
     let mut report = String::new();
     for name in example_names() {
         let exe = build.join(&name);
@@ -126,6 +127,20 @@ fn examples_are_byte_identical_in_balance_mode() {
             }
         }
         multi_device_launches += split;
+        // Boyer's warm start: a repeated launch of a kernel seeds the scheduler with the Ω
+        // its last launch measured on every device
+        let warm = recs
+            .iter()
+            .filter(|r| r["schedule"]["warm_start"] == true)
+            .count();
+        if name == "floyd_warshall" {
+            assert!(
+                warm * 2 >= recs.len(),
+                "{name}: {warm} of {} launches started warm",
+                recs.len()
+            );
+        }
+        warm_launches += warm;
         // Merge method: kernels whose writes are indexed by ids merge from the emulator's
         // footprints; Floyd-Warshall's data-conditional writes must use diff-merge.
         let merges: Vec<&str> = recs
@@ -151,7 +166,7 @@ fn examples_are_byte_identical_in_balance_mode() {
             _ => {}
         }
         report.push_str(&format!(
-            "{name}: {} launches, {split} on several devices, fallbacks {:?}\n",
+            "{name}: {} launches, {split} on several devices, {warm} warm, fallbacks {:?}\n",
             recs.len(),
             fallbacks
         ));
@@ -162,6 +177,7 @@ fn examples_are_byte_identical_in_balance_mode() {
         "no launch ran on more than one device:\n{report}"
     );
     eprintln!("chunks read back early: {early_reads}");
+    assert!(warm_launches > 0, "no launch started warm:\n{report}");
 }
 
 /// A kernel with global atomics runs unsplit, correct, with the reason logged.

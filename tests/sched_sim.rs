@@ -188,3 +188,67 @@ fn cli_runs_and_rejects_bad_input() {
     assert_eq!(simulate_main(&a("--block 9")), 2);
     assert_eq!(simulate_main(&a("--bogus")), 2);
 }
+
+/// Warm start (extension after Boyer §4.6): seeded with the Ω of an earlier launch, each of
+/// 4 equal devices gets 3/4 of its share as its first chunk and one final-split chunk, so
+/// the launch uses 8 chunks instead of the cold start's growth sequence, and with a fixed
+/// cost per chunk it finishes sooner; `warm=1` is one chunk per device. A device that
+/// blocks in this launch (its history said it was fine) is abandoned by the overdue rule
+/// and the launch completes on the others.
+#[test]
+fn warm_start_uses_few_chunks_and_survives_a_device_that_blocks() {
+    let (n, w, o) = (4usize, 8192u64, 1_000_000u64);
+    let mut cfg = SimConfig::new(vec![SimDevice::constant(1.0); n], w, o);
+    let cold = boyer(&cfg);
+    assert!(cold.complete);
+    // Ω as the earlier launch measured it: its final chunk, fixed cost included
+    let omega = 1000.0 + o as f64 / (w as f64 / n as f64 / 4.0);
+    cfg.history_ns = Some(vec![Some(omega); n]);
+    let warm = boyer(&cfg);
+    assert!(warm.complete);
+    assert_eq!(warm.chunks_assigned, 2 * n, "{:?}", warm.chunks);
+    for d in 0..n {
+        let first = warm.chunks.iter().find(|c| c.device == d).unwrap();
+        assert_eq!(first.count, (w / n as u64) * 3 / 4, "device {d}");
+    }
+    assert!(
+        cold.chunks_assigned > warm.chunks_assigned,
+        "cold {} chunks",
+        cold.chunks_assigned
+    );
+    let (mc, mw) = (cold.makespan_ns.unwrap(), warm.makespan_ns.unwrap());
+    assert!(mw < mc, "warm {mw} ns, cold {mc} ns");
+    eprintln!(
+        "4 equal devices, 1 ms per chunk: cold {} chunks {:.2} ms, warm {} chunks {:.2} ms",
+        cold.chunks_assigned,
+        mc as f64 / 1e6,
+        warm.chunks_assigned,
+        mw as f64 / 1e6
+    );
+
+    let one = BoyerParams {
+        warm: Some(1.0),
+        ..Default::default()
+    };
+    let r = simulate(&SchedulerKind::Boyer, &one, &cfg).unwrap();
+    assert!(r.complete);
+    assert_eq!(r.chunks_assigned, n);
+
+    // the history is ignored with warm=off or when a device has no Ω
+    let off = BoyerParams {
+        warm: None,
+        ..Default::default()
+    };
+    let r = simulate(&SchedulerKind::Boyer, &off, &cfg).unwrap();
+    assert_eq!(r.chunks_assigned, cold.chunks_assigned);
+    let mut partial = cfg.clone();
+    partial.history_ns = Some(vec![Some(omega), None, Some(omega), Some(omega)]);
+    assert_eq!(boyer(&partial).chunks_assigned, cold.chunks_assigned);
+
+    let mut blocked = cfg.clone();
+    blocked.devices[2] = SimDevice::blocked();
+    let r = boyer(&blocked);
+    assert!(r.complete, "{:?}", r.chunks);
+    assert_eq!(r.per_device[2].excluded, Some(Exclusion::Overdue));
+    assert_eq!(r.per_device[2].wgs_done, 0);
+}

@@ -110,8 +110,20 @@ fn random_setup(rng: &mut Rng) -> Setup {
         }
         devices.push(dev);
     }
+    // an earlier launch's Ω (Boyer's warm start), off by up to 2x either way, sometimes
+    // missing for a device (then the start is cold)
+    let history = rng.chance(0.4).then(|| {
+        devices
+            .iter()
+            .map(|d| {
+                let rate = d.work_between(0.0, 1000.0).max(0.01);
+                (!rng.chance(0.05)).then(|| 1000.0 / rate * (0.5 + rng.unit() * 1.5))
+            })
+            .collect::<Vec<_>>()
+    });
     let mut cfg = SimConfig::new(devices, w, overhead);
     cfg.fail_enqueue = fails;
+    cfg.history_ns = history;
     Setup {
         cfg,
         good,
@@ -152,6 +164,11 @@ fn random_params(rng: &mut Rng) -> BoyerParams {
         gamma: 1 + rng.below(3) as u32,
         overdue_factor: Some(1.5 + rng.unit() * 6.0),
         early_split: rng.chance(0.7),
+        warm: if rng.chance(0.5) {
+            Some(0.05 + rng.unit() * 0.95)
+        } else {
+            None
+        },
     }
 }
 

@@ -85,6 +85,10 @@ pub(super) struct WorkerState {
     whole: FxHashMap<String, f64>,
     /// kernel name → read-back plus write-back time of its last split launch, ns.
     merge_cost: FxHashMap<String, f64>,
+    /// (kernel name, work-groups along the split dimension, participating devices) → Ω per
+    /// device measured by the last complete balanced launch (ns per work-group), to seed
+    /// the next launch's warm start (`sched::ChunkScheduler::seed_history`).
+    history: FxHashMap<(String, u64, Vec<usize>), Vec<Option<f64>>>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
     /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
@@ -889,6 +893,11 @@ impl WorkerState {
         let now = |t0: Instant| t0.elapsed().as_nanos() as u64;
         let mut chunk_log: FxHashMap<u64, Value> = FxHashMap::default();
         let mut enqueued_at: FxHashMap<u64, u64> = FxHashMap::default();
+        let history_key = (job.kernel.clone(), units, devs.clone());
+        let warm = self
+            .history
+            .get(&history_key)
+            .is_some_and(|h| sched.seed_history(h));
         let mut actions = sched.start(now(t0));
         let deadline_free = Duration::from_millis(20);
         let mut last_progress = Instant::now();
@@ -1167,13 +1176,8 @@ impl WorkerState {
                 .map(|&i| {
                     // SAFETY: as for the snapshots.
                     unsafe {
-                        self.host_pool.take(
-                            b.mem,
-                            Role::DiffCopy(i),
-                            b.size,
-                            job.app_context,
-                            home,
-                        )
+                        self.host_pool
+                            .take(b.mem, Role::DiffCopy(i), b.size, job.app_context, home)
                     }
                 })
                 .collect();
@@ -1261,6 +1265,8 @@ impl WorkerState {
             }
         }
 
+        // Ω per device for the next launch's warm start
+        self.history.insert(history_key, sched.measured_omegas());
         // measured speed per device (for `best`)
         {
             let m = self
@@ -1304,6 +1310,7 @@ impl WorkerState {
         chunks.sort_by_key(|c| c.0);
         let schedule = json!({
             "scheduler": configured.clone().unwrap_or_else(|| kind.to_string()),
+            "warm_start": warm,
             "split_decision": split_log,
             "devices": devs.iter().map(|d| json!({"index": engine.devices[*d].index, "name": engine.devices[*d].name})).collect::<Vec<_>>(),
             "split_dim": split,

@@ -34,6 +34,15 @@
 //!   its expected time while others sit idle is abandoned (`poll`), and so is a device whose
 //!   measured slowdown makes it finish much later than the idle devices could redo its work
 //!   (`rebalance`); such a device is re-admitted once its abandoned chunks complete.
+//! * warm start (`warm`, after the hybrid that §4.6 proposes as future work): given the Ω
+//!   every device measured in an earlier launch of the same kernel
+//!   ([`super::ChunkScheduler::seed_history`]), step 1 gives each device `warm` × its
+//!   eq. 4.3 share of all work instead of β'·W, and step 3 runs as soon as one device has
+//!   finished that chunk (its Ω fresh, the others' λ from the earlier Ω). Few, large chunks
+//!   matter on GPUs whose per-work-group speed falls when a chunk cannot fill the device
+//!   (N-body 524288 on an H200: 64 µs per work-group in a 287-work-group chunk, 23 µs in the
+//!   whole launch, results/gpu-2026-11-22g); the final split keeps 1 − `warm` of the work
+//!   dynamic, and the overdue rule still covers a device that stalls.
 
 use super::{Action, Core, Exclusion};
 
@@ -46,6 +55,11 @@ pub struct BoyerState {
     pub initial_wgs: u64,
     /// True once step 3 (the final split) has happened.
     pub final_phase: bool,
+    /// Ω (ns per work-group) per device from an earlier launch, consumed by the first
+    /// dispatch (warm start, see [`super::BoyerParams::warm`]).
+    pub history_ns: Option<Vec<f64>>,
+    /// True after a warm start: the first device to go idle triggers the final split.
+    pub warm_started: bool,
 }
 
 /// Effective initial-chunk fraction for `n_devices` devices: β·min(1, 2/N) (see module doc).
@@ -184,11 +198,68 @@ impl BoyerState {
             params,
             initial_wgs: initial,
             final_phase: false,
+            history_ns: None,
+            warm_started: false,
+        }
+    }
+
+    /// Warm start (extension after §4.6): every device claims `warm` × its eq. 4.3 share of
+    /// all work-groups, with the earlier launch's Ω as its own (λ = 0 for all, nothing runs
+    /// yet), so λ and the overdue rule have an Ω from the first moment.
+    fn warm_start(&mut self, core: &mut Core, omega: &[f64], now: u64, out: &mut Vec<Action>) {
+        let frac = self.params.warm.unwrap_or(1.0);
+        for (d, &o) in omega.iter().enumerate() {
+            core.devices[d].omega_ns = Some(o);
+        }
+        let inputs: Vec<(f64, f64)> = omega.iter().map(|&o| (o, 0.0)).collect();
+        let shares = optimal_split(core.pool.len(), &inputs);
+        for (d, &share) in shares.iter().enumerate() {
+            if share > 0 {
+                let first = ((share as f64 * frac).ceil() as u64).clamp(1, share);
+                core.claim(d, first, now, out);
+            }
+        }
+        self.warm_started = true;
+        self.final_phase = core.pool.is_empty();
+    }
+
+    /// Before the warm start's final split: the earlier launch gives the devices' relative
+    /// speeds, the chunks finished in this launch give the scale (Ω per work-group depends
+    /// on the chunk size, e.g. through a fixed cost per chunk). A device still running its
+    /// first chunk gets its earlier Ω times the mean ratio fresh/earlier Ω of the devices
+    /// that finished one, so its λ is not overstated (or understated) by that scale.
+    fn calibrate_history(&self, core: &mut Core) {
+        let Some(hist) = &self.history_ns else {
+            return;
+        };
+        let ratios: Vec<f64> = core
+            .live_devices()
+            .filter(|&d| core.devices[d].completed > 0)
+            .filter_map(|d| Some(core.devices[d].omega_ns? / hist[d]))
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .collect();
+        if ratios.is_empty() {
+            return;
+        }
+        let scale = ratios.iter().sum::<f64>() / ratios.len() as f64;
+        let pending: Vec<usize> = core
+            .live_devices()
+            .filter(|&d| core.devices[d].completed == 0)
+            .collect();
+        for d in pending {
+            core.devices[d].omega_ns = Some(hist[d] * scale);
         }
     }
 
     /// Runs the algorithm after any event (start, completion, failure, abandonment).
     pub(crate) fn dispatch(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
+        if !self.warm_started && core.chunks.is_empty() {
+            if let Some(omega) = self.history_ns.clone() {
+                if omega.len() == core.devices.len() {
+                    self.warm_start(core, &omega, now, out);
+                }
+            }
+        }
         self.dispatch_pool(core, now, out);
         self.rebalance(core, now, out);
     }
@@ -196,6 +267,23 @@ impl BoyerState {
     /// Steps 2 and 3 for work in the pool.
     fn dispatch_pool(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
         if core.pool.is_empty() {
+            return;
+        }
+        if self.warm_started && !self.final_phase {
+            // warm start: the rest is split once some device has finished its first chunk
+            // (or has none), with that device's fresh Ω and the others' λ
+            if core
+                .live_devices()
+                .any(|d| core.devices[d].outstanding.is_empty())
+            {
+                self.final_phase = true;
+                self.calibrate_history(core);
+                let devs: Vec<usize> = core
+                    .live_devices()
+                    .filter(|&d| core.devices[d].omega_ns.is_some())
+                    .collect();
+                core.split_pool(&devs, now, out);
+            }
             return;
         }
         if !self.final_phase {

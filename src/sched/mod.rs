@@ -555,6 +555,38 @@ impl ChunkScheduler {
         }
     }
 
+    /// Seeds Boyer's warm start (see [`BoyerParams::warm`]) with the Ω (ns per work-group,
+    /// transfers included) each device measured in an earlier launch of the same kernel and
+    /// NDRange, e.g. [`Self::measured_omegas`] of that launch. Call before [`Self::start`].
+    ///
+    /// Returns true when the warm start will be used: a Boyer scheduler with `warm` on, not
+    /// started, and a finite positive Ω for every device. Otherwise nothing changes (the
+    /// paper's cold start; baselines ignore history).
+    pub fn seed_history(&mut self, omega_ns: &[Option<f64>]) -> bool {
+        let Policy::Boyer(b) = &mut self.policy else {
+            return false;
+        };
+        if self.started || b.params.warm.is_none() || omega_ns.len() != self.core.devices.len() {
+            return false;
+        }
+        let v: Option<Vec<f64>> = omega_ns
+            .iter()
+            .map(|o| o.filter(|x| x.is_finite() && *x > 0.0))
+            .collect();
+        b.history_ns = v;
+        b.history_ns.is_some()
+    }
+
+    /// Per device, Ω (ns per work-group, transfers included) of its most recent completed
+    /// chunk in this launch; `None` for a device that completed none (§4.3.1).
+    pub fn measured_omegas(&self) -> Vec<Option<f64>> {
+        self.core
+            .devices
+            .iter()
+            .map(|d| if d.completed > 0 { d.omega_ns } else { None })
+            .collect()
+    }
+
     /// Total work-groups of the launch.
     pub fn total_wgs(&self) -> u64 {
         self.core.total_wgs

@@ -81,10 +81,23 @@ pub struct BoyerParams {
     /// eq. 4.3 share of the remaining work-groups, do the final split (step 3) at once (see
     /// [`crate::sched::boyer`]). `early=off` gives the paper's pure step 2.
     pub early_split: bool,
+    /// Extension after Boyer §4.6 (future work: a hybrid that "can leverage past performance
+    /// information for improved partitioning"): when the caller seeds the scheduler with the
+    /// Ω every participating device measured in an earlier launch of the same kernel
+    /// ([`crate::sched::ChunkScheduler::seed_history`]), each device's first chunk is this
+    /// fraction (0 < x ≤ 1) of its eq. 4.3 share of all work-groups instead of β, and the
+    /// rest is split with eq. 4.3 as soon as any device finishes its first chunk. `None`
+    /// (`warm=off`) keeps the paper's cold start for every launch.
+    pub warm: Option<f64>,
 }
 
+/// Default `warm` fraction of [`BoyerParams`].
+pub const WARM_DEFAULT: f64 = 0.75;
+
 impl Default for BoyerParams {
-    /// The paper's values (Table 4.2), an overdue factor of 4, early split on.
+    /// The paper's values (Table 4.2), an overdue factor of 4, early split on, warm start
+    /// with 3/4 of each share (leaving ≥ 25% of the work to the final split, as §4.5.4 asks
+    /// of the initial phase).
     fn default() -> Self {
         BoyerParams {
             beta: 0.07,
@@ -92,6 +105,7 @@ impl Default for BoyerParams {
             gamma: 2,
             overdue_factor: Some(4.0),
             early_split: true,
+            warm: Some(WARM_DEFAULT),
         }
     }
 }
@@ -179,7 +193,7 @@ pub fn parse_scheduler(s: &str) -> Result<SchedulerKind, String> {
 
 /// Parses `CLPRISM_BOYER`: comma-separated `key=value` pairs, any subset of
 /// `beta=<0<x≤1>`, `delta=<≥1>`, `gamma=<integer ≥1>`, `overdue=<factor >1 | off>`,
-/// `early=<on|off>`;
+/// `early=<on|off>`, `warm=<0<x≤1 | off>`;
 /// unspecified keys keep the paper's values ([`BoyerParams::default`]). An empty string gives
 /// the defaults. Errors name the offending pair.
 pub fn parse_boyer_params(s: &str) -> Result<BoyerParams, String> {
@@ -231,9 +245,20 @@ pub fn parse_boyer_params(s: &str) -> Result<BoyerParams, String> {
                     _ => return Err(format!("early={v}: expected on or off")),
                 }
             }
+            "warm" => {
+                if v.eq_ignore_ascii_case("off") || v == "0" {
+                    p.warm = None;
+                } else {
+                    let x = parse_frac("warm", v)?;
+                    if !(x > 0.0 && x <= 1.0) {
+                        return Err(format!("warm={v} not in (0, 1] (or off)"));
+                    }
+                    p.warm = Some(x);
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown key '{k}' (expected beta, delta, gamma, overdue, early)"
+                    "unknown key '{k}' (expected beta, delta, gamma, overdue, early, warm)"
                 ))
             }
         }
@@ -321,6 +346,11 @@ mod tests {
         assert_eq!((p.delta, p.overdue_factor), (2.0, None));
         assert!(!parse_boyer_params("early=off").unwrap().early_split);
         assert!(parse_boyer_params("early=maybe").is_err());
+        assert_eq!(parse_boyer_params("").unwrap().warm, Some(WARM_DEFAULT));
+        assert_eq!(parse_boyer_params("warm=1").unwrap().warm, Some(1.0));
+        assert_eq!(parse_boyer_params("warm=off").unwrap().warm, None);
+        assert!(parse_boyer_params("warm=1.5").unwrap_err().contains("warm"));
+        assert!(parse_boyer_params("warm=-0.1").is_err());
         assert_eq!(
             parse_boyer_params("overdue=8").unwrap().overdue_factor,
             Some(8.0)

@@ -148,6 +148,9 @@ pub struct SimConfig {
     pub fail_enqueue: Vec<(usize, u32)>,
     /// Safety bound on simulated events.
     pub max_events: usize,
+    /// Ω per device (ns per work-group) from an earlier launch, passed to
+    /// [`ChunkScheduler::seed_history`] (Boyer's warm start); `None`: a first launch.
+    pub history_ns: Option<Vec<Option<f64>>>,
 }
 
 impl SimConfig {
@@ -159,6 +162,7 @@ impl SimConfig {
             overhead_ns,
             fail_enqueue: Vec::new(),
             max_events: 10_000_000,
+            history_ns: None,
         }
     }
 }
@@ -226,6 +230,9 @@ pub fn simulate(
 ) -> Result<SimReport, String> {
     let n = cfg.devices.len();
     let mut s = ChunkScheduler::new(kind, params, n, cfg.total_wgs)?;
+    if let Some(h) = &cfg.history_ns {
+        s.seed_history(h);
+    }
     // (end time, sequence, device, chunk, elapsed)
     let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
     let mut seq = 0u64;
@@ -777,6 +784,7 @@ pub fn simulate_main(args: &[String]) -> i32 {
     let paper = BoyerParams {
         overdue_factor: None,
         early_split: false,
+        warm: None,
         ..cli.params
     };
     let mut runs: Vec<(SchedulerKind, BoyerParams, Option<&str>)> = cli
