@@ -75,6 +75,8 @@ if [ "$QUICK" = steady ]; then
   bal matmul_global boyer-gpu$N-cold gpu:$N -- "$mm" 8192 $R
   for n in $(seq 1 $N); do bal matmul_global boyer-gpu$n-warm gpu:$n -- "$mm" 8192 $R; done
   bal matmul_global always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always -- "$mm" 8192 $R
+  # Boyer's warm start off (every launch starts from β chunks, the paper's algorithm)
+  bal matmul_global seedoff-gpu$N-warm gpu:$N CLPRISM_BOYER=warm=off -- "$mm" 8192 $R
   bal matmul_global static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
   bal matmul_global gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
   bal matmul_global blocked-gpu$N-warm gpu:$N CLPRISM_FAULT=block:$((N - 1)) -- "$mm" 8192 $R
@@ -82,6 +84,7 @@ if [ "$QUICK" = steady ]; then
   hog=$!
   sleep 3
   bal matmul_global loaded-boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  bal matmul_global loaded-seedoff-gpu$N-warm gpu:$N CLPRISM_BOYER=warm=off -- "$mm" 8192 $R
   bal matmul_global loaded-static-even-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
   bal matmul_global loaded-gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss -- "$mm" 8192 $R
   kill $hog 2>/dev/null; wait $hog 2>/dev/null
@@ -102,6 +105,9 @@ if [ "$QUICK" = steady ]; then
       bal $name boyer-gpu$n-warm gpu:$n EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.boyer-gpu$n-warm.bin"
     done
     bal $name always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.always-gpu$N-warm.bin"
+    # Boyer's warm start off, and at 1 (one chunk per device when the last launch's Ω exist)
+    bal $name seedoff-always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always CLPRISM_BOYER=warm=off EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.seedoff-always-gpu$N-warm.bin"
+    bal $name seed1-always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always CLPRISM_BOYER=warm=1 EX_SKIP_REFERENCE=1 -- "$nb" $size 10 --dump "$OUT/dumps/$name.seed1-always-gpu$N-warm.bin"
   done
   (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
   # transfer-bound: Black-Scholes, the app rewrites the inputs before every launch
