@@ -7,7 +7,7 @@
 # Prints one line per run: app, config, the app's own time_ms (uploads, every launch,
 # read-back; the CPU reference check is outside it) and the process wall time. Per-launch
 # logs go to $OUT/logs.tgz.
-# Usage: bench/gpu_balance.sh OUTDIR [quick|short|steady]
+# Usage: bench/gpu_balance.sh OUTDIR [quick|short|steady|seed]
 set -uo pipefail
 OUT=${1:?OUTDIR}
 QUICK=${2:-}
@@ -124,6 +124,35 @@ if [ "$QUICK" = steady ]; then
     bal matmul_global2k boyer-h200+cpu-warm "$nv:0,$cpu:0" -- "$mm" 2048 8
     bal matmul_global2k always-h200+cpu-warm "$nv:0,$cpu:0" CLPRISM_SPLIT=always -- "$mm" 2048 8
   fi
+elif [ "$QUICK" = seed ]; then
+  # Boyer's warm start against the paper's cold start, steady state on every GPU: SGEMM
+  # 8192^2 (alone, against static and GSS, and with GPU 1 shared with a competing load) and
+  # N-body 524288 (split forced: CLPRISM_SPLIT=always), 10 launches each.
+  export CLPRISM_DEVICE_TIMING=all
+  R=10
+  N=$ngpu
+  even=$(python3 -c "print(','.join(['%.6f' % (1 / $N)] * $N))")
+  run matmul_global native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 8192 $R
+  bal matmul_global boyer-gpu$N-cold gpu:$N -- "$mm" 8192 $R
+  bal matmul_global boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  bal matmul_global seedoff-gpu$N-warm gpu:$N CLPRISM_BOYER=warm=off -- "$mm" 8192 $R
+  bal matmul_global static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
+  CLPRISM_EXAMPLE_DEVICE=$nv:1 "$mm" 8192 400 >/dev/null 2>&1 &
+  hog=$!
+  sleep 3
+  bal matmul_global loaded-boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  bal matmul_global loaded-seedoff-gpu$N-warm gpu:$N CLPRISM_BOYER=warm=off -- "$mm" 8192 $R
+  bal matmul_global loaded-static-even-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  nb=$G/examples/nbody
+  mkdir -p "$OUT/dumps"
+  run nbody512k native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.native.bin"
+  bal nbody512k boyer-gpu$N-cold gpu:$N EX_SKIP_REFERENCE=1 -- "$nb" 524288 10
+  for c in boyer seedoff seed1; do
+    b=""; [ $c = seedoff ] && b=warm=off; [ $c = seed1 ] && b=warm=1
+    bal nbody512k $c-always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always CLPRISM_BOYER=$b EX_SKIP_REFERENCE=1 -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.$c.bin"
+  done
+  (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
 elif [ -z "$QUICK" ]; then
   # compute-bound, 3 launches of 8192^2 (one GPU: ~262 ms per launch)
   run matmul_global native -- "$mm" 8192 3

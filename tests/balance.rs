@@ -134,11 +134,18 @@ fn examples_are_byte_identical_in_balance_mode() {
             .filter(|r| r["schedule"]["warm_start"] == true)
             .count();
         if name == "floyd_warshall" {
-            assert!(
-                warm * 2 >= recs.len(),
-                "{name}: {warm} of {} launches started warm",
-                recs.len()
-            );
+            // 256 launches of one kernel: warm starts happen, and never more than 8 in a
+            // row (then a cold start measures every device again)
+            assert!(warm > 0, "{name}: no launch started warm");
+            let mut streak = 0;
+            for r in &recs {
+                streak = if r["schedule"]["warm_start"] == true {
+                    streak + 1
+                } else {
+                    0
+                };
+                assert!(streak <= 8, "{name}: more than 8 warm starts in a row");
+            }
         }
         warm_launches += warm;
         // Merge method: kernels whose writes are indexed by ids merge from the emulator's

@@ -252,3 +252,39 @@ fn warm_start_uses_few_chunks_and_survives_a_device_that_blocks() {
     assert_eq!(r.per_device[2].excluded, Some(Exclusion::Overdue));
     assert_eq!(r.per_device[2].wgs_done, 0);
 }
+
+/// After a warm start, a device the earlier Ω left without work keeps that Ω for the next
+/// launch (it was not excluded); one that completed a chunk reports its fresh Ω.
+#[test]
+fn warm_start_history_carries_over_for_an_idle_device() {
+    use OpenCL::sched::{Action, ChunkScheduler};
+    let mut s =
+        ChunkScheduler::new(&SchedulerKind::Boyer, &BoyerParams::default(), 2, 100).unwrap();
+    assert!(s.seed_history(&[Some(1000.0), Some(1e9)]));
+    let mut pending: Vec<(usize, u64, u64)> = Vec::new();
+    let mut t = 0u64;
+    let mut acts = s.start(t);
+    loop {
+        for a in acts.drain(..) {
+            if let Action::Assign {
+                device,
+                chunk_id,
+                count,
+                ..
+            } = a
+            {
+                pending.push((device, chunk_id, count));
+            }
+        }
+        let Some((d, id, count)) = pending.pop() else {
+            break;
+        };
+        assert_eq!(d, 0, "the slow device gets no work");
+        t += count * 900;
+        acts = s.on_chunk_done(d, id, t, count * 900).unwrap();
+    }
+    assert!(s.is_complete());
+    let om = s.measured_omegas();
+    assert_eq!(om[0], Some(900.0));
+    assert_eq!(om[1], Some(1e9));
+}

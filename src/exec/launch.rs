@@ -88,13 +88,18 @@ pub(super) struct WorkerState {
     /// (kernel name, work-groups along the split dimension, participating devices) → Ω per
     /// device measured by the last complete balanced launch (ns per work-group), to seed
     /// the next launch's warm start (`sched::ChunkScheduler::seed_history`).
-    history: FxHashMap<(String, u64, Vec<usize>), Vec<Option<f64>>>,
+    /// With it, the number of warm starts in a row since the last cold one.
+    history: FxHashMap<(String, u64, Vec<usize>), (Vec<Option<f64>>, u32)>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
     /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
     /// epoch that moved since means the app rewrites the input between launches.
     last_epochs: FxHashMap<(String, Key), u64>,
 }
+
+/// Warm starts of a kernel in a row after which one launch starts cold (Boyer's β chunks on
+/// every device), so a device that the earlier Ω left without work is measured again.
+const WARM_STREAK_MAX: u32 = 8;
 
 /// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
 const DEFAULT_HOST_RATE: f64 = 10.0;
@@ -893,11 +898,16 @@ impl WorkerState {
         let now = |t0: Instant| t0.elapsed().as_nanos() as u64;
         let mut chunk_log: FxHashMap<u64, Value> = FxHashMap::default();
         let mut enqueued_at: FxHashMap<u64, u64> = FxHashMap::default();
+        // per device, when its latest chunk completed: a chunk queued behind a running one
+        // starts only then, and Ω (§4.3.1) counts processing time, not the wait in the queue
+        let mut device_free_at: Vec<u64> = vec![0; devs.len()];
         let history_key = (job.kernel.clone(), units, devs.clone());
-        let warm = self
-            .history
-            .get(&history_key)
-            .is_some_and(|h| sched.seed_history(h));
+        let warm_streak = self.history.get(&history_key).map_or(0, |h| h.1);
+        let warm = warm_streak < WARM_STREAK_MAX
+            && self
+                .history
+                .get(&history_key)
+                .is_some_and(|h| sched.seed_history(&h.0));
         let mut actions = sched.start(now(t0));
         let deadline_free = Duration::from_millis(20);
         let mut last_progress = Instant::now();
@@ -1027,8 +1037,15 @@ impl WorkerState {
                         continue;
                     }
                     let t = now(t0);
-                    let elapsed =
-                        t.saturating_sub(enqueued_at.get(&done.chunk).copied().unwrap_or(0));
+                    let began = enqueued_at
+                        .get(&done.chunk)
+                        .copied()
+                        .unwrap_or(0)
+                        .max(device_free_at.get(done.device).copied().unwrap_or(0));
+                    let elapsed = t.saturating_sub(began);
+                    if let Some(f) = device_free_at.get_mut(done.device) {
+                        *f = (*f).max(t);
+                    }
                     if let Some(c) = chunk_log.get_mut(&done.chunk) {
                         c["end_ns"] = json!(t);
                         if let Some(dn) = done.device_ns {
@@ -1266,7 +1283,9 @@ impl WorkerState {
         }
 
         // Ω per device for the next launch's warm start
-        self.history.insert(history_key, sched.measured_omegas());
+        let streak = if warm { warm_streak + 1 } else { 0 };
+        self.history
+            .insert(history_key, (sched.measured_omegas(), streak));
         // measured speed per device (for `best`)
         {
             let m = self

@@ -578,12 +578,28 @@ impl ChunkScheduler {
     }
 
     /// Per device, Ω (ns per work-group, transfers included) of its most recent completed
-    /// chunk in this launch; `None` for a device that completed none (§4.3.1).
+    /// chunk in this launch (§4.3.1), for the next launch's [`Self::seed_history`]. A device
+    /// that completed none keeps the Ω it was seeded with when it was not excluded (a warm
+    /// start may give a slow device no work); otherwise `None`, so the next launch starts
+    /// cold and tries it again.
     pub fn measured_omegas(&self) -> Vec<Option<f64>> {
+        let seeded = match &self.policy {
+            Policy::Boyer(b) if b.warm_started => b.history_ns.as_deref(),
+            _ => None,
+        };
         self.core
             .devices
             .iter()
-            .map(|d| if d.completed > 0 { d.omega_ns } else { None })
+            .enumerate()
+            .map(|(i, d)| {
+                if d.completed > 0 {
+                    d.omega_ns
+                } else if d.excluded.is_none() {
+                    seeded.map(|h| h[i])
+                } else {
+                    None
+                }
+            })
             .collect()
     }
 
