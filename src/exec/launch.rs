@@ -89,13 +89,16 @@ pub(super) struct WorkerState {
     /// device measured by the last complete balanced launch (ns per work-group), to seed
     /// the next launch's warm start (`sched::ChunkScheduler::seed_history`).
     /// With it, the number of warm starts in a row since the last cold one.
-    history: FxHashMap<(String, u64, Vec<usize>), (Vec<Option<f64>>, u32)>,
+    history: FxHashMap<HistoryKey, (Vec<Option<f64>>, u32)>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
     /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
     /// epoch that moved since means the app rewrites the input between launches.
     last_epochs: FxHashMap<(String, Key), u64>,
 }
+
+/// (kernel name, work-groups along the split dimension, participating devices).
+type HistoryKey = (String, u64, Vec<usize>);
 
 /// Warm starts of a kernel in a row after which one launch starts cold (Boyer's β chunks on
 /// every device), so a device that the earlier Ω left without work is measured again.
