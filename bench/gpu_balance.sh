@@ -132,6 +132,8 @@ elif [ "$QUICK" = seed ]; then
   R=10
   N=$ngpu
   even=$(python3 -c "print(','.join(['%.6f' % (1 / $N)] * $N))")
+  # SEED_NBODY_ONLY=1: only the N-body block
+  if [ -z "${SEED_NBODY_ONLY:-}" ]; then
   run matmul_global native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 8192 $R
   bal matmul_global boyer-gpu$N-cold gpu:$N -- "$mm" 8192 $R
   bal matmul_global boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
@@ -144,6 +146,7 @@ elif [ "$QUICK" = seed ]; then
   bal matmul_global loaded-seedoff-gpu$N-warm gpu:$N CLPRISM_BOYER=warm=off -- "$mm" 8192 $R
   bal matmul_global loaded-static-even-warm gpu:$N CLPRISM_SCHEDULER=static:$even -- "$mm" 8192 $R
   kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  fi
   nb=$G/examples/nbody
   mkdir -p "$OUT/dumps"
   run nbody512k native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.native.bin"

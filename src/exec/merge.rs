@@ -15,8 +15,8 @@ pub fn diff_merge(base: &[u8], copies: &[&[u8]], threads: usize) -> Result<Vec<u
 
 /// Merges device copies of one buffer against its pre-launch contents `base` into `out`
 /// (same length; any prior contents are overwritten, so a reused page-locked staging area
-/// serves). Runs on up to `threads` threads over 4 MiB slices, each copying its slice of
-/// `base` and then applying every copy's changes, comparing 8-byte words first.
+/// serves). Runs on up to `threads` threads over slices of 256 KiB to 4 MiB, each copying
+/// its slice of `base` and then applying every copy's changes, comparing 8-byte words first.
 ///
 /// Errors: `Err(offset)` of the first byte two devices changed to different values (the
 /// work-groups overlap: the split is not safe); `out` is then partly merged.
@@ -27,13 +27,19 @@ pub fn diff_merge_into(
     threads: usize,
 ) -> Result<(), usize> {
     assert!(out.len() == base.len() && copies.iter().all(|c| c.len() == base.len()));
-    const SLICE: usize = 4 << 20;
-    let slices: Vec<(usize, &mut [u8])> = out
-        .chunks_mut(SLICE)
-        .enumerate()
-        .map(|(i, s)| (i * SLICE, s))
-        .collect();
     let threads = threads.clamp(1, 64);
+    // slices small enough that every thread gets work even for a buffer of a few MiB,
+    // multiples of 8 bytes (words are compared first)
+    let slice = base
+        .len()
+        .div_ceil(threads)
+        .clamp(256 << 10, 4 << 20)
+        .next_multiple_of(8);
+    let slices: Vec<(usize, &mut [u8])> = out
+        .chunks_mut(slice)
+        .enumerate()
+        .map(|(i, s)| (i * slice, s))
+        .collect();
     let per = slices.len().div_ceil(threads).max(1);
     let mut groups: Vec<Vec<(usize, &mut [u8])>> = Vec::new();
     let mut it = slices.into_iter().peekable();
@@ -71,13 +77,13 @@ pub fn diff_merge_into(
 
 /// Applies one copy's changes (relative to `base`) to `out`; returns a conflicting offset.
 fn merge_slice(out: &mut [u8], base: &[u8], copy: &[u8]) -> Option<usize> {
+    let word = |s: &[u8]| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8]));
     let words = base.len() / 8;
-    for w in 0..words {
-        let r = w * 8..w * 8 + 8;
-        if copy[r.clone()] == base[r.clone()] {
+    for (w, (b, c)) in base.chunks_exact(8).zip(copy.chunks_exact(8)).enumerate() {
+        if word(b) == word(c) {
             continue;
         }
-        for j in r {
+        for j in w * 8..w * 8 + 8 {
             if let Some(c) = apply(out, base, copy, j) {
                 return Some(c);
             }
