@@ -55,8 +55,9 @@ pub struct BoyerState {
     pub initial_wgs: u64,
     /// True once step 3 (the final split) has happened.
     pub final_phase: bool,
-    /// Ω (ns per work-group) per device from an earlier launch, consumed by the first
-    /// dispatch (warm start, see [`super::BoyerParams::warm`]).
+    /// Ω (ns per work-group) per device from an earlier launch (warm start, see
+    /// [`super::BoyerParams::warm`]): sizes the first chunks and rescales the Ω of devices
+    /// still on their first chunk at the final split.
     pub history_ns: Option<Vec<f64>>,
     /// True after a warm start: the first device to go idle triggers the final split.
     pub warm_started: bool,
@@ -206,8 +207,9 @@ impl BoyerState {
     /// Warm start (extension after §4.6): every device claims `warm` × its eq. 4.3 share of
     /// all work-groups, with the earlier launch's Ω as its own (λ = 0 for all, nothing runs
     /// yet), so λ and the overdue rule have an Ω from the first moment.
-    fn warm_start(&mut self, core: &mut Core, omega: &[f64], now: u64, out: &mut Vec<Action>) {
+    fn warm_start(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
         let frac = self.params.warm.unwrap_or(1.0);
+        let omega = self.history_ns.as_deref().unwrap_or(&[]);
         for (d, &o) in omega.iter().enumerate() {
             core.devices[d].omega_ns = Some(o);
         }
@@ -253,12 +255,14 @@ impl BoyerState {
 
     /// Runs the algorithm after any event (start, completion, failure, abandonment).
     pub(crate) fn dispatch(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
-        if !self.warm_started && core.chunks.is_empty() {
-            if let Some(omega) = self.history_ns.clone() {
-                if omega.len() == core.devices.len() {
-                    self.warm_start(core, &omega, now, out);
-                }
-            }
+        if !self.warm_started
+            && core.chunks.is_empty()
+            && self
+                .history_ns
+                .as_ref()
+                .is_some_and(|h| h.len() == core.devices.len())
+        {
+            self.warm_start(core, now, out);
         }
         self.dispatch_pool(core, now, out);
         self.rebalance(core, now, out);
