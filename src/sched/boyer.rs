@@ -274,21 +274,16 @@ impl BoyerState {
             return;
         }
         if self.warm_started && !self.final_phase {
-            // warm start: the rest is split once some device has finished its first chunk
-            // (or has none), with that device's fresh Ω and the others' λ
-            if core
+            // warm start: the rest is split (below) once some device has finished its
+            // first chunk (or has none), with that device's fresh Ω and the others' λ
+            if !core
                 .live_devices()
                 .any(|d| core.devices[d].outstanding.is_empty())
             {
-                self.final_phase = true;
-                self.calibrate_history(core);
-                let devs: Vec<usize> = core
-                    .live_devices()
-                    .filter(|&d| core.devices[d].omega_ns.is_some())
-                    .collect();
-                core.split_pool(&devs, now, out);
+                return;
             }
-            return;
+            self.final_phase = true;
+            self.calibrate_history(core);
         }
         if !self.final_phase {
             let live: Vec<usize> = core.live_devices().collect();
