@@ -169,24 +169,46 @@ fn is_global_class(sc: Option<StorageClass>) -> bool {
 /// Most nested calls followed.
 const MAX_CALL_DEPTH: u32 = 8;
 
-/// The verdict for function `f` whose parameters are tainted where `param_taint` says
-/// (missing entries: clean) and which is called under data-dependent control when
+/// The taint state of one function after the fixpoint (see the module docs).
+struct Taint {
+    /// pointer id → base pointer it was derived from
+    base: HashMap<Word, Word>,
+    /// function-scope variables
+    local_vars: HashSet<Word>,
+    /// successors by block position
+    succ: Vec<Vec<usize>>,
+    /// data-dependent values
+    tainted: HashSet<Word>,
+    /// blocks under data-dependent control
+    conditional: Vec<bool>,
+    /// the function's parameters, in order
+    params: Vec<Word>,
+}
+
+impl Taint {
+    fn root(&self, mut p: Word) -> Word {
+        for _ in 0..64 {
+            match self.base.get(&p) {
+                Some(b) => p = *b,
+                None => break,
+            }
+        }
+        p
+    }
+}
+
+/// Taint propagation over function `f` whose parameters are tainted where `param_taint`
+/// says (missing entries: clean) and which is called under data-dependent control when
 /// `under_condition`.
-fn analyse(
+fn propagate(
     cx: &Ctx,
-    m: &dr::Module,
     f: &dr::Function,
     param_taint: &[bool],
     under_condition: bool,
-    depth: u32,
-) -> Option<String> {
-    if depth > MAX_CALL_DEPTH {
-        return Some("calls nested too deeply to analyse".into());
-    }
+) -> Taint {
     // Pointer provenance: pointer id → base pointer it was derived from.
     let mut base: HashMap<Word, Word> = HashMap::new();
     let mut local_vars: HashSet<Word> = HashSet::new();
-    let mut defs: HashMap<Word, (usize, &Instruction)> = HashMap::new();
     let label = |b: &dr::Block| b.label.as_ref().and_then(|l| l.result_id);
     let index: HashMap<Word, usize> = f
         .blocks
@@ -195,11 +217,8 @@ fn analyse(
         .filter_map(|(n, b)| label(b).map(|l| (l, n)))
         .collect();
     let params: HashSet<Word> = f.parameters.iter().filter_map(|p| p.result_id).collect();
-    for (n, b) in f.blocks.iter().enumerate() {
+    for b in &f.blocks {
         for i in &b.instructions {
-            if let Some(r) = i.result_id {
-                defs.insert(r, (n, i));
-            }
             match i.class.opcode {
                 Op::Variable => {
                     if let Some(r) = i.result_id {
@@ -385,6 +404,33 @@ fn analyse(
             break;
         }
     }
+    Taint {
+        base,
+        local_vars,
+        succ,
+        tainted,
+        conditional,
+        params: f.parameters.iter().filter_map(|p| p.result_id).collect(),
+    }
+}
+
+/// The verdict for function `f` whose parameters are tainted where `param_taint` says
+/// (missing entries: clean) and which is called under data-dependent control when
+/// `under_condition`.
+fn analyse(
+    cx: &Ctx,
+    m: &dr::Module,
+    f: &dr::Function,
+    param_taint: &[bool],
+    under_condition: bool,
+    depth: u32,
+) -> Option<String> {
+    if depth > MAX_CALL_DEPTH {
+        return Some("calls nested too deeply to analyse".into());
+    }
+    let t = propagate(cx, f, param_taint, under_condition);
+    let (tainted, conditional, local_vars) = (&t.tainted, &t.conditional, &t.local_vars);
+    let root = |p: Word| t.root(p);
     // The verdict: global writes with data-dependent addresses or under data-dependent control.
     for (n, b) in f.blocks.iter().enumerate() {
         for i in &b.instructions {
@@ -429,8 +475,338 @@ fn analyse(
             }
         }
     }
-    let _ = defs;
     None
+}
+
+/// A loop of a kernel that footprint emulation may jump over (see [`loop_skips`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LoopSkip {
+    /// The loop header's label.
+    pub header: Word,
+    /// Labels of the blocks outside the loop that branch to its header.
+    pub entries: Vec<Word>,
+    /// The label of the one block that every exit of the loop leads to.
+    pub exit: Word,
+    /// Kernel parameters (by position) whose buffers the loop may read; `None` when the
+    /// buffer of a read is unknown (any buffer argument may then be read).
+    pub reads: Option<Vec<u32>>,
+}
+
+/// `OpenCL.std` extended instructions that write memory.
+const CL_STD_STORES: [rspirv::spirv::CLOp; 7] = {
+    use rspirv::spirv::CLOp::*;
+    [
+        vstoren,
+        vstore_half,
+        vstore_half_r,
+        vstore_halfn,
+        vstore_halfn_r,
+        vstorea_halfn,
+        vstorea_halfn_r,
+    ]
+};
+
+/// Loops of kernel function `f` that cannot change which bytes the kernel writes, so that
+/// an emulation that only wants the write footprint (`exec::footprint`) may jump from the
+/// loop's entry straight to its exit. This is what makes the footprint of a kernel such as
+/// N-body (64 work-items × 524,288 bodies per work-group) cheap: its all-pairs loop only
+/// reads buffers, stages them through `__local` memory and accumulates.
+///
+/// A natural loop (header `h` dominating the source of a back edge) qualifies when:
+/// * it stores only to `__local` memory (no global, private or generic store, no atomic,
+///   no call, no `async_work_group_copy`, no vstore), and does not return;
+/// * all its exit edges lead to one block `X`, and every edge that enters it is a plain or
+///   conditional branch;
+/// * every value defined in it and used after it is data-dependent (tainted, module docs),
+///   and so is every φ of `X`.
+///
+/// The footprint derivation is only run when [`data_dependent_writes`] found that no store
+/// address or store condition depends on tainted values, so the values a skipped loop
+/// leaves undefined cannot change the footprint. Outermost qualifying loops are returned;
+/// loops nested in them are not listed. Only the kernel function itself is examined.
+pub(crate) fn loop_skips(m: &dr::Module, f: &dr::Function) -> Vec<LoopSkip> {
+    let f = unwrap_kernel(m, f);
+    let cx = Ctx::new(m);
+    let t = propagate(&cx, f, &[], false);
+    let nb = f.blocks.len();
+    if nb == 0 {
+        return Vec::new();
+    }
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nb];
+    for (b, ss) in t.succ.iter().enumerate() {
+        for &x in ss {
+            preds[x].push(b);
+        }
+    }
+    // reachable blocks and dominators (iterative, bit sets)
+    let mut reach = vec![false; nb];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        if !std::mem::replace(&mut reach[b], true) {
+            stack.extend(t.succ[b].iter().copied());
+        }
+    }
+    let words = nb.div_ceil(64);
+    let full = vec![u64::MAX; words];
+    let mut dom: Vec<Vec<u64>> = (0..nb)
+        .map(|b| {
+            if b == 0 {
+                let mut v = vec![0u64; words];
+                v[0] |= 1;
+                v
+            } else {
+                full.clone()
+            }
+        })
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in 1..nb {
+            if !reach[b] {
+                continue;
+            }
+            let mut v = full.clone();
+            for &p in preds[b].iter().filter(|p| reach[**p]) {
+                for (x, y) in v.iter_mut().zip(&dom[p]) {
+                    *x &= *y;
+                }
+            }
+            v[b / 64] |= 1 << (b % 64);
+            if v != dom[b] {
+                dom[b] = v;
+                changed = true;
+            }
+        }
+    }
+    let dominates = |a: usize, b: usize| dom[b][a / 64] >> (a % 64) & 1 == 1;
+    // natural loops by header
+    let mut bodies: HashMap<usize, Vec<bool>> = HashMap::new();
+    for u in (0..nb).filter(|u| reach[*u]) {
+        for &h in &t.succ[u] {
+            if !dominates(h, u) {
+                continue;
+            }
+            let body = bodies.entry(h).or_insert_with(|| {
+                let mut v = vec![false; nb];
+                v[h] = true;
+                v
+            });
+            let mut stack = vec![u];
+            while let Some(x) = stack.pop() {
+                if !std::mem::replace(&mut body[x], true) {
+                    stack.extend(preds[x].iter().copied().filter(|p| reach[*p]));
+                }
+            }
+        }
+    }
+    let mut headers: Vec<(usize, usize)> = bodies
+        .iter()
+        .map(|(h, b)| (b.iter().filter(|x| **x).count(), *h))
+        .collect();
+    headers.sort_unstable_by(|a, b| b.cmp(a));
+    let label = |b: usize| f.blocks[b].label.as_ref().and_then(|l| l.result_id);
+    let mut covered = vec![false; nb];
+    let mut out = Vec::new();
+    for (_, h) in headers {
+        if covered[h] {
+            continue;
+        }
+        let body = &bodies[&h];
+        if let Some(skip) = qualify(&cx, &t, f, h, body, &preds) {
+            if let (Some(header), Some(exit)) = (label(h), label(skip.0)) {
+                let entries: Vec<Word> = skip.1.iter().filter_map(|p| label(*p)).collect();
+                if entries.len() == skip.1.len() {
+                    for (c, b) in covered.iter_mut().zip(body) {
+                        *c |= *b;
+                    }
+                    out.push(LoopSkip {
+                        header,
+                        entries,
+                        exit,
+                        reads: skip.2,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The function that does kernel `f`'s work: llvm-spirv emits each kernel as a wrapper
+/// whose one block calls the kernel's body with the same parameters, in order.
+fn unwrap_kernel<'a>(m: &'a dr::Module, mut f: &'a dr::Function) -> &'a dr::Function {
+    for _ in 0..MAX_CALL_DEPTH {
+        let [b] = f.blocks.as_slice() else {
+            return f;
+        };
+        let calls: Vec<&Instruction> = b
+            .instructions
+            .iter()
+            .filter(|i| i.class.opcode == Op::FunctionCall)
+            .collect();
+        let [call] = calls.as_slice() else {
+            return f;
+        };
+        let params: Vec<Operand> = f
+            .parameters
+            .iter()
+            .filter_map(|p| p.result_id.map(Operand::IdRef))
+            .collect();
+        if call.operands.get(1..) != Some(params.as_slice()) {
+            return f;
+        }
+        let Some(Operand::IdRef(callee)) = call.operands.first() else {
+            return f;
+        };
+        match m
+            .functions
+            .iter()
+            .find(|g| g.def.as_ref().and_then(|d| d.result_id) == Some(*callee))
+        {
+            Some(g) => f = g,
+            None => return f,
+        }
+    }
+    f
+}
+
+/// The exit block, the entry blocks and the buffer parameters read of loop `body` (header
+/// `h`) when it qualifies for [`loop_skips`].
+#[allow(clippy::type_complexity)]
+fn qualify(
+    cx: &Ctx,
+    t: &Taint,
+    f: &dr::Function,
+    h: usize,
+    body: &[bool],
+    preds: &[Vec<usize>],
+) -> Option<(usize, Vec<usize>, Option<Vec<u32>>)> {
+    let nb = f.blocks.len();
+    let in_body = |b: usize| body[b];
+    let mut defined: HashSet<Word> = HashSet::new();
+    let mut reads: Option<Vec<u32>> = Some(Vec::new());
+    let read_ptr = |p: Word, reads: &mut Option<Vec<u32>>| {
+        let class = cx.class_of_ptr(p);
+        if matches!(
+            class,
+            Some(StorageClass::Workgroup)
+                | Some(StorageClass::Function)
+                | Some(StorageClass::Private)
+                | Some(StorageClass::Input)
+        ) {
+            return;
+        }
+        let r = t.root(p);
+        if t.local_vars.contains(&r) || cx.globals.contains_key(&r) {
+            return;
+        }
+        match t.params.iter().position(|x| *x == r) {
+            Some(i) => {
+                if let Some(v) = reads.as_mut() {
+                    if !v.contains(&(i as u32)) {
+                        v.push(i as u32);
+                    }
+                }
+            }
+            None => *reads = None,
+        }
+    };
+    let mut exit: Option<usize> = None;
+    for b in (0..nb).filter(|b| in_body(*b)) {
+        if t.succ[b].is_empty() {
+            return None; // returns or ends inside the loop
+        }
+        for &s in &t.succ[b] {
+            if !in_body(s) {
+                match exit {
+                    None => exit = Some(s),
+                    Some(x) if x == s => {}
+                    Some(_) => return None,
+                }
+            }
+        }
+        for i in &f.blocks[b].instructions {
+            if let Some(r) = i.result_id {
+                defined.insert(r);
+            }
+            let op = i.class.opcode;
+            match op {
+                Op::FunctionCall
+                | Op::AtomicLoad
+                | Op::GroupAsyncCopy
+                | Op::GroupWaitEvents
+                | Op::Return
+                | Op::ReturnValue
+                | Op::Kill
+                | Op::Unreachable => return None,
+                Op::Store | Op::CopyMemory | Op::CopyMemorySized => {
+                    let Some(Operand::IdRef(p)) = i.operands.first() else {
+                        return None;
+                    };
+                    if cx.class_of_ptr(*p) != Some(StorageClass::Workgroup) {
+                        return None;
+                    }
+                    if op != Op::Store {
+                        if let Some(Operand::IdRef(src)) = i.operands.get(1) {
+                            read_ptr(*src, &mut reads);
+                        }
+                    }
+                }
+                Op::Load => {
+                    if let Some(Operand::IdRef(p)) = i.operands.first() {
+                        read_ptr(*p, &mut reads);
+                    }
+                }
+                Op::ExtInst => {
+                    if let Some(Operand::LiteralExtInstInteger(n)) = i.operands.get(1) {
+                        if CL_STD_STORES.iter().any(|x| *x as u32 == *n) {
+                            return None;
+                        }
+                    }
+                    for o in i.operands.iter().skip(2) {
+                        if let Operand::IdRef(p) = o {
+                            if cx.class_of_ptr(*p).is_some() {
+                                read_ptr(*p, &mut reads);
+                            }
+                        }
+                    }
+                }
+                _ if writes_memory(op) => return None,
+                _ => {}
+            }
+        }
+    }
+    let exit = exit?;
+    // entries: plain or conditional branches from outside
+    let entries: Vec<usize> = preds[h].iter().copied().filter(|p| !in_body(*p)).collect();
+    if entries.is_empty() {
+        return None;
+    }
+    for &p in &entries {
+        let term = f.blocks[p].instructions.last()?;
+        if !matches!(term.class.opcode, Op::Branch | Op::BranchConditional) {
+            return None;
+        }
+    }
+    // values that escape the loop, and the exit's φs, must be data-dependent
+    for (b, blk) in f.blocks.iter().enumerate() {
+        if in_body(b) {
+            continue;
+        }
+        for i in &blk.instructions {
+            if b == exit && i.class.opcode == Op::Phi {
+                if !i.result_id.is_some_and(|r| t.tainted.contains(&r)) {
+                    return None;
+                }
+                continue;
+            }
+            if id_operands(i).any(|w| defined.contains(&w) && !t.tainted.contains(&w)) {
+                return None;
+            }
+        }
+    }
+    Some((exit, entries, reads))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use super::module::*;
 use super::stats::*;
 use super::{ArgValue, EmuConfig, EmuError, LaunchShape};
 use rspirv::spirv;
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -476,6 +477,12 @@ pub(crate) struct Machine<'m> {
     lane_ptr: Vec<u64>,
     /// Dynamic async_work_group_copy instances already performed for the work-group.
     async_done: u64,
+    /// Footprint-only emulation: the kernel's loop-entering branches to redirect.
+    skips: Option<&'m HashMap<u32, Vec<SkipBranch>>>,
+    /// Loop entries skipped (warp level).
+    skipped: u64,
+    /// Per argument: a skipped loop may have read it.
+    skipped_reads: Vec<bool>,
 }
 
 /// Result of one emulation before conversion to public statistics.
@@ -640,6 +647,9 @@ pub(crate) fn run(
         tmp: Vec::new(),
         lane_ptr: vec![0; w],
         async_done: 0,
+        skips: cfg.skip_write_free_loops.then_some(&k.loop_skips),
+        skipped: 0,
+        skipped_reads: vec![false; args.len()],
     };
     // Warps.
     let nw = (items as usize).div_ceil(w);
@@ -745,6 +755,13 @@ pub(crate) fn run(
         budget_exhausted: exhausted,
         ..Default::default()
     };
+    st.skipped_loops = mach.skipped;
+    st.skipped_loop_reads = (0..args.len())
+        .filter(|i| {
+            mach.skipped_reads[*i] && matches!(k.args[*i].kind, ArgKind::Global | ArgKind::Constant)
+        })
+        .map(|i| i as u32)
+        .collect();
     // Extrapolation when the budget ran out: the fraction of the work-group emulated is
     // (finished warps + partial progress of started ones) / warps, a started warp's
     // progress being its instructions over the mean of the finished warps' (half done
@@ -1063,6 +1080,30 @@ impl<'m> Machine<'m> {
             t.requests += 1;
             t.bank_conflict_replays += mx.saturating_sub(1);
         }
+    }
+
+    /// The target and φ copies of the branch at `pc` to block `t`: the loop's exit, with
+    /// no φ copies, when footprint-only emulation skips the loop that `t` heads.
+    fn redirect(&mut self, pc: usize, t: u32, phis: PhiRange) -> (u32, PhiRange) {
+        let Some(skip) = self
+            .skips
+            .and_then(|s| s.get(&(pc as u32)))
+            .and_then(|v| v.iter().find(|s| s.header == t))
+        else {
+            return (t, phis);
+        };
+        self.skipped += 1;
+        match &skip.reads {
+            Some(r) => {
+                for a in r.iter() {
+                    if let Some(x) = self.skipped_reads.get_mut(*a as usize) {
+                        *x = true;
+                    }
+                }
+            }
+            None => self.skipped_reads.iter_mut().for_each(|x| *x = true),
+        }
+        (skip.exit, PhiRange::default())
     }
 
     fn run_warp(&mut self, wp: &mut Warp) -> Result<Yield, EmuError> {
@@ -1607,10 +1648,11 @@ impl<'m> Machine<'m> {
                     });
                 }
                 Inst::Br { t, phis } => {
-                    self.do_phis(wp, *phis, mask);
+                    let (t, phis) = self.redirect(pc, *t, *phis);
+                    self.do_phis(wp, phis, mask);
                     if let Some(f) = wp.frames.last_mut() {
                         if let Some(e) = f.stack.last_mut() {
-                            e.block = *t;
+                            e.block = t;
                         }
                     }
                     if self.settle(wp) {
@@ -1629,6 +1671,8 @@ impl<'m> Machine<'m> {
                     fp,
                     reconv,
                 } => {
+                    let (t, tp) = &self.redirect(pc, *t, *tp);
+                    let (f, fp) = &self.redirect(pc, *f, *fp);
                     let mut mt = 0u64;
                     lanes!(mask, l, {
                         if regs[*c as usize * w + l] & 1 != 0 {

@@ -163,6 +163,12 @@ pub struct EmuConfig {
     pub instr_budget: u64,
     /// Wall-time budget, ns; same effect as the instruction budget.
     pub time_budget_ns: u64,
+    /// Footprint-only emulation: jump over the loops [`dataflow`]'s `loop_skips` proves
+    /// irrelevant to which bytes are written (their values are left undefined, so every
+    /// statistic but the written ranges is meaningless). Only sound for kernels whose
+    /// writes [`dataflow::data_dependent_writes`] found independent of memory contents.
+    /// The loops' possible reads are reported in [`WorkGroupStats::skipped_loop_reads`].
+    pub skip_write_free_loops: bool,
 }
 
 impl Default for EmuConfig {
@@ -171,6 +177,7 @@ impl Default for EmuConfig {
             warp_width: 32,
             instr_budget: 200_000_000,
             time_budget_ns: 5_000_000_000,
+            skip_write_free_loops: false,
         }
     }
 }

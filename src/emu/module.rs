@@ -496,6 +496,20 @@ pub struct KernelInfo {
     /// work-group local (`__global`, or a pointer whose address space is unknown): such a
     /// kernel cannot be split across devices safely (DESIGN.md §7).
     pub global_atomics: bool,
+    /// Loops that footprint emulation jumps over ([`super::dataflow::loop_skips`]): the pc
+    /// of each branch that enters one → the redirections it takes.
+    pub(crate) loop_skips: HashMap<u32, Vec<SkipBranch>>,
+}
+
+/// A branch into a loop that footprint emulation redirects to the loop's exit.
+#[derive(Debug, Clone)]
+pub(crate) struct SkipBranch {
+    /// Block index of the loop header (the branch target that is redirected).
+    pub header: u32,
+    /// Block index of the loop's exit.
+    pub exit: u32,
+    /// Kernel arguments the loop may read; `None`: any buffer argument.
+    pub reads: Option<Box<[u32]>>,
 }
 
 #[derive(Debug, Clone)]
@@ -1402,6 +1416,7 @@ impl Module {
                             func: fi,
                             unsupported: Some(n.to_string()),
                             global_atomics: false,
+                            loop_skips: HashMap::new(),
                         });
                         args.clear();
                         break;
@@ -1440,12 +1455,19 @@ impl Module {
                 }
                 stack.extend(funcs[x as usize].callees.iter().copied());
             }
+            let loop_skips = m
+                .functions
+                .iter()
+                .find(|g| g.def.as_ref().and_then(|d| d.result_id) == Some(fid))
+                .map(|g| skip_branches(g, &bidx, &blocks, &code, m))
+                .unwrap_or_default();
             kernels.push(KernelInfo {
                 name,
                 args,
                 func: fi,
                 unsupported: unsup,
                 global_atomics,
+                loop_skips,
             });
         }
         Ok(Module {
@@ -1462,6 +1484,41 @@ impl Module {
             const_data: cx.const_data,
         })
     }
+}
+
+/// The loop skips of kernel function `f` keyed by the pc of each entering branch.
+fn skip_branches(
+    f: &dr::Function,
+    bidx: &HashMap<u32, u32>,
+    blocks: &[BlockInfo],
+    code: &[Inst],
+    m: &dr::Module,
+) -> HashMap<u32, Vec<SkipBranch>> {
+    let mut out: HashMap<u32, Vec<SkipBranch>> = HashMap::new();
+    for s in super::dataflow::loop_skips(m, f) {
+        let (Some(&header), Some(&exit)) = (bidx.get(&s.header), bidx.get(&s.exit)) else {
+            continue;
+        };
+        for p in &s.entries {
+            let Some(b) = bidx.get(p).and_then(|b| blocks.get(*b as usize)) else {
+                continue;
+            };
+            // the block's terminator: its first branch
+            let Some(pc) = (b.start as usize..code.len())
+                .find(|pc| matches!(code[*pc], Inst::Br { .. } | Inst::BrCond { .. } | Inst::Switch { .. } | Inst::Return { .. } | Inst::Unreachable))
+            else {
+                continue;
+            };
+            if matches!(code[pc], Inst::Br { .. } | Inst::BrCond { .. }) {
+                out.entry(pc as u32).or_default().push(SkipBranch {
+                    header,
+                    exit,
+                    reads: s.reads.clone().map(Vec::into_boxed_slice),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Immediate post-dominators of a CFG (successor lists), with a virtual exit joined to

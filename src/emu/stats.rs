@@ -116,4 +116,16 @@ pub struct WorkGroupStats {
     pub work_items: u64,
     /// Emulated work-group id (x, y, z).
     pub group: [u64; 3],
+    /// Loop entries jumped over (warp level; footprint-only emulation,
+    /// `EmuConfig::skip_write_free_loops`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_loops: u64,
+    /// Buffer arguments (indices, sorted) that the skipped loops may have read: their
+    /// reads are not in `footprints`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_loop_reads: Vec<u32>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }

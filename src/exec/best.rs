@@ -47,6 +47,7 @@ const EMU_BUDGET: EmuConfig = EmuConfig {
     warp_width: 32,
     instr_budget: 200_000_000,
     time_budget_ns: 2_000_000_000,
+    skip_write_free_loops: false,
 };
 
 /// How the device was chosen.

@@ -48,6 +48,9 @@ pub struct FootprintModel {
     pub read_only: Vec<u32>,
     /// Work-groups emulated to build and check the model.
     pub sampled_groups: usize,
+    /// Loop entries the sampled emulations jumped over (`emu::dataflow::loop_skips`).
+    #[serde(default)]
+    pub skipped_loops: u64,
 }
 
 impl WrittenArg {
@@ -173,9 +176,16 @@ pub fn derive(
         .chain(steps.iter().map(|s| &s.1))
         .chain(checks.iter().map(|c| &c.1))
         .collect();
+    // Arguments read only in loops the emulation jumped over (`skipped_loop_reads`) count
+    // as read.
     let mut args: Vec<u32> = all
         .iter()
-        .flat_map(|s| s.footprints.iter().map(|f| f.arg))
+        .flat_map(|s| {
+            s.footprints
+                .iter()
+                .map(|f| f.arg)
+                .chain(s.skipped_loop_reads.iter().copied())
+        })
         .collect();
     args.sort_unstable();
     args.dedup();
@@ -262,9 +272,10 @@ pub fn derive(
             ));
         }
         let read_by_kernel = all.iter().any(|s| {
-            s.footprints
-                .iter()
-                .any(|f| f.arg == arg && !f.read.is_empty())
+            s.skipped_loop_reads.contains(&arg)
+                || s.footprints
+                    .iter()
+                    .any(|f| f.arg == arg && !f.read.is_empty())
         });
         model.written.push(WrittenArg {
             arg,
@@ -274,6 +285,7 @@ pub fn derive(
         });
     }
     model.sampled_groups = sampled;
+    model.skipped_loops = all.iter().map(|s| s.skipped_loops).sum();
     Ok(model)
 }
 

@@ -572,7 +572,12 @@ impl WorkerState {
                             .zip(arg_sets)
                             .map(|(&g, mut args)| {
                                 scope.spawn(move || {
-                                    let cfg = crate::emu::EmuConfig::default();
+                                    // only the written ranges are wanted: loops that cannot
+                                    // change them are jumped over (emu::dataflow::loop_skips)
+                                    let cfg = crate::emu::EmuConfig {
+                                        skip_write_free_loops: true,
+                                        ..Default::default()
+                                    };
                                     crate::emu::emulate(module, kernel, &shape, g, &mut args, &cfg)
                                         .map_err(|e| e.to_string())
                                 })
@@ -600,6 +605,7 @@ impl WorkerState {
             footprint_log = json!({"derived_ms": t.elapsed().as_secs_f64() * 1e3});
             if let Ok(m) = &derived {
                 footprint_log["sampled_groups"] = json!(m.sampled_groups);
+                footprint_log["skipped_loops"] = json!(m.skipped_loops);
                 if apply(&mut bufs, m) {
                     model = Some(m.clone());
                 }

@@ -62,6 +62,7 @@ const EMU_CFG: EmuConfig = EmuConfig {
     warp_width: 32,
     instr_budget: 200_000_000,
     time_budget_ns: 2_000_000_000,
+    skip_write_free_loops: false,
 };
 
 static WORKER: Lazy<Result<EmuWorker, String>> =

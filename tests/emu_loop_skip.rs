@@ -1,0 +1,165 @@
+//! Footprint-only emulation (`EmuConfig::skip_write_free_loops`, `emu::dataflow`'s
+//! `loop_skips`): loops that cannot change which bytes a kernel writes are jumped over, so
+//! balance mode gets N-body's write footprint without emulating 524,288 interactions per
+//! work-item. The oracle is the full emulation of the same work-groups: the written ranges
+//! must be identical, and a loop whose values reach an address or a branch must run.
+//! Needs clang + llvm-spirv.
+
+use OpenCL::emu::*;
+
+fn module(src: &str) -> Module {
+    let spv = compile_source(src, "").expect("compile (needs clang-N + llvm-spirv-N)");
+    load_module(&spv).expect("load")
+}
+
+fn scalar_u32(x: u32) -> ArgValue {
+    ArgValue::Scalar(x.to_le_bytes().to_vec())
+}
+
+fn emulate_1d(
+    m: &Module,
+    kernel: &str,
+    global: u64,
+    local: u64,
+    group: u64,
+    args: &mut [ArgValue],
+    skip: bool,
+) -> WorkGroupStats {
+    let cfg = EmuConfig {
+        skip_write_free_loops: skip,
+        ..Default::default()
+    };
+    emulate(
+        m,
+        kernel,
+        &LaunchShape::new(&[global], &[local], None),
+        [group, 0, 0],
+        args,
+        &cfg,
+    )
+    .expect("emulate")
+}
+
+/// (argument, written ranges) of every argument with writes.
+fn written(st: &WorkGroupStats) -> Vec<(u32, Vec<[u64; 2]>)> {
+    st.footprints
+        .iter()
+        .filter(|f| !f.written.is_empty())
+        .map(|f| (f.arg, f.written.clone()))
+        .collect()
+}
+
+fn nbody_args(bodies: usize) -> Vec<ArgValue> {
+    vec![
+        ArgValue::Buffer(vec![0; bodies * 16]),
+        ArgValue::Buffer(vec![0; bodies * 16]),
+        ArgValue::Buffer(vec![0; bodies * 16]),
+        ArgValue::Buffer(vec![0; bodies * 16]),
+        ArgValue::Local(64 * 16),
+        scalar_u32(bodies as u32),
+        ArgValue::Scalar(0.01f32.to_le_bytes().to_vec()),
+        ArgValue::Scalar(0.1f32.to_le_bytes().to_vec()),
+    ]
+}
+
+#[test]
+fn nbody_footprint_skips_the_all_pairs_loop_and_matches_the_full_emulation() {
+    let src = std::fs::read_to_string("examples/kernels/nbody.cl").unwrap();
+    let m = module(&src);
+    // small enough to emulate whole: the oracle
+    for g in [0u64, 3] {
+        let full = emulate_1d(&m, "nbody_step", 256, 64, g, &mut nbody_args(256), false);
+        let skip = emulate_1d(&m, "nbody_step", 256, 64, g, &mut nbody_args(256), true);
+        assert!(!full.budget_exhausted);
+        assert_eq!(full.skipped_loops, 0);
+        assert!(skip.skipped_loops > 0, "the all-pairs loop was not skipped");
+        assert_eq!(written(&skip), written(&full));
+        let w = g * 64 * 16;
+        assert_eq!(
+            written(&full),
+            vec![(2, vec![[w, w + 1024]]), (3, vec![[w, w + 1024]])]
+        );
+        // `pos` is read in the skipped loop (and before it); `vel` only after it
+        assert_eq!(skip.skipped_loop_reads, vec![0]);
+    }
+    // the benchmark's size: 524,288 bodies, work-group 4,097 of 8,192
+    let bodies = 524_288usize;
+    let mut args = nbody_args(bodies);
+    let st = emulate_1d(&m, "nbody_step", bodies as u64, 64, 4097, &mut args, true);
+    assert!(!st.budget_exhausted);
+    let w = 4097 * 64 * 16;
+    assert_eq!(
+        written(&st),
+        vec![(2, vec![[w, w + 1024]]), (3, vec![[w, w + 1024]])]
+    );
+}
+
+/// Each kernel writes where a loop's result says, or under a loop's result: the loop must
+/// run, and the footprint equals the full emulation's.
+#[test]
+fn loops_whose_values_reach_an_address_or_a_branch_are_not_skipped() {
+    let kernels = [
+        // the loop's counter escapes into the address
+        "kernel void k(global const float *a, global float *o, uint n) {
+            uint i = get_global_id(0), j = 0;
+            while (j < n + i) j += 3;
+            o[j] = a[0]; }",
+        // a break sets a flag that selects the written element
+        "kernel void k(global const float *a, global float *o, uint n) {
+            uint i = get_global_id(0); int found = 0;
+            for (uint j = 0; j < n; j++) { if (j * j > i) { found = 1; break; } }
+            o[i + found * 64] = a[i]; }",
+        // the loop stores to global memory
+        "kernel void k(global const float *a, global float *o, uint n) {
+            uint i = get_global_id(0);
+            for (uint j = 0; j < n; j++) o[(i * 8 + j) % 256] = a[j]; }",
+    ];
+    for src in kernels {
+        let m = module(src);
+        let args = || {
+            vec![
+                ArgValue::Buffer(vec![0; 1024]),
+                ArgValue::Buffer(vec![0; 4096]),
+                scalar_u32(5),
+            ]
+        };
+        for g in 0..2 {
+            let full = emulate_1d(&m, "k", 64, 32, g, &mut args(), false);
+            let skip = emulate_1d(&m, "k", 64, 32, g, &mut args(), true);
+            assert_eq!(skip.skipped_loops, 0, "{src}");
+            assert!(!written(&full).is_empty());
+            assert_eq!(written(&skip), written(&full), "{src}");
+        }
+    }
+}
+
+/// A reduction loop whose result is only stored (a value, not an address) is skipped, and
+/// the buffer it reads is reported even though no work-item reads it outside the loop.
+#[test]
+fn a_loop_feeding_only_stored_values_is_skipped_and_its_reads_reported() {
+    let m = module(
+        "kernel void k(global const float *a, global const float *b, global float *o, uint n) {
+            uint i = get_global_id(0); float acc = 0;
+            for (uint j = 0; j < n; j++) acc += b[j] * a[i];
+            o[i] = acc; }",
+    );
+    let args = || {
+        vec![
+            ArgValue::Buffer(vec![0; 1024]),
+            ArgValue::Buffer(vec![0; 1 << 20]),
+            ArgValue::Buffer(vec![0; 1024]),
+            scalar_u32(1 << 18),
+        ]
+    };
+    let full = emulate_1d(&m, "k", 256, 64, 2, &mut args(), false);
+    let skip = emulate_1d(&m, "k", 256, 64, 2, &mut args(), true);
+    // 64 work-items × 262,144 iterations: the full emulation runs out of budget
+    assert!(full.budget_exhausted);
+    assert!(!skip.budget_exhausted);
+    assert!(skip.skipped_loops > 0);
+    assert_eq!(written(&skip), vec![(2, vec![[512, 768]])]);
+    // `a[i]` is loop-invariant (LLVM hoists its load out of the loop): only `b` is read in it
+    assert_eq!(skip.skipped_loop_reads, vec![1]);
+    assert!(skip.footprints.iter().all(|f| f.arg != 1 || f.read.is_empty()));
+    assert!(skip.footprints.iter().any(|f| f.arg == 0 && !f.read.is_empty()));
+}
