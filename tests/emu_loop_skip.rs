@@ -160,6 +160,12 @@ fn a_loop_feeding_only_stored_values_is_skipped_and_its_reads_reported() {
     assert_eq!(written(&skip), vec![(2, vec![[512, 768]])]);
     // `a[i]` is loop-invariant (LLVM hoists its load out of the loop): only `b` is read in it
     assert_eq!(skip.skipped_loop_reads, vec![1]);
-    assert!(skip.footprints.iter().all(|f| f.arg != 1 || f.read.is_empty()));
-    assert!(skip.footprints.iter().any(|f| f.arg == 0 && !f.read.is_empty()));
+    assert!(skip
+        .footprints
+        .iter()
+        .all(|f| f.arg != 1 || f.read.is_empty()));
+    assert!(skip
+        .footprints
+        .iter()
+        .any(|f| f.arg == 0 && !f.read.is_empty()));
 }

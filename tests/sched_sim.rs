@@ -253,6 +253,45 @@ fn warm_start_uses_few_chunks_and_survives_a_device_that_blocks() {
     assert_eq!(r.per_device[2].wgs_done, 0);
 }
 
+/// Whole waves: devices that run 2,112 work-groups at once (an H200 with N-body's 64-work-item
+/// groups) and a launch of 8,192 over 4 of them. Each device's share (2,048) is less than a
+/// wave, so a warm start that keeps 25 % for the final phase pays a second wave; told the
+/// wave size it gives each device its whole share at once, and finishes in one wave.
+#[test]
+fn warm_start_gives_a_device_its_whole_share_when_the_final_phase_would_not_fill_a_wave() {
+    let (n, w, wave) = (4usize, 8192u64, 2112u64);
+    // 2,112 work-groups (one wave) per 52.6 ms
+    let rate = wave as f64 / 52_600.0;
+    let mut cfg = SimConfig::new(
+        vec![SimDevice::constant(rate).with_wave(wave); n],
+        w,
+        50_000,
+    );
+    cfg.history_ns = Some(vec![Some(52.6e6 / 2048.0); n]);
+    let plain = boyer(&cfg);
+    assert!(plain.complete);
+    assert_eq!(plain.chunks_assigned, 2 * n, "{:?}", plain.chunks);
+    cfg.wave_units = Some(vec![wave; n]);
+    let waves = boyer(&cfg);
+    assert!(waves.complete);
+    assert_eq!(waves.chunks_assigned, n, "{:?}", waves.chunks);
+    let (mp, mw) = (plain.makespan_ns.unwrap(), waves.makespan_ns.unwrap());
+    // one wave (52.6 ms + 50 µs) against two
+    assert!(mw < 53_000_000, "{mw} ns");
+    assert!(mp > 100_000_000, "{mp} ns");
+    eprintln!(
+        "4 devices, share < 1 wave: final phase kept {:.1} ms, whole shares {:.1} ms",
+        mp as f64 / 1e6,
+        mw as f64 / 1e6
+    );
+    // a launch of many waves keeps its final phase
+    let mut big = cfg.clone();
+    big.total_wgs = 64 * wave;
+    let r = boyer(&big);
+    assert!(r.complete);
+    assert!(r.chunks_assigned > n, "{:?}", r.chunks);
+}
+
 /// After a warm start, a device the earlier Ω left without work keeps that Ω for the next
 /// launch (it was not excluded); one that completed a chunk reports its fresh Ω.
 #[test]

@@ -200,12 +200,7 @@ impl Taint {
 /// Taint propagation over function `f` whose parameters are tainted where `param_taint`
 /// says (missing entries: clean) and which is called under data-dependent control when
 /// `under_condition`.
-fn propagate(
-    cx: &Ctx,
-    f: &dr::Function,
-    param_taint: &[bool],
-    under_condition: bool,
-) -> Taint {
+fn propagate(cx: &Ctx, f: &dr::Function, param_taint: &[bool], under_condition: bool) -> Taint {
     // Pointer provenance: pointer id → base pointer it was derived from.
     let mut base: HashMap<Word, Word> = HashMap::new();
     let mut local_vars: HashSet<Word> = HashSet::new();

@@ -1504,9 +1504,16 @@ fn skip_branches(
                 continue;
             };
             // the block's terminator: its first branch
-            let Some(pc) = (b.start as usize..code.len())
-                .find(|pc| matches!(code[*pc], Inst::Br { .. } | Inst::BrCond { .. } | Inst::Switch { .. } | Inst::Return { .. } | Inst::Unreachable))
-            else {
+            let Some(pc) = (b.start as usize..code.len()).find(|pc| {
+                matches!(
+                    code[*pc],
+                    Inst::Br { .. }
+                        | Inst::BrCond { .. }
+                        | Inst::Switch { .. }
+                        | Inst::Return { .. }
+                        | Inst::Unreachable
+                )
+            }) else {
                 continue;
             };
             if matches!(code[pc], Inst::Br { .. } | Inst::BrCond { .. }) {

@@ -242,6 +242,41 @@ fn load_profiles(engine: &Engine) -> Result<Vec<Option<Profile>>, String> {
 }
 
 impl BestState {
+    /// Work-groups one wave of engine device `d` runs at once, for work-groups of
+    /// `wg_items` work-items that use `local_bytes` of `__local` memory: compute units ×
+    /// resident work-groups per compute unit ([`model::occupancy`], Quintanilla §2.3
+    /// eq. 2.1–2.4, with the device's profile). The driver does not tell registers, so this
+    /// is an upper bound. A device without a profile, or whose profile cannot run the
+    /// work-group: its compute units (one work-group each).
+    pub(super) fn wave_work_groups(
+        &mut self,
+        engine: &Engine,
+        d: usize,
+        wg_items: u64,
+        local_bytes: u64,
+    ) -> u64 {
+        let cus = engine.devices[d].compute_units as u64;
+        let profiles = self.profiles.get_or_insert_with(|| load_profiles(engine));
+        let Some(p) = profiles
+            .as_ref()
+            .ok()
+            .and_then(|v| v.get(d))
+            .and_then(|p| p.as_ref())
+        else {
+            return cus;
+        };
+        let k = model::occupancy::KernelResources {
+            work_group_size: wg_items,
+            local_mem_bytes: local_bytes,
+            private_mem_bytes: None,
+            registers_per_work_item: None,
+        };
+        match model::occupancy::occupancy(p, &k) {
+            Ok(o) => cus * o.active_work_groups_per_cu.max(1),
+            Err(_) => cus,
+        }
+    }
+
     /// Chooses the device of a `best` launch over the participating devices `devs` (engine
     /// indices). `measured`: ns per work-group per engine device measured so far for this
     /// kernel; `module`: the app's program as the mini-emulator loads it (called only when

@@ -75,6 +75,8 @@ pub struct Device {
     pub queue: cl_command_queue,
     /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
     pub max_wg: usize,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS` (1 when the query fails).
+    pub compute_units: u32,
     /// Chunks still running from abandoned (straggler) work: the device is skipped by new
     /// launches until they drain, so nothing queues behind a hung kernel.
     pub stale_chunks: AtomicU32,
@@ -179,6 +181,14 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                         cl::info::<usize>(|n, pp, s| f(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, n, pp, s))
                     })
                     .unwrap_or(1);
+                let compute_units = t
+                    .clGetDeviceInfo
+                    // SAFETY: cl_uint query on a real device.
+                    .and_then(|f| unsafe {
+                        cl::info::<u32>(|n, pp, s| f(id, CL_DEVICE_MAX_COMPUTE_UNITS, n, pp, s))
+                    })
+                    .unwrap_or(1)
+                    .max(1);
                 let block_event = match fault {
                     // SAFETY: a user event in clprism's own context.
                     Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
@@ -193,6 +203,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                     context,
                     queue,
                     max_wg,
+                    compute_units,
                     stale_chunks: AtomicU32::new(0),
                     inject_fail: fault == Some(Fault::Fail(i)),
                     block_event,

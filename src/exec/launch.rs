@@ -917,6 +917,26 @@ impl WorkerState {
                 .history
                 .get(&history_key)
                 .is_some_and(|h| sched.seed_history(&h.0));
+        // whole waves for the warm start (sched::boyer::BoyerState::wave_units)
+        let wg_items: u64 = job.local[..dim].iter().map(|x| *x as u64).product();
+        let local_bytes: u64 = job
+            .args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Local(n) => *n as u64,
+                _ => 0,
+            })
+            .sum();
+        let wave_wgs: Vec<u64> = devs
+            .iter()
+            .map(|&d| self.best.wave_work_groups(engine, d, wg_items, local_bytes))
+            .collect();
+        sched.set_wave_units(
+            &wave_wgs
+                .iter()
+                .map(|w| w.div_ceil(wgs_per_unit.max(1)))
+                .collect::<Vec<_>>(),
+        );
         let mut actions = sched.start(now(t0));
         let deadline_free = Duration::from_millis(20);
         let mut last_progress = Instant::now();
@@ -1344,6 +1364,7 @@ impl WorkerState {
             "split_dim": split,
             "work_groups": units,
             "wgs_per_unit": wgs_per_unit,
+            "wave_work_groups": wave_wgs,
             "chunks": chunks.into_iter().map(|c| c.1).collect::<Vec<_>>(),
             "share": per_dev_wgs.iter().map(|w| if total > 0 { *w as f64 / total as f64 } else { 0.0 }).collect::<Vec<_>>(),
             "idle_tail_ns": idle_tail,

@@ -577,6 +577,19 @@ impl ChunkScheduler {
         b.history_ns.is_some()
     }
 
+    /// Per device, the units one wave of the device runs at once (compute units × resident
+    /// work-groups per compute unit, divided by work-groups per unit, rounded up). Boyer's
+    /// warm start then gives a device its whole share at once when the final phase would
+    /// leave it less than a wave (see [`boyer::BoyerState::wave_units`]). Call before
+    /// [`Self::start`]; ignored by the other policies and when `waves` has the wrong length.
+    pub fn set_wave_units(&mut self, waves: &[u64]) {
+        if let Policy::Boyer(b) = &mut self.policy {
+            if !self.started && waves.len() == self.core.devices.len() {
+                b.wave_units = Some(waves.to_vec());
+            }
+        }
+    }
+
     /// Per device, Ω (ns per work-group, transfers included) of its most recent completed
     /// chunk in this launch (§4.3.1), for the next launch's [`Self::seed_history`]. A device
     /// that completed none keeps the Ω it was seeded with when it was not excluded (a warm

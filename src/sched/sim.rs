@@ -31,6 +31,9 @@ pub struct SimDevice {
     segments: Vec<(u64, f64)>,
     /// Never completes anything (an enqueue that waits on an event that never fires, §4.5.6).
     pub blocked: bool,
+    /// Work-groups the device runs at once (one wave); 0: none. A chunk then takes as long
+    /// as its work-groups rounded up to whole waves (a GPU whose chunk cannot fill it).
+    pub wave: u64,
 }
 
 impl SimDevice {
@@ -39,6 +42,7 @@ impl SimDevice {
         SimDevice {
             segments: vec![(0, (wg_per_us / 1000.0).max(0.0))],
             blocked: false,
+            wave: 0,
         }
     }
 
@@ -52,6 +56,7 @@ impl SimDevice {
         SimDevice {
             segments: vec![(0, r)],
             blocked: false,
+            wave: 0,
         }
     }
 
@@ -60,6 +65,7 @@ impl SimDevice {
         SimDevice {
             segments: vec![(0, 0.0)],
             blocked: true,
+            wave: 0,
         }
     }
 
@@ -69,6 +75,13 @@ impl SimDevice {
         self.segments.retain(|&(t, _)| t != at_ns);
         let pos = self.segments.partition_point(|&(t, _)| t < at_ns);
         self.segments.insert(pos, (at_ns, r));
+        self
+    }
+
+    /// The same device running `wgs` work-groups at once: every chunk takes as long as its
+    /// work-groups rounded up to whole waves of `wgs`.
+    pub fn with_wave(mut self, wgs: u64) -> Self {
+        self.wave = wgs;
         self
     }
 
@@ -101,6 +114,11 @@ impl SimDevice {
             return None;
         }
         let mut t = start_ns.saturating_add(overhead_ns) as f64;
+        let wgs = if self.wave > 0 {
+            wgs.div_ceil(self.wave) * self.wave
+        } else {
+            wgs
+        };
         let mut rem = wgs as f64;
         if rem <= 0.0 {
             return Some(t.ceil() as u64);
@@ -151,6 +169,8 @@ pub struct SimConfig {
     /// Ω per device (ns per work-group) from an earlier launch, passed to
     /// [`ChunkScheduler::seed_history`] (Boyer's warm start); `None`: a first launch.
     pub history_ns: Option<Vec<Option<f64>>>,
+    /// Units per wave of each device, passed to [`ChunkScheduler::set_wave_units`].
+    pub wave_units: Option<Vec<u64>>,
 }
 
 impl SimConfig {
@@ -163,6 +183,7 @@ impl SimConfig {
             fail_enqueue: Vec::new(),
             max_events: 10_000_000,
             history_ns: None,
+            wave_units: None,
         }
     }
 }
@@ -232,6 +253,9 @@ pub fn simulate(
     let mut s = ChunkScheduler::new(kind, params, n, cfg.total_wgs)?;
     if let Some(h) = &cfg.history_ns {
         s.seed_history(h);
+    }
+    if let Some(w) = &cfg.wave_units {
+        s.set_wave_units(w);
     }
     // (end time, sequence, device, chunk, elapsed)
     let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
