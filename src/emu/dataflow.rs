@@ -533,7 +533,8 @@ pub(crate) fn loop_skips(m: &dr::Module, f: &dr::Function) -> Vec<LoopSkip> {
             preds[x].push(b);
         }
     }
-    // reachable blocks and dominators (iterative, bit sets)
+    // reachable blocks; immediate dominators = immediate post-dominators of the reverse
+    // CFG (its one block without successors is the entry)
     let mut reach = vec![false; nb];
     let mut stack = vec![0usize];
     while let Some(b) = stack.pop() {
@@ -541,40 +542,23 @@ pub(crate) fn loop_skips(m: &dr::Module, f: &dr::Function) -> Vec<LoopSkip> {
             stack.extend(t.succ[b].iter().copied());
         }
     }
-    let words = nb.div_ceil(64);
-    let full = vec![u64::MAX; words];
-    let mut dom: Vec<Vec<u64>> = (0..nb)
-        .map(|b| {
-            if b == 0 {
-                let mut v = vec![0u64; words];
-                v[0] |= 1;
-                v
-            } else {
-                full.clone()
-            }
-        })
+    let reverse: Vec<Vec<usize>> = preds
+        .iter()
+        .map(|p| p.iter().copied().filter(|x| reach[*x]).collect())
         .collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in 1..nb {
-            if !reach[b] {
-                continue;
+    let idom = super::module::ipdoms(&reverse);
+    let dominates = |a: usize, mut b: usize| {
+        for _ in 0..=nb {
+            if a == b {
+                return true;
             }
-            let mut v = full.clone();
-            for &p in preds[b].iter().filter(|p| reach[**p]) {
-                for (x, y) in v.iter_mut().zip(&dom[p]) {
-                    *x &= *y;
-                }
-            }
-            v[b / 64] |= 1 << (b % 64);
-            if v != dom[b] {
-                dom[b] = v;
-                changed = true;
+            match idom[b] {
+                Some(p) => b = p,
+                None => return false,
             }
         }
-    }
-    let dominates = |a: usize, b: usize| dom[b][a / 64] >> (a % 64) & 1 == 1;
+        false
+    };
     // natural loops by header
     let mut bodies: HashMap<usize, Vec<bool>> = HashMap::new();
     for u in (0..nb).filter(|u| reach[*u]) {
