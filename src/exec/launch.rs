@@ -66,7 +66,8 @@ pub(super) struct WorkerState {
     /// (app program, kernel name) → a kernel of the app's own program (chunks on the app's
     /// device run in the app's context, so their replicas are filled by device-side copies).
     home_kernels: FxHashMap<(Key, String), cl_kernel>,
-    /// kernel name → measured ns per work-group per device (for the `best` scheduler).
+    /// kernel ([`super::Job::kernel_id`]) → measured ns per work-group per device (for the
+    /// `best` scheduler).
     measured: FxHashMap<String, Vec<Option<f64>>>,
     /// Profiles and projected times of the `best` scheduler.
     best: super::best::BestState,
@@ -79,25 +80,25 @@ pub(super) struct WorkerState {
     read_queues: FxHashMap<usize, cl_command_queue>,
     /// Host staging (pinned where the driver allows) kept per app buffer across launches.
     host_pool: StagingPool,
-    /// kernel name → ns per work-group on the app's device when the kernel last ran whole
+    /// kernel (`kernel_id`) → ns per work-group on the app's device when it last ran whole
     /// there through clprism (its first launch under `CLPRISM_SPLIT=auto`); for
     /// `sched::split`. Forwarded launches are measured into [`super::FORWARDED`].
     whole: FxHashMap<String, f64>,
-    /// kernel name → read-back plus write-back time of its last split launch, ns.
+    /// kernel (`kernel_id`) → read-back plus write-back time of its last split launch, ns.
     merge_cost: FxHashMap<String, f64>,
-    /// (kernel name, work-groups along the split dimension, participating devices) → Ω per
+    /// (kernel (`kernel_id`), work-groups along the split dimension, devices) → Ω per
     /// device measured by the last complete balanced launch (ns per work-group), to seed
     /// the next launch's warm start (`sched::ChunkScheduler::seed_history`).
     /// With it, the number of warm starts in a row since the last cold one.
     history: FxHashMap<HistoryKey, (Vec<Option<f64>>, u32)>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
-    /// (kernel, app buffer) → the buffer's epoch at that kernel's last balanced launch: an
+    /// (kernel (`kernel_id`), app buffer) → the buffer's epoch at that kernel's last balanced launch: an
     /// epoch that moved since means the app rewrites the input between launches.
     last_epochs: FxHashMap<(String, Key), u64>,
 }
 
-/// (kernel name, work-groups along the split dimension, participating devices).
+/// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
 type HistoryKey = (String, u64, Vec<usize>);
 
 /// Warm starts of a kernel in a row after which one launch starts cold (Boyer's β chunks on
@@ -457,7 +458,7 @@ impl WorkerState {
         let mut best_log = Value::Null;
         if kind == SchedulerKind::Best {
             let mut state = std::mem::take(&mut self.best);
-            let measured = self.measured.get(&job.kernel).cloned();
+            let measured = self.measured.get(&job.kernel_id()).cloned();
             let source = match &job.program.origin {
                 ProgramOrigin::Source(s) => s.to_string(),
                 _ => String::new(),
@@ -647,7 +648,7 @@ impl WorkerState {
             .find(|&d| engine.devices[d].id == job.app_device);
         if let (Some(h), crate::config::SplitPolicy::Auto) = (app_d, cfg.split) {
             if devs.len() > 1 && !verify && !matches!(kind, SchedulerKind::Single(_)) {
-                let measured = self.measured.get(&job.kernel);
+                let measured = self.measured.get(&job.kernel_id());
                 let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
                 let upload: u64 = bufs
                     .iter()
@@ -657,7 +658,7 @@ impl WorkerState {
                             || b.written
                             || self
                                 .last_epochs
-                                .get(&(job.kernel.clone(), b.mem))
+                                .get(&(job.kernel_id(), b.mem))
                                 .is_some_and(|e| *e != epoch_of(b))
                     })
                     .map(|b| b.size as u64)
@@ -667,9 +668,9 @@ impl WorkerState {
                     work_groups,
                     home_whole_ns_per_work_group: self
                         .whole
-                        .get(&job.kernel)
+                        .get(&job.kernel_id())
                         .copied()
-                        .or_else(|| super::forwarded_ns_per_work_group(&job.kernel)),
+                        .or_else(|| super::forwarded_ns_per_work_group(&job.kernel_id())),
                     ns_per_work_group: devs
                         .iter()
                         .map(|d| measured.and_then(|m| m.get(*d).copied().flatten()))
@@ -684,7 +685,7 @@ impl WorkerState {
                     host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
                     min_gain: 0.05,
                     merge_by_diff: home_d.is_none(),
-                    measured_merge_ns: self.merge_cost.get(&job.kernel).copied(),
+                    measured_merge_ns: self.merge_cost.get(&job.kernel_id()).copied(),
                 };
                 let d = sched::split::decide(&inputs);
                 split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
@@ -702,7 +703,7 @@ impl WorkerState {
                     if d.est_home_ns.is_some() {
                         return Err(format!("kept whole on the app's device: {}", d.reason));
                     }
-                    super::request_measure(&job.kernel, work_groups);
+                    super::request_measure(&job.kernel_id(), work_groups);
                     return Err("kept whole on the app's device: first launch of this kernel, forwarded to measure it".into());
                 }
                 if !d.split {
@@ -910,7 +911,7 @@ impl WorkerState {
         // per device, when its latest chunk completed: a chunk queued behind a running one
         // starts only then, and Ω (§4.3.1) counts processing time, not the wait in the queue
         let mut device_free_at: Vec<u64> = vec![0; devs.len()];
-        let history_key = (job.kernel.clone(), units, devs.clone());
+        let history_key = (job.kernel_id(), units, devs.clone());
         let warm_streak = self.history.get(&history_key).map_or(0, |h| h.1);
         let warm = warm_streak < WARM_STREAK_MAX
             && self
@@ -1319,7 +1320,7 @@ impl WorkerState {
         {
             let m = self
                 .measured
-                .entry(job.kernel.clone())
+                .entry(job.kernel_id())
                 .or_insert_with(|| vec![None; engine.devices.len()]);
             for (i, &d) in devs.iter().enumerate() {
                 let ns: u64 = done_chunks
@@ -1334,7 +1335,7 @@ impl WorkerState {
             // for `sched::split`: the whole run on the app's device, or a split's merge cost
             if devs.len() == 1 && Some(devs[0]) == app_d {
                 if let Some(t) = m[devs[0]] {
-                    self.whole.insert(job.kernel.clone(), t);
+                    self.whole.insert(job.kernel_id(), t);
                 }
             } else if devs.len() > 1 {
                 let phase = |name: &str| {
@@ -1344,7 +1345,7 @@ impl WorkerState {
                         .map(|i| marks[i].1 - if i > 0 { marks[i - 1].1 } else { 0 })
                 };
                 if let (Some(r), Some(w)) = (phase("read_back"), phase("write_back")) {
-                    self.merge_cost.insert(job.kernel.clone(), (r + w) as f64);
+                    self.merge_cost.insert(job.kernel_id(), (r + w) as f64);
                 }
             }
         }
@@ -1398,7 +1399,7 @@ impl WorkerState {
         }
         for b in &bufs {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
-            self.last_epochs.insert((job.kernel.clone(), b.mem), epoch);
+            self.last_epochs.insert((job.kernel_id(), b.mem), epoch);
         }
         // keep the staging areas for the next launch (their transfers have all completed)
         for (b, snap) in bufs.iter().zip(snapshots) {

@@ -67,6 +67,19 @@ pub struct Job {
     pub epochs: FxHashMap<Key, u64>,
 }
 
+impl Job {
+    /// The key of what clprism measures and remembers per kernel (speeds, whole-launch time,
+    /// merge cost, the warm start's history): the program's content hash, its build options
+    /// and the kernel name, so same-named kernels of different programs or builds (e.g. one
+    /// source built with different `-D` options) keep their own figures.
+    pub fn kernel_id(&self) -> String {
+        format!(
+            "{}|{}|{}",
+            self.program.hash, self.program.options, self.kernel
+        )
+    }
+}
+
 // SAFETY: OpenCL handles are thread-safe.
 unsafe impl Send for Job {}
 
@@ -146,7 +159,7 @@ thread_local! {
     static MEASURE: std::cell::RefCell<Option<(String, u64)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// kernel name → ns per work-group of its last forwarded launch measured on the app's
+/// kernel (`Job::kernel_id`) → ns per work-group of its last forwarded launch measured on the app's
 /// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
 static FORWARDED: Lazy<Mutex<FxHashMap<String, f64>>> = Lazy::new(Default::default);
 
