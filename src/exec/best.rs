@@ -407,14 +407,7 @@ fn project(
         stats.push(st);
     }
     let first = stats.first().ok_or("no device profile")?;
-    let dynamic_local: u64 = job
-        .args
-        .iter()
-        .map(|a| match a {
-            KernelArg::Local(n) => *n as u64,
-            _ => 0,
-        })
-        .sum();
+    let dynamic_local = job.dynamic_local_bytes();
     let buffer_sizes: Vec<(u32, u64)> = job
         .args
         .iter()

@@ -920,14 +920,7 @@ impl WorkerState {
                 .is_some_and(|h| sched.seed_history(&h.0));
         // whole waves for the warm start (sched::boyer::BoyerState::wave_units)
         let wg_items: u64 = job.local[..dim].iter().map(|x| *x as u64).product();
-        let local_bytes: u64 = job
-            .args
-            .iter()
-            .map(|a| match a {
-                KernelArg::Local(n) => *n as u64,
-                _ => 0,
-            })
-            .sum();
+        let local_bytes = job.dynamic_local_bytes();
         let wave_wgs: Vec<u64> = devs
             .iter()
             .map(|&d| self.best.wave_work_groups(engine, d, wg_items, local_bytes))

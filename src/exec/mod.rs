@@ -78,6 +78,18 @@ impl Job {
             self.program.hash, self.program.options, self.kernel
         )
     }
+
+    /// Bytes of `__local` memory per work-group given as kernel arguments (the dynamic part;
+    /// the module's static `__local` variables are not included).
+    pub fn dynamic_local_bytes(&self) -> u64 {
+        self.args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Local(n) => *n as u64,
+                _ => 0,
+            })
+            .sum()
+    }
 }
 
 // SAFETY: OpenCL handles are thread-safe.
