@@ -7,7 +7,7 @@
 # Prints one line per run: app, config, the app's own time_ms (uploads, every launch,
 # read-back; the CPU reference check is outside it) and the process wall time. Per-launch
 # logs go to $OUT/logs.tgz.
-# Usage: bench/gpu_balance.sh OUTDIR [quick|short|steady|seed]
+# Usage: bench/gpu_balance.sh OUTDIR [quick|short|steady|seed|sweep]
 set -uo pipefail
 OUT=${1:?OUTDIR}
 QUICK=${2:-}
@@ -15,11 +15,7 @@ mkdir -p "$OUT/logs"
 G=$PWD/.gpu
 LIB=$G/libOpenCL.so
 export CLPRISM_CACHE=$G/emu-cache
-nv=""
-for p in 0 1 2 3; do
-  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | head -1)
-  case "$probe" in *NVIDIA*|*nvidia*) nv=$p; break ;; esac
-done
+. "$(dirname "$0")/gpu-platforms.sh"
 echo "NVIDIA platform index: ${nv:-none}"
 ngpu=$(nvidia-smi -L | wc -l)
 echo "GPUs: $ngpu"
@@ -54,11 +50,6 @@ bal() { # name config devices [env...] -- app args
   case "$cfg" in *-warm) ;; *) cp -n "$cache"/footprint-* "$G/emu-cache/" 2>/dev/null; rm -rf "$cache" ;; esac
 }
 
-cpu=""
-for p in 0 1 2 3; do
-  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | head -1)
-  case "$probe" in *NVIDIA*) ;; *cpu*|*pthread*|*Xeon*|*EPYC*) cpu=$p; break ;; esac
-done
 echo "CPU (PoCL) platform index: ${cpu:-none}"
 mm=$G/examples/matmul_global
 if [ "$QUICK" = steady ]; then
@@ -156,6 +147,51 @@ elif [ "$QUICK" = seed ]; then
     bal nbody512k $c-always-gpu$N-warm gpu:$N CLPRISM_SPLIT=always CLPRISM_BOYER=$b EX_SKIP_REFERENCE=1 -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.$c.bin"
   done
   (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
+elif [ "$QUICK" = sweep ]; then
+  # Boyer against the best static partition, found by sweeping GPU 1's fraction (the other
+  # GPUs share the rest evenly), 10 launches each, steady state: SGEMM 8192^2 alone and with
+  # GPU 1 shared with a competing SGEMM, N-body 524288 (split forced). Then heterogeneous:
+  # PoCL's CPU device + one H200 on SGEMM 2048^2, with each device's native time, for Boyer's
+  # efficiency (measured throughput / sum of the devices' separate throughputs, §4.1 note 1).
+  # CLPRISM_BALANCE_EARLY=off in the heterogeneous runs so every launch can split.
+  export CLPRISM_DEVICE_TIMING=all
+  R=10
+  N=$ngpu
+  split1() { # GPU 1's fraction -> static:f0,f1,... (the others share the rest evenly)
+    python3 -c "import sys; g=float(sys.argv[1]); n=$N; r=(1-g)/(n-1); print('static:' + ','.join('%.4f' % (g if i == 1 else r) for i in range(n)))" "$1"
+  }
+  run matmul_global native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 8192 $R
+  bal matmul_global boyer-gpu$N-cold gpu:$N -- "$mm" 8192 $R
+  bal matmul_global boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  for k in 0.92 0.96 1.00 1.04 1.08; do
+    g=$(python3 -c "print('%.4f' % ($k / $N))")
+    bal matmul_global static-g1=$g-warm gpu:$N CLPRISM_SCHEDULER=$(split1 $g) -- "$mm" 8192 $R
+  done
+  CLPRISM_EXAMPLE_DEVICE=$nv:1 "$mm" 8192 400 >/dev/null 2>&1 &
+  hog=$!
+  sleep 3
+  bal matmul_global loaded-boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  for k in 0.44 0.52 0.60 0.68 0.76; do
+    g=$(python3 -c "print('%.4f' % ($k / $N))")
+    bal matmul_global loaded-static-g1=$g-warm gpu:$N CLPRISM_SCHEDULER=$(split1 $g) -- "$mm" 8192 $R
+  done
+  bal matmul_global loaded-boyer2-gpu$N-warm gpu:$N -- "$mm" 8192 $R
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  nb=$G/examples/nbody
+  mkdir -p "$OUT/dumps"
+  run nbody512k native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.native.bin"
+  bal nbody512k boyer-always-gpu$N-cold gpu:$N CLPRISM_SPLIT=always EX_SKIP_REFERENCE=1 -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.boyer.bin"
+  for k in 0.96 1.00 1.04; do
+    g=$(python3 -c "print('%.4f' % ($k / $N))")
+    bal nbody512k static-g1=$g-warm gpu:$N CLPRISM_SPLIT=always CLPRISM_SCHEDULER=$(split1 $g) EX_SKIP_REFERENCE=1 -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.static-$g.bin"
+  done
+  (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
+  if [ -n "$cpu" ]; then
+    run matmul_global2k native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 2048 $R
+    run matmul_global2k native-cpu-log CLPRISM_EXAMPLE_DEVICE=$cpu:0 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 2048 4
+    bal matmul_global2k always-h200+cpu-cold "$nv:0,$cpu:0" CLPRISM_BALANCE_EARLY=off CLPRISM_SPLIT=always -- "$mm" 2048 $R
+    bal matmul_global2k auto-h200+cpu-warm "$nv:0,$cpu:0" CLPRISM_BALANCE_EARLY=off -- "$mm" 2048 $R
+  fi
 elif [ -z "$QUICK" ]; then
   # compute-bound, 3 launches of 8192^2 (one GPU: ~262 ms per launch)
   run matmul_global native -- "$mm" 8192 3

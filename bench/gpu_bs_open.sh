@@ -8,11 +8,7 @@ OUT=$1; ROUNDS=${2:-4}
 G=$(pwd)/.gpu
 LIB=$G/libOpenCL.so
 mkdir -p "$OUT/logs"
-nv=""
-for p in 0 1 2 3; do
-  probe=$(CLPRISM_EXAMPLE_DEVICE=$p:0 "$G/examples/blackscholes" 1024 2>&1 | head -1)
-  case "$probe" in *NVIDIA*|*nvidia*) nv=$p; break ;; esac
-done
+. "$(dirname "$0")/gpu-platforms.sh"
 [ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }
 export CLPRISM_EXAMPLE_DEVICE="$nv:0" EX_CHECK_STRIDE=1024
 ngpu=$(nvidia-smi -L | wc -l)
