@@ -67,8 +67,34 @@ def main():
             m = median(t[2:])
             print("%-16s %-26s %10.1f %9.1f %9.1f %8.2f" % (
                 app, cfg, t[1], m, nat or float("nan"), nat / m if nat and m > 0 else float("nan")))
+    efficiency(rows)
     if len(sys.argv) > 2:
         end_to_end(sys.argv[2])
+
+
+def efficiency(rows):
+    """Boyer's efficiency (dissertation §4.1, footnote 1: the measured throughput divided by
+    the sum of the throughputs of the devices executing separately) of each run of an app
+    that also has a `native-cpu-log` run: the GPU alone is its `native-log` run, the CPU
+    alone its `native-cpu-log` run, both as median of launches 3..N (2..N when shorter)."""
+    def steady(t):
+        return median(t[2:] if len(t) > 2 else t[1:] or t)
+    out = []
+    for app, runs in rows.items():
+        by = {c: t for c, t, _ in runs}
+        if "native-log" not in by or "native-cpu-log" not in by:
+            continue
+        gpu, cpu = steady(by["native-log"]), steady(by["native-cpu-log"])
+        ideal = 1.0 / (1.0 / gpu + 1.0 / cpu)
+        for cfg, t, _ in runs:
+            m = steady(t)
+            out.append("%-16s %-26s %9.2f %9.1f %9.1f %9.2f %10.3f" % (
+                app, cfg, m, gpu, cpu, ideal, ideal / m if m > 0 else float("nan")))
+    if out:
+        print()
+        print("%-16s %-26s %9s %9s %9s %9s %10s" % (
+            "app", "config", "med_ms", "gpu_ms", "cpu_ms", "ideal_ms", "efficiency"))
+        print("\n".join(out))
 
 
 def median(v):
