@@ -327,3 +327,36 @@ fn warm_start_history_carries_over_for_an_idle_device() {
     assert_eq!(om[0], Some(900.0));
     assert_eq!(om[1], Some(1e9));
 }
+
+/// Nobody to balance against, so no chunking: one device alone runs the launch as one chunk,
+/// and so does a warm-started device whose partners' eq. 4.3 shares round to zero (an H200
+/// beside a CPU 700× slower). Two devices of comparable speed keep the growth phase (cold)
+/// and the final split (warm).
+#[test]
+fn a_device_with_nobody_to_balance_against_runs_one_chunk() {
+    let alone = SimConfig::new(vec![SimDevice::constant(1.0)], 1000, 10_000);
+    let r = boyer(&alone);
+    assert!(r.complete);
+    assert_eq!(r.chunks_assigned, 1, "{:?}", r.chunks);
+    assert_eq!(r.chunks[0].count, 1000);
+
+    // 1,000 ns against 10,000,000 ns per work-group: the slow device's share is 0.1
+    let mut lopsided = SimConfig::new(
+        vec![SimDevice::constant(1.0), SimDevice::constant(1e-4)],
+        1000,
+        10_000,
+    );
+    lopsided.history_ns = Some(vec![Some(1000.0), Some(1e7)]);
+    let r = boyer(&lopsided);
+    assert!(r.complete);
+    assert_eq!(r.chunks_assigned, 1, "{:?}", r.chunks);
+    assert_eq!((r.chunks[0].device, r.chunks[0].count), (0, 1000));
+
+    // comparable devices: several chunks, cold and warm
+    let mut even = SimConfig::new(vec![SimDevice::constant(1.0); 2], 1000, 10_000);
+    assert!(boyer(&even).chunks_assigned > 2);
+    even.history_ns = Some(vec![Some(1000.0); 2]);
+    let r = boyer(&even);
+    assert!(r.complete);
+    assert!(r.chunks_assigned > 2, "{:?}", r.chunks);
+}

@@ -196,9 +196,17 @@ pub fn optimal_split(w: u64, devs: &[(f64, f64)]) -> Vec<u64> {
 
 impl BoyerState {
     /// New state for `n_devices` devices and `total_wgs` work-groups.
+    ///
+    /// One device alone gets every work-group as one chunk: with nobody to balance against,
+    /// the §4.3.2 growth phase would only add a synchronisation between chunks and a partly
+    /// filled last wave (a clprism extension; Boyer always schedules several devices).
     pub fn new(params: super::BoyerParams, n_devices: usize, total_wgs: u64) -> Self {
         let b = effective_beta(params.beta, n_devices);
-        let initial = ((b * total_wgs as f64).round() as u64).max(1);
+        let initial = if n_devices == 1 {
+            total_wgs.max(1)
+        } else {
+            ((b * total_wgs as f64).round() as u64).max(1)
+        };
         BoyerState {
             params,
             initial_wgs: initial,
@@ -219,6 +227,11 @@ impl BoyerState {
     /// one more wave than the work needs (N-body 524288 on 2 H200s: 3,200 + 1,066
     /// work-groups took 81.8 + 35.3 ms, one chunk of 4,131 took 99.0 ms,
     /// results/gpu-2026-11-22l).
+    ///
+    /// A device whose share is all the work (the others' eq. 4.3 shares round to zero, e.g. a
+    /// CPU next to a GPU 700× faster) claims it at once: there is nobody to balance against,
+    /// and a final phase would only cost a synchronisation (SGEMM 2048² on an H200 beside
+    /// PoCL's CPU: 3.8 ms in two chunks against 3.5 ms native, results/gpu-2026-11-22o).
     fn warm_start(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
         let frac = self.params.warm.unwrap_or(1.0);
         let omega = self.history_ns.as_deref().unwrap_or(&[]);
@@ -227,9 +240,13 @@ impl BoyerState {
         }
         let inputs: Vec<(f64, f64)> = omega.iter().map(|&o| (o, 0.0)).collect();
         let shares = optimal_split(core.pool.len(), &inputs);
+        let sharing = shares.iter().filter(|&&s| s > 0).count();
         for (d, &share) in shares.iter().enumerate() {
             if share > 0 {
                 let mut first = ((share as f64 * frac).ceil() as u64).clamp(1, share);
+                if sharing == 1 {
+                    first = share;
+                }
                 let wave = self
                     .wave_units
                     .as_ref()
