@@ -23,6 +23,7 @@ pub mod launcher;
 pub mod loader;
 pub mod log;
 pub mod model;
+pub mod registry;
 pub mod report;
 pub mod sched;
 pub mod trace;

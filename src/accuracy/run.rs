@@ -51,7 +51,7 @@ pub fn targets(profiles: &[Profile]) -> Result<Vec<Target>, String> {
     use crate::characterize::clx::{device_info, device_string};
     use opencl_sys::*;
     crate::loader::real().map_err(|e| format!("no real OpenCL library: {e}"))?;
-    Ok(crate::intercept::device::enumerate()
+    Ok(crate::registry::device::enumerate()
         .into_iter()
         .map(|(p, d, id)| {
             let identity = DeviceIdentity {

@@ -37,7 +37,7 @@ pub fn device_info<T: Copy + Default>(dev: cl_device_id, param: cl_device_info) 
 pub fn device_string(dev: cl_device_id, param: cl_device_info) -> Option<String> {
     let f = cl::rt().ok()?.clGetDeviceInfo?;
     // SAFETY: two-call string query on a device handle from the real library.
-    crate::intercept::device::info_string(|n, p, s| unsafe { f(dev, param, n, p, s) })
+    crate::registry::device::info_string(|n, p, s| unsafe { f(dev, param, n, p, s) })
 }
 
 /// A `size_t` `clGetKernelWorkGroupInfo` value.

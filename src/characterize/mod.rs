@@ -164,7 +164,7 @@ fn command_line(args: &[String]) -> String {
 /// (named with its call and code).
 pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile, String> {
     crate::loader::real().map_err(|e| format!("no real OpenCL library: {e}"))?;
-    let devs = crate::intercept::device::enumerate();
+    let devs = crate::registry::device::enumerate();
     let dev = devs
         .iter()
         .find(|d| (d.0, d.1) == o.device)

@@ -33,8 +33,8 @@ use super::cl;
 use super::program::ArgKind;
 use super::{Engine, Job};
 use crate::emu::{self, EmuConfig, Module, WorkGroupStats};
-use crate::intercept::tables::KernelArg;
 use crate::model::{self, DeviceIdentity, ModelOptions, Profile};
+use crate::registry::tables::KernelArg;
 use opencl_sys::*;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
@@ -414,9 +414,7 @@ fn project(
         .enumerate()
         .filter_map(|(i, a)| {
             let m = super::launch::buffer_of(a)?;
-            let size = crate::intercept::TABLES
-                .buffers
-                .with(m, |b| b.size as u64)?;
+            let size = crate::registry::TABLES.buffers.with(m, |b| b.size as u64)?;
             Some((i as u32, size))
         })
         .collect();
@@ -489,7 +487,7 @@ mod tests {
 
     #[test]
     fn shape_key_separates_shapes_not_buffers() {
-        use crate::intercept::tables::ArgBytes;
+        use crate::registry::tables::ArgBytes;
         let v = |x: u64| {
             let b = x.to_ne_bytes();
             // SAFETY: 8 readable bytes.

@@ -199,7 +199,7 @@ unsafe fn finish_build(
         let log = t
             .clGetProgramBuildInfo
             .and_then(|f| {
-                crate::intercept::device::info_string(|n, p, s| {
+                crate::registry::device::info_string(|n, p, s| {
                     f(prog, dev, CL_PROGRAM_BUILD_LOG, n, p, s)
                 })
             })

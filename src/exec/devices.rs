@@ -3,7 +3,7 @@
 //! platforms).
 
 use super::cl::{self, ClResult};
-use crate::intercept::device::{describe, enumerate};
+use crate::registry::device::{describe, enumerate};
 use opencl_sys::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 

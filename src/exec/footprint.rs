@@ -301,7 +301,7 @@ const DISK_FORMAT: u32 = 2;
 /// The cache file name of the model for `key` (a launch-shape key built from the program's
 /// content hash, build options, kernel, NDRange, by-value arguments and buffer sizes).
 fn disk_name(key: &str) -> String {
-    let h = crate::intercept::tables::content_hash(&[
+    let h = crate::registry::tables::content_hash(&[
         env!("CARGO_PKG_VERSION").as_bytes(),
         &DISK_FORMAT.to_le_bytes(),
         key.as_bytes(),

@@ -6,8 +6,8 @@ use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
 use super::staging::{HostBytes, Role, StagingPool};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
-use crate::intercept::tables::{KernelArg, Key, ProgramOrigin};
-use crate::intercept::TABLES;
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::TABLES;
 use crate::sched::{self, Action, ChunkScheduler, SchedState, SchedulerKind};
 use crossbeam_channel::Receiver;
 use opencl_sys::*;
@@ -125,6 +125,26 @@ struct BufArg {
     bindings: usize,
 }
 
+/// The queue `cache` holds under `key`, created in `ctx` on `dev` at its first use (a
+/// clprism-owned queue, kept for the process).
+///
+/// Errors: the driver's, from `clCreateCommandQueue`.
+fn cached_queue<K: std::hash::Hash + Eq>(
+    cache: &mut FxHashMap<K, cl_command_queue>,
+    key: K,
+    ctx: cl_context,
+    dev: cl_device_id,
+) -> Result<cl_command_queue, ClError> {
+    if let Some(q) = cache.get(&key) {
+        return Ok(*q);
+    }
+    // SAFETY: a clprism-owned queue in a context that includes `dev`; callers pass the app's
+    // context with its device, or clprism's context of a balance device.
+    let q = unsafe { cl::create_queue(ctx, dev)? };
+    cache.insert(key, q);
+    Ok(q)
+}
+
 /// Non-blocking reads into host memory that must finish before that memory is freed: waited
 /// for and released on drop (declare it after the buffers it reads into, so it drops first).
 struct PendingReads(Vec<cl_event>);
@@ -156,30 +176,19 @@ impl WorkerState {
         self.host_pool.forget(m);
     }
 
+    /// clprism's queue in the app's context on the app's device (snapshots, merge write-back).
     fn home_queue(
         &mut self,
         ctx: cl_context,
         dev: cl_device_id,
     ) -> Result<cl_command_queue, ClError> {
-        if let Some(q) = self.home.get(&(ctx as Key, dev as Key)) {
-            return Ok(*q);
-        }
-        // SAFETY: a clprism-owned queue in the application's context.
-        let q = unsafe { cl::create_queue(ctx, dev)? };
-        self.home.insert((ctx as Key, dev as Key), q);
-        Ok(q)
+        cached_queue(&mut self.home, (ctx as Key, dev as Key), ctx, dev)
     }
 
     /// clprism's second queue on balance device `d` (see `read_queues`).
     fn read_queue(&mut self, engine: &Engine, d: usize) -> Result<cl_command_queue, ClError> {
-        if let Some(q) = self.read_queues.get(&d) {
-            return Ok(*q);
-        }
         let dev = &engine.devices[d];
-        // SAFETY: a clprism-owned queue in clprism's context of the device.
-        let q = unsafe { cl::create_queue(dev.context, dev.id)? };
-        self.read_queues.insert(d, q);
-        Ok(q)
+        cached_queue(&mut self.read_queues, d, dev.context, dev.id)
     }
 
     /// The application's program loaded by the mini-emulator (compiled through the emu
@@ -200,18 +209,13 @@ impl WorkerState {
             .clone()
     }
 
+    /// clprism's queue in the app's context on the app's device for the chunks run there.
     fn home_exec_queue(
         &mut self,
         ctx: cl_context,
         dev: cl_device_id,
     ) -> Result<cl_command_queue, ClError> {
-        if let Some(q) = self.home_exec.get(&(ctx as Key, dev as Key)) {
-            return Ok(*q);
-        }
-        // SAFETY: a clprism-owned queue in the application's context.
-        let q = unsafe { cl::create_queue(ctx, dev)? };
-        self.home_exec.insert((ctx as Key, dev as Key), q);
-        Ok(q)
+        cached_queue(&mut self.home_exec, (ctx as Key, dev as Key), ctx, dev)
     }
 
     fn home_kernel(&mut self, job: &Job) -> Result<cl_kernel, ClError> {

@@ -24,8 +24,8 @@ pub mod merge;
 pub mod program;
 mod staging;
 
-use crate::intercept::tables::{KernelArg, Key, ProgramInfo};
 use crate::log::LaunchRecord;
+use crate::registry::tables::{KernelArg, Key, ProgramInfo};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use devices::Device;
 use once_cell::sync::{Lazy, OnceCell};
@@ -369,7 +369,7 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
 /// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs without
 /// NDRange queries (the others are rebuilt per launch shape).
 pub fn prebuild_in_background(info: &ProgramInfo) {
-    let crate::intercept::tables::ProgramOrigin::Source(src) = &info.origin else {
+    let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
     };
     if program::unsplittable_reason(src).is_some() || program::uses_range_queries(src) {

@@ -93,7 +93,7 @@ pub unsafe fn arg_kinds(k: cl_kernel) -> Result<Vec<ArgKind>, String> {
                 .ok_or("CL_KERNEL_ARG_ADDRESS_QUALIFIER")?;
         let tq: cl_kernel_arg_type_qualifier =
             cl::info(|sz, p, s| ai(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sz, p, s)).unwrap_or(0);
-        let ty = crate::intercept::device::info_string(|sz, p, s| {
+        let ty = crate::registry::device::info_string(|sz, p, s| {
             ai(k, i, CL_KERNEL_ARG_TYPE_NAME, sz, p, s)
         })
         .unwrap_or_default();

@@ -14,7 +14,7 @@
 //! memory and the launch proceeds as before.
 
 use super::cl::{self, ClResult};
-use crate::intercept::tables::Key;
+use crate::registry::tables::Key;
 use opencl_sys::*;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,10 +2,10 @@
 //! the start/end markers on the application's queue and hands the launch to `exec`
 //! (DESIGN.md §7, "Ordering"). Also marks replicas stale when the app writes a buffer.
 
-use super::tables::{KernelArg, Key, ProgramOrigin};
-use super::TABLES;
 use crate::exec::{self, cl, Job};
 use crate::log::LaunchRecord;
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::TABLES;
 use opencl_sys::*;
 
 /// Picks a local size when the application passed none: per dimension the largest divisor of

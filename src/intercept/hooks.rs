@@ -4,9 +4,10 @@
 
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use super::tables::*;
-use super::{passthrough, TABLES};
+use super::passthrough;
 use crate::log::{self, LaunchRecord};
+use crate::registry::tables::*;
+use crate::registry::TABLES;
 use opencl_sys::*;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -172,7 +173,7 @@ fn record_queue(
         let info = QueueInfo {
             context: ctx as Key,
             device: dev as Key,
-            device_ref: super::device::describe(dev),
+            device_ref: crate::registry::device::describe(dev),
             app_properties: props,
             app_property_array: array,
             profiling,
@@ -682,7 +683,9 @@ pub unsafe fn clLinkProgram(
 unsafe fn kernel_name(k: cl_kernel) -> Arc<str> {
     crate::loader::table()
         .and_then(|t| t.clGetKernelInfo)
-        .and_then(|f| super::device::info_string(|n, p, s| f(k, CL_KERNEL_FUNCTION_NAME, n, p, s)))
+        .and_then(|f| {
+            crate::registry::device::info_string(|n, p, s| f(k, CL_KERNEL_FUNCTION_NAME, n, p, s))
+        })
         .unwrap_or_else(|| "?".into())
         .into()
 }
@@ -828,7 +831,7 @@ unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
     let info = QueueInfo {
         context: queue_context(q),
         device: dev as Key,
-        device_ref: super::device::describe(dev),
+        device_ref: crate::registry::device::describe(dev),
         app_properties: props,
         app_property_array: None,
         profiling: props & CL_QUEUE_PROFILING_ENABLE != 0,

@@ -4,15 +4,10 @@
 //! wrapped. Error codes returned are always the real driver's.
 
 pub mod balance;
-pub mod device;
 pub mod hooks;
 pub mod project;
-pub mod tables;
 
-use once_cell::sync::Lazy;
-
-/// The process-wide side tables.
-pub static TABLES: Lazy<tables::Tables> = Lazy::new(tables::Tables::default);
+use crate::registry::{tables, TABLES};
 
 /// True when kernel argument values are recorded (modes that replay launches).
 #[inline]

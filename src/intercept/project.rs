@@ -33,11 +33,11 @@
 
 #![allow(clippy::too_many_arguments)]
 
-use super::tables::{KernelArg, Key, ProgramOrigin};
-use super::TABLES;
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
 use crate::emu::{self, ArgKind, ArgValue, EmuConfig, EmuError, Module, WorkGroupStats};
 use crate::model::{self, ModelOptions, Profile};
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::TABLES;
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
