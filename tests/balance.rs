@@ -751,3 +751,44 @@ fn early_start_forwards_only_while_the_devices_open() {
         );
     }
 }
+
+/// Two programs with a kernel of the same name (tests/c/twin_kernels.c, launched A, B, A, B):
+/// what balance mode learns about a kernel is keyed by program, build options and name, so
+/// B's first launch is measured as a first launch (no estimate of the app's device), not
+/// judged on A's figures; the second launch of each has its own estimate. Results checked
+/// by the app.
+#[test]
+fn same_named_kernels_of_two_programs_are_measured_apart() {
+    let d = scratch("balance-twin-kernels");
+    let log = d.join("twin.jsonl");
+    let out = balanced(
+        &c_program("twin_kernels"),
+        &[],
+        &log,
+        &[("CLPRISM_SPLIT", "auto"), ("CLPRISM_BALANCE_EARLY", "off")],
+    );
+    assert_ok(&out, "twin_kernels");
+    let s = schedules(&log);
+    assert_eq!(s.len(), 4, "{s:?}");
+    for (i, x) in s.iter().enumerate() {
+        let est = &x["split_decision"]["est_home_ns"];
+        if i < 2 {
+            assert!(est.is_null(), "launch {i} is its program's first: {x}");
+        } else if let Some(f) = x["fallback"].as_str() {
+            // measured and kept whole: the verdict quotes the app device's estimate
+            assert!(f.starts_with("kept whole on the app's device: "), "launch {i}: {f}");
+            assert!(!f.contains("first launch"), "launch {i}: {f}");
+        } else if x["split_decision"].is_null() {
+            // only one device was available (the others still held abandoned chunks)
+            assert_eq!(x["share"].as_array().unwrap().len(), 1, "launch {i}: {x}");
+        } else {
+            assert!(est.as_f64().unwrap() > 0.0, "launch {i}: {x}");
+        }
+    }
+    // the second launch of A is judged on A's own first launch
+    assert!(
+        s[2]["fallback"].is_string() || s[2]["split_decision"]["est_home_ns"].as_f64() > Some(0.0),
+        "{}",
+        s[2]
+    );
+}
