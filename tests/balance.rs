@@ -776,7 +776,10 @@ fn same_named_kernels_of_two_programs_are_measured_apart() {
             assert!(est.is_null(), "launch {i} is its program's first: {x}");
         } else if let Some(f) = x["fallback"].as_str() {
             // measured and kept whole: the verdict quotes the app device's estimate
-            assert!(f.starts_with("kept whole on the app's device: "), "launch {i}: {f}");
+            assert!(
+                f.starts_with("kept whole on the app's device: "),
+                "launch {i}: {f}"
+            );
             assert!(!f.contains("first launch"), "launch {i}: {f}");
         } else if x["split_decision"].is_null() {
             // only one device was available (the others still held abandoned chunks)
