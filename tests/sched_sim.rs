@@ -360,3 +360,52 @@ fn a_device_with_nobody_to_balance_against_runs_one_chunk() {
     assert!(r.complete);
     assert!(r.chunks_assigned > 2, "{:?}", r.chunks);
 }
+
+/// `clprism simulate --wave W --warm`: the warm start from the rates' Ω, with chunks costing
+/// whole waves. N-body 524288 on 4 H200s (8,192 work-groups, 2,112 per wave, 2,048 per
+/// 52.6 ms): one chunk per device and one wave of time, against two chunks per device
+/// without the wave (the final 25 % phase) and Boyer's 7 % growth chunks without `--warm`.
+#[test]
+fn cli_wave_and_warm_start() {
+    let run = |extra: &str| -> (f64, u32) {
+        let mut args = vec!["simulate"];
+        let base = "--devices 4 --rates 0.038935 --wgs 8192 --overhead-ns 50000 --scheduler boyer";
+        args.extend(base.split(' '));
+        args.extend(extra.split_whitespace());
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clprism"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let row: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with("boyer"))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        // scheduler makespan_ms bound_ms eff eff_boyer idle_tail_ms (pct) chunks ...
+        (row[1].parse().unwrap(), row[7].parse().unwrap())
+    };
+    let (wave_ms, wave_chunks) = run("--warm --wave 2112");
+    let (flat_ms, flat_chunks) = run("--warm");
+    let (cold_ms, cold_chunks) = run("--wave 2112");
+    assert_eq!(wave_chunks, 4);
+    assert_eq!(flat_chunks, 8);
+    assert!(cold_chunks > 8, "{cold_chunks}");
+    // one wave: 2,112 work-groups at 0.038935 per µs, plus one 50 µs overhead
+    assert!(
+        (wave_ms - (2112.0 / 0.038935 + 50.0) / 1000.0).abs() < 0.1,
+        "{wave_ms}"
+    );
+    assert!(
+        flat_ms < wave_ms,
+        "without waves a chunk costs only its work-groups"
+    );
+    assert!(cold_ms > wave_ms * 1.5, "{cold_ms} against {wave_ms}");
+    assert_eq!(
+        simulate_main(&["--wave".to_string(), "0".to_string()]),
+        2,
+        "a zero wave is refused"
+    );
+}

@@ -638,7 +638,11 @@ const USAGE: &str =
                         [--scheduler boyer|static:f,..|css:f|gss|tss|single[:i]|all]
                         [--block i[,j..]] [--change dev:at_ns:rate]... [--fail dev:n]...
                         [--boyer beta=..,delta=..,gamma=..,overdue=..|off,early=on|off] [--chunks]
+                        [--wave W] [--warm]
   rates are work-groups per microsecond (one value = the same for every device);
+  --wave W: every device runs W work-groups at once, so a chunk costs whole waves (the
+  scheduler knows W, as balance mode does from model::occupancy); --warm: a repeated
+  launch, Boyer's warm start from the Ω the devices' rates give;
   --block: device never completes; --change: rate from at_ns on (0 stalls it);
   --fail dev:n: the n-th (0-based) chunk enqueue on dev fails.
   bound = earliest time all devices (one overhead each) can finish W together; eff = bound/
@@ -670,6 +674,8 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     let mut fails: Vec<(usize, u32)> = Vec::new();
     let mut params = BoyerParams::default();
     let mut show_chunks = false;
+    let mut wave: Option<u64> = None;
+    let mut warm = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let (key, inline) = match a.split_once('=') {
@@ -722,6 +728,14 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
             }
             "--boyer" => params = super::parse_boyer_params(&val()?)?,
             "--chunks" => show_chunks = true,
+            "--wave" => {
+                let w: u64 = parse_num("--wave", &val()?)?;
+                if w == 0 {
+                    return Err("--wave must be at least 1".into());
+                }
+                wave = Some(w);
+            }
+            "--warm" => warm = true,
             other => return Err(format!("unknown option '{other}'")),
         }
     }
@@ -741,7 +755,10 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     {
         return Err("--rates must be finite and >= 0".into());
     }
-    let mut devs: Vec<SimDevice> = rates.iter().map(|&r| SimDevice::constant(r)).collect();
+    let mut devs: Vec<SimDevice> = rates
+        .iter()
+        .map(|&r| SimDevice::constant(r).with_wave(wave.unwrap_or(0)))
+        .collect();
     for &(d, at, r) in &changes {
         let dev = devs.get_mut(d).ok_or(format!("--change: no device {d}"))?;
         *dev = dev.clone().with_change(at, r);
@@ -770,6 +787,16 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     };
     let mut cfg = SimConfig::new(devs, wgs, overhead);
     cfg.fail_enqueue = fails;
+    cfg.wave_units = wave.map(|w| vec![w; n]);
+    if warm {
+        // Ω (ns per work-group) of a device at its rate (work-groups per µs)
+        cfg.history_ns = Some(
+            rates
+                .iter()
+                .map(|&r| (r > 0.0).then(|| 1000.0 / r))
+                .collect(),
+        );
+    }
     Ok(Some(Cli {
         all,
         cfg,
