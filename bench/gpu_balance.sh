@@ -15,40 +15,13 @@ mkdir -p "$OUT/logs"
 G=$PWD/.gpu
 LIB=$G/libOpenCL.so
 export CLPRISM_CACHE=$G/emu-cache
-. "$(dirname "$0")/gpu-platforms.sh"
+. "$(dirname "$0")/gpu-common.sh"
 echo "NVIDIA platform index: ${nv:-none}"
 ngpu=$(nvidia-smi -L | wc -l)
 echo "GPUs: $ngpu"
 export CLPRISM_EXAMPLE_DEVICE="${nv:-0}:0"
 export EX_CHECK_STRIDE=1024
 [ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }
-
-run() { # name config env... -- app args
-  local name=$1 cfg=$2; shift 2
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
-  local t0=$(date +%s.%N)
-  local out
-  out=$(env "${envs[@]}" CLPRISM_LOG=$OUT/logs/$name.$cfg.jsonl CLPRISM_SUMMARY=off timeout 150 "$@" 2>"$OUT/logs/$name.$cfg.err")
-  local rc=$?
-  local t1=$(date +%s.%N)
-  local ms=$(echo "$out" | sed -n 's/.*time_ms=\([0-9.]*\).*/\1/p' | tail -1)
-  local st=$(echo "$out" | grep -oE '^(PASS|FAIL)' | tail -1)
-  printf "%-14s %-26s rc=%-3s %-4s time_ms=%-10s wall_s=%.2f\n" "$name" "$cfg" "$rc" "${st:-?}" "${ms:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" | tee -a "$OUT/balance.txt"
-}
-# Each balanced run starts from a fresh copy of the SPIR-V cache, so it pays the first-launch
-# footprint derivation ("cold"); a config ending in "-warm" reuses the footprint models the
-# earlier runs saved in $G/emu-cache (what a second run of the same app sees).
-bal() { # name config devices [env...] -- app args
-  local name=$1 cfg=$2 devs=$3; shift 3
-  local cache=$G/emu-cache
-  case "$cfg" in
-    *-warm) ;;
-    *) cache=$(mktemp -d); cp -r "$G/emu-cache/." "$cache/"; rm -f "$cache"/footprint-* ;;
-  esac
-  run "$name" "$cfg" CLPRISM_MODE=balance CLPRISM_DEVICES=$devs CLPRISM_CACHE=$cache LD_PRELOAD=$LIB "$@"
-  case "$cfg" in *-warm) ;; *) cp -n "$cache"/footprint-* "$G/emu-cache/" 2>/dev/null; rm -rf "$cache" ;; esac
-}
 
 echo "CPU (PoCL) platform index: ${cpu:-none}"
 mm=$G/examples/matmul_global
@@ -160,6 +133,8 @@ elif [ "$QUICK" = sweep ]; then
   split1() { # GPU 1's fraction -> static:f0,f1,... (the others share the rest evenly)
     python3 -c "import sys; g=float(sys.argv[1]); n=$N; r=(1-g)/(n-1); print('static:' + ','.join('%.4f' % (g if i == 1 else r) for i in range(n)))" "$1"
   }
+  # SWEEP_HETERO_ONLY=1: only the heterogeneous block
+  if [ -z "${SWEEP_HETERO_ONLY:-}" ]; then
   run matmul_global native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 8192 $R
   bal matmul_global boyer-gpu$N-cold gpu:$N -- "$mm" 8192 $R
   bal matmul_global boyer-gpu$N-warm gpu:$N -- "$mm" 8192 $R
@@ -186,6 +161,7 @@ elif [ "$QUICK" = sweep ]; then
     bal nbody512k static-g1=$g-warm gpu:$N CLPRISM_SPLIT=always CLPRISM_SCHEDULER=$(split1 $g) EX_SKIP_REFERENCE=1 -- "$nb" 524288 10 --dump "$OUT/dumps/nbody512k.static-$g.bin"
   done
   (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
+  fi
   if [ -n "$cpu" ]; then
     run matmul_global2k native-log CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 2048 $R
     run matmul_global2k native-cpu-log CLPRISM_EXAMPLE_DEVICE=$cpu:0 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$mm" 2048 4

@@ -8,7 +8,7 @@ OUT=$1; ROUNDS=${2:-4}
 G=$(pwd)/.gpu
 LIB=$G/libOpenCL.so
 mkdir -p "$OUT/logs"
-. "$(dirname "$0")/gpu-platforms.sh"
+. "$(dirname "$0")/gpu-common.sh"
 [ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }
 export CLPRISM_EXAMPLE_DEVICE="$nv:0" EX_CHECK_STRIDE=1024
 ngpu=$(nvidia-smi -L | wc -l)

@@ -2,7 +2,7 @@
 # Issue 2 overhead benchmark on one NVIDIA GPU (build products in .gpu/, see README).
 set -uo pipefail
 G=$PWD/.gpu
-. "$(dirname "$0")/gpu-platforms.sh"
+. "$(dirname "$0")/gpu-common.sh"
 [ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }
 nvidia-smi -L
 CLPRISM_EXAMPLE_DEVICE=$nv:0 OVERHEAD_EXE=$G/examples/overhead CLPRISM_LIB=$G/libOpenCL.so bench/overhead.sh "${1:-5}" 1.0
