@@ -795,3 +795,38 @@ fn same_named_kernels_of_two_programs_are_measured_apart() {
         s[2]
     );
 }
+
+/// With the app's own device as the only balance device there is nothing to balance: every
+/// launch is forwarded to the driver as the app made it, with the reason in its record, and
+/// the output equals the native run's.
+#[test]
+fn the_app_device_alone_is_forwarded() {
+    let d = scratch("balance-app-device-alone");
+    let exe = examples().join("blackscholes");
+    let nat = d.join("native.bin");
+    let native = run(
+        &exe,
+        &["65536", "3", "--dump", nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "blackscholes native");
+    let log = d.join("alone.jsonl");
+    let got = d.join("alone.bin");
+    let out = balanced(
+        &exe,
+        &["65536", "3", "--dump", got.to_str().unwrap()],
+        &log,
+        &[("CLPRISM_DEVICES", "0:0"), ("CLPRISM_BALANCE_EARLY", "off")],
+    );
+    assert_ok(&out, "blackscholes, one balance device");
+    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&got).unwrap());
+    let s = schedules(&log);
+    assert_eq!(s.len(), 3, "{s:?}");
+    for x in &s {
+        assert_eq!(
+            x["fallback"], "kept whole on the app's device: it is the only balance device",
+            "{x}"
+        );
+    }
+}
