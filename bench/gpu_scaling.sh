@@ -3,7 +3,8 @@
 # one run: native single-GPU runs, then balance mode on 1, 2, 4, 8 ... GPUs (powers of two up
 # to every GPU, and every GPU), at sizes where one GPU runs >= 1 s per launch:
 #   SGEMM 16384^2 (naive matmul_global, ~2.1 s per launch on an H200), 5 launches;
-#   N-body 1310720 bodies (20,480 work-groups, ~1.2 s per step), 5 steps, outputs hashed;
+#   N-body 1310720 bodies (20,480 work-groups, ~1.2 s per step), 8 steps, outputs hashed
+#   (launch 3 is the first split one and starts cold, launch 4 warm from its Omega);
 #   Black-Scholes 32 M options, 8 launches (transfer-bound: the app rewrites its inputs).
 # With every GPU: Boyer against the even static partition and GSS on both compute-bound apps.
 # All balanced runs use the defaults (CLPRISM_SPLIT=auto, warm start); the footprint models
@@ -39,13 +40,13 @@ if want sgemm; then
 fi
 if want nbody; then
   nb=$G/examples/nbody
-  run nbody1280k native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 1310720 5 --dump "$OUT/dumps/nbody1280k.native.bin"
-  bal nbody1280k boyer-gpu$N-cold gpu:$N EX_SKIP_REFERENCE=1 -- "$nb" 1310720 5
+  run nbody1280k native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.native.bin"
+  bal nbody1280k boyer-gpu$N-cold gpu:$N EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8
   for n in $counts; do
-    bal nbody1280k boyer-gpu$n-warm gpu:$n EX_SKIP_REFERENCE=1 -- "$nb" 1310720 5 --dump "$OUT/dumps/nbody1280k.boyer-gpu$n.bin"
+    bal nbody1280k boyer-gpu$n-warm gpu:$n EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.boyer-gpu$n.bin"
   done
-  bal nbody1280k static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even EX_SKIP_REFERENCE=1 -- "$nb" 1310720 5 --dump "$OUT/dumps/nbody1280k.static-even-gpu$N.bin"
-  bal nbody1280k gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss EX_SKIP_REFERENCE=1 -- "$nb" 1310720 5 --dump "$OUT/dumps/nbody1280k.gss-gpu$N.bin"
+  bal nbody1280k static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.static-even-gpu$N.bin"
+  bal nbody1280k gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.gss-gpu$N.bin"
   (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
 fi
 if want bs; then

@@ -477,7 +477,7 @@ impl WorkerState {
         // One balance device, the app's own: nothing to balance, so the launch goes to the
         // driver as the app made it (Black-Scholes on one H200 took 1.7 ms per launch through
         // the replicas and the merge against 0.2 ms forwarded, results/gpu-2026-11-22p).
-        if devs.len() == 1 && engine.devices[devs[0]].id == job.app_device && !cfg.verify {
+        if engine.devices.len() == 1 && engine.devices[0].id == job.app_device && !cfg.verify {
             return Err("kept whole on the app's device: it is the only balance device".into());
         }
         let mut sched = ChunkScheduler::new(&kind, &boyer, devs.len(), units)?;
