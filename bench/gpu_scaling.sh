@@ -4,7 +4,7 @@
 # to every GPU, and every GPU), at sizes where one GPU runs >= 1 s per launch:
 #   SGEMM 16384^2 (naive matmul_global, ~2.1 s per launch on an H200), 5 launches;
 #   N-body 1310720 bodies (20,480 work-groups, ~1.2 s per step), 8 steps, outputs hashed
-#   (launch 3 is the first split one and starts cold, launch 4 warm from its Omega);
+#   (launch 3 is the first split one and starts cold, launch 4 starts warm from its Omega);
 #   Black-Scholes 32 M options, 8 launches (transfer-bound: the app rewrites its inputs).
 # With every GPU: Boyer against the even static partition and GSS on both compute-bound apps.
 # All balanced runs use the defaults (CLPRISM_SPLIT=auto, warm start); the footprint models
