@@ -7,6 +7,8 @@
 #   .gpu/emu-cache/                    SPIR-V of every example kernel (CLPRISM_CACHE), filled
 #                                      by running the examples here in project mode
 #   .gpu/gpu-env.sh                    bench/gpu-env.sh: OpenCL set-up on the GPU host
+#   .gpu/nv_build_log, .gpu/kernels/   bench/nv_build_log.c and the example kernels: prints
+#                                      the ptxas report (registers per kernel) of NVIDIA's build
 # Usage: bench/gpu_bundle.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,8 @@ strip -o .gpu/libOpenCL.so target/release/libOpenCL.so
 strip -o .gpu/clprism target/release/clprism
 for f in examples/build/*; do [ -x "$f" ] && [ -f "$f" ] && cp "$f" .gpu/examples/; done
 cp bench/gpu-env.sh .gpu/gpu-env.sh
+cc -O2 -Wall -o .gpu/nv_build_log bench/nv_build_log.c -lOpenCL
+cp -r examples/kernels .gpu/kernels
 # fill the SPIR-V cache: one small project-mode run of each example
 for app in matmul_global matmul_local blackscholes nbody transpose reduction fwt \
   floyd_warshall kmeans dct8x8 mt_launch; do

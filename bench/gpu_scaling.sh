@@ -12,6 +12,10 @@
 # and the simulator's prediction (clprism simulate) per GPU count (scaling.txt).
 # Usage (GPU host, after `source .gpu/gpu-env.sh`): bench/gpu_scaling.sh OUTDIR [apps]
 #   apps: any of sgemm,nbody,bs (default all)
+#   NBODY_BODIES=N (default 1310720) sets N-body's size; runs are named nbody<N/1024>k.
+#   A launch's work-groups (N/64) come in whole waves per GPU: 1310720 bodies are 9.7 waves
+#   of an H200 (2,112 work-groups per wave at N-body's registers), so 8 GPUs, at 2 waves each,
+#   can be at most 5x faster than one GPU at 10; 2162688 bodies are 16 waves, 2 per GPU at 8.
 set -uo pipefail
 OUT=${1:?OUTDIR}
 APPS=${2:-sgemm,nbody,bs}
@@ -40,13 +44,15 @@ if want sgemm; then
 fi
 if want nbody; then
   nb=$G/examples/nbody
-  run nbody1280k native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.native.bin"
-  bal nbody1280k boyer-gpu$N-cold gpu:$N EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8
+  NB=${NBODY_BODIES:-1310720}
+  nbn=nbody$((NB / 1024))k
+  run $nbn native-log EX_SKIP_REFERENCE=1 CLPRISM_MODE=log LD_PRELOAD=$LIB -- "$nb" $NB 8 --dump "$OUT/dumps/$nbn.native.bin"
+  bal $nbn boyer-gpu$N-cold gpu:$N EX_SKIP_REFERENCE=1 -- "$nb" $NB 8
   for n in $counts; do
-    bal nbody1280k boyer-gpu$n-warm gpu:$n EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.boyer-gpu$n.bin"
+    bal $nbn boyer-gpu$n-warm gpu:$n EX_SKIP_REFERENCE=1 -- "$nb" $NB 8 --dump "$OUT/dumps/$nbn.boyer-gpu$n.bin"
   done
-  bal nbody1280k static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.static-even-gpu$N.bin"
-  bal nbody1280k gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss EX_SKIP_REFERENCE=1 -- "$nb" 1310720 8 --dump "$OUT/dumps/nbody1280k.gss-gpu$N.bin"
+  bal $nbn static-even-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=static:$even EX_SKIP_REFERENCE=1 -- "$nb" $NB 8 --dump "$OUT/dumps/$nbn.static-even-gpu$N.bin"
+  bal $nbn gss-gpu$N-warm gpu:$N CLPRISM_SCHEDULER=gss EX_SKIP_REFERENCE=1 -- "$nb" $NB 8 --dump "$OUT/dumps/$nbn.gss-gpu$N.bin"
   (cd "$OUT/dumps" && sha256sum *.bin | tee -a "$OUT/balance.txt" && rm -f *.bin)
 fi
 if want bs; then

@@ -245,15 +245,18 @@ impl BestState {
     /// Work-groups one wave of engine device `d` runs at once, for work-groups of
     /// `wg_items` work-items that use `local_bytes` of `__local` memory: compute units ×
     /// resident work-groups per compute unit ([`model::occupancy`], Quintanilla §2.3
-    /// eq. 2.1–2.4, with the device's profile). The driver does not tell registers, so this
-    /// is an upper bound. A device without a profile, or whose profile cannot run the
-    /// work-group: its compute units (one work-group each).
+    /// eq. 2.1–2.4, with the device's profile), for `registers` 32-bit registers per
+    /// work-item when the build log told them (NVIDIA, `program::ptxas_registers`). Without
+    /// them the registers are left out, so the wave is an upper bound. A device without a
+    /// profile, or whose profile cannot run the work-group: its compute units (one
+    /// work-group each).
     pub(super) fn wave_work_groups(
         &mut self,
         engine: &Engine,
         d: usize,
         wg_items: u64,
         local_bytes: u64,
+        registers: Option<u32>,
     ) -> u64 {
         let cus = engine.devices[d].compute_units as u64;
         let profiles = self.profiles.get_or_insert_with(|| load_profiles(engine));
@@ -269,7 +272,7 @@ impl BestState {
             work_group_size: wg_items,
             local_mem_bytes: local_bytes,
             private_mem_bytes: None,
-            registers_per_work_item: None,
+            registers_per_work_item: registers,
         };
         match model::occupancy::occupancy(p, &k) {
             Ok(o) => cus * o.active_work_groups_per_cu.max(1),

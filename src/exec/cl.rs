@@ -196,18 +196,26 @@ unsafe fn finish_build(
         std::ptr::null_mut(),
     );
     if r != CL_SUCCESS {
-        let log = t
-            .clGetProgramBuildInfo
-            .and_then(|f| {
-                crate::registry::device::info_string(|n, p, s| {
-                    f(prog, dev, CL_PROGRAM_BUILD_LOG, n, p, s)
-                })
-            })
-            .unwrap_or_default();
+        let log = build_log(prog, dev);
         release_program(prog);
         return Err(format!("clBuildProgram returned {r}: {}", log.trim()));
     }
     Ok(prog)
+}
+
+/// The build log of `prog` for `dev` (empty when the driver gives none).
+///
+/// # Safety
+/// `prog` is a valid program built for `dev`.
+pub unsafe fn build_log(prog: cl_program, dev: cl_device_id) -> String {
+    rt().ok()
+        .and_then(|t| t.clGetProgramBuildInfo)
+        .and_then(|f| {
+            crate::registry::device::info_string(|n, p, s| {
+                f(prog, dev, CL_PROGRAM_BUILD_LOG, n, p, s)
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// A kernel of `prog`.

@@ -77,6 +77,9 @@ pub struct Device {
     pub max_wg: usize,
     /// `CL_DEVICE_MAX_COMPUTE_UNITS` (1 when the query fails).
     pub compute_units: u32,
+    /// The device has `cl_nv_compiler_options`: clprism builds with `-cl-nv-verbose` and
+    /// reads each kernel's registers from the build log ([`super::program::ptxas_registers`]).
+    pub reports_registers: bool,
     /// Chunks still running from abandoned (straggler) work: the device is skipped by new
     /// launches until they drain, so nothing queues behind a hung kernel.
     pub stale_chunks: AtomicU32,
@@ -189,6 +192,18 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                     })
                     .unwrap_or(1)
                     .max(1);
+                let reports_registers = t
+                    .clGetDeviceInfo
+                    .and_then(|f| {
+                        crate::registry::device::info_string(|n, pp, s| {
+                            // SAFETY: string query on a real device.
+                            unsafe { f(id, CL_DEVICE_EXTENSIONS, n, pp, s) }
+                        })
+                    })
+                    .is_some_and(|x| {
+                        x.split_whitespace()
+                            .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
+                    });
                 let block_event = match fault {
                     // SAFETY: a user event in clprism's own context.
                     Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
@@ -204,6 +219,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                     queue,
                     max_wg,
                     compute_units,
+                    reports_registers,
                     stale_chunks: AtomicU32::new(0),
                     inject_fail: fault == Some(Fault::Fail(i)),
                     block_event,

@@ -42,6 +42,8 @@ struct Built {
     _program: cl_program,
     kernel: cl_kernel,
     kinds: Vec<ArgKind>,
+    /// 32-bit registers per work-item from the build log (NVIDIA only), for the wave.
+    registers: Option<u32>,
 }
 
 /// A device's copy of one application buffer.
@@ -307,6 +309,10 @@ impl WorkerState {
                                 _program: p,
                                 kernel: k,
                                 kinds,
+                                registers: d
+                                    .reports_registers
+                                    .then(|| program::ptxas_registers(&cl::build_log(p, d.id)))
+                                    .and_then(|r| r.get(&job.kernel).copied()),
                             }),
                             Err(e) => {
                                 cl::release_kernel(k);
@@ -931,9 +937,17 @@ impl WorkerState {
         // whole waves for the warm start (sched::boyer::BoyerState::wave_units)
         let wg_items: u64 = job.local[..dim].iter().map(|x| *x as u64).product();
         let local_bytes = job.dynamic_local_bytes();
+        let registers: Vec<Option<u32>> = devs
+            .iter()
+            .map(|&d| self.kernels[&key][d].as_ref().and_then(|b| b.registers))
+            .collect();
         let wave_wgs: Vec<u64> = devs
             .iter()
-            .map(|&d| self.best.wave_work_groups(engine, d, wg_items, local_bytes))
+            .zip(&registers)
+            .map(|(&d, &r)| {
+                self.best
+                    .wave_work_groups(engine, d, wg_items, local_bytes, r)
+            })
             .collect();
         sched.set_wave_units(
             &wave_wgs
@@ -1369,6 +1383,7 @@ impl WorkerState {
             "work_groups": units,
             "wgs_per_unit": wgs_per_unit,
             "wave_work_groups": wave_wgs,
+            "registers_per_work_item": registers,
             "chunks": chunks.into_iter().map(|c| c.1).collect::<Vec<_>>(),
             "share": per_dev_wgs.iter().map(|w| if total > 0 { *w as f64 / total as f64 } else { 0.0 }).collect::<Vec<_>>(),
             "idle_tail_ns": idle_tail,

@@ -336,8 +336,9 @@ pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DeviceProgr
         .clone()
 }
 
-/// Builds `source` with the app's `options` (plus `-cl-kernel-arg-info`) on every balance
-/// device, one thread per device.
+/// Builds `source` with the app's `options` (plus `-cl-kernel-arg-info`, and
+/// `-cl-nv-verbose` where the device reports registers) on every balance device, one thread
+/// per device.
 pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> DevicePrograms {
     let options = format!("{options} -cl-kernel-arg-info");
     std::thread::scope(|scope| {
@@ -345,11 +346,15 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
             .devices
             .iter()
             .map(|d| {
-                let options = &options;
+                let options = if d.reports_registers {
+                    format!("{options} {}", program::NV_VERBOSE_OPTION)
+                } else {
+                    options.clone()
+                };
                 let (ctx, id) = (d.context as usize, d.id as usize);
                 // SAFETY: building on clprism's own context.
                 scope.spawn(move || unsafe {
-                    cl::build_source(ctx as cl_context, id as cl_device_id, source, options)
+                    cl::build_source(ctx as cl_context, id as cl_device_id, source, &options)
                         .map(|p| p as usize)
                 })
             })

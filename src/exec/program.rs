@@ -139,6 +139,50 @@ pub fn unsplittable_reason(source: &str) -> Option<&'static str> {
     None
 }
 
+/// The build option that makes NVIDIA's compiler report each kernel's registers in the
+/// build log (`cl_nv_compiler_options`: `-cl-nv-verbose` passes `--verbose` to ptxas).
+pub const NV_VERBOSE_OPTION: &str = "-cl-nv-verbose";
+
+/// The extension that provides [`NV_VERBOSE_OPTION`].
+pub const NV_COMPILER_OPTIONS_EXTENSION: &str = "cl_nv_compiler_options";
+
+/// 32-bit registers per work-item of each kernel, read from a build log that ptxas wrote in
+/// verbose mode ([`NV_VERBOSE_OPTION`]): the line `Used N registers` that follows
+/// `Compiling entry function 'K'` (or `Function properties for K`) belongs to kernel `K`.
+/// Registers bound occupancy (Quintanilla §2.3 eq. 2.2), and NVIDIA's OpenCL has no query
+/// for them. Kernels the log does not report are absent; a log of another compiler gives an
+/// empty map.
+pub fn ptxas_registers(log: &str) -> std::collections::HashMap<String, u32> {
+    let mut out = std::collections::HashMap::new();
+    let mut current: Option<String> = None;
+    for line in log.lines() {
+        let l = line.trim();
+        let quoted = |prefix: &str| {
+            l.find(prefix).map(|i| {
+                l[i + prefix.len()..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .trim_matches(|c| c == '\'' || c == '`')
+                    .to_string()
+            })
+        };
+        if let Some(k) = quoted("Compiling entry function") {
+            current = Some(k);
+        } else if let Some(k) = quoted("Function properties for") {
+            current = Some(k);
+        } else if let Some(i) = l.find("Used ") {
+            let mut words = l[i + 5..].split_whitespace();
+            let n = words.next().and_then(|w| w.parse::<u32>().ok());
+            let is_registers = words.next().is_some_and(|w| w.starts_with("register"));
+            if let (Some(n), true, Some(k)) = (n, is_registers, current.as_ref()) {
+                out.insert(k.clone(), n);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +202,25 @@ mod tests {
         assert!(s.contains("{1024UL, 8UL, 1UL}"));
         assert!(s.contains("{0UL, 16UL, 0UL}"));
         assert!(s.ends_with("#line 1\nkernel void k(){}"));
+    }
+
+    /// A ptxas verbose report as NVIDIA's OpenCL driver writes it into the build log
+    /// (format of `ptxas --verbose`; see results/gpu-2026-11-22r/nv-build-log.txt for the
+    /// log of the N-body and SGEMM kernels on an H200).
+    #[test]
+    fn reads_registers_per_kernel_from_a_ptxas_report() {
+        let log = "ptxas info    : 0 bytes gmem\n\
+ptxas info    : Compiling entry function 'nbody_step' for 'sm_90'\n\
+ptxas info    : Function properties for nbody_step\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Used 40 registers, 1024 bytes smem, 400 bytes cmem[0]\n\
+ptxas info    : Compiling entry function 'sgemm' for 'sm_90'\n\
+ptxas info    : Function properties for sgemm\n\
+ptxas info    : Used 128 registers, 380 bytes cmem[0]\n";
+        let r = ptxas_registers(log);
+        assert_eq!(r.get("nbody_step"), Some(&40));
+        assert_eq!(r.get("sgemm"), Some(&128));
+        assert_eq!(r.len(), 2);
+        assert!(ptxas_registers("warning: unused variable 'x'\nUsed 3 times").is_empty());
     }
 }
