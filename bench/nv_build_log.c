@@ -32,6 +32,9 @@ int main(int argc, char **argv) {
   if (clGetDeviceIDs(ps[pi], CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS) return 1;
   char name[256] = {0};
   clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+  char ext[8192] = {0};
+  clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+  printf("== %s extensions: %s\n", name, ext);
   cl_int e;
   cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
   if (e != CL_SUCCESS) return 1;

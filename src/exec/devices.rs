@@ -80,6 +80,8 @@ pub struct Device {
     /// The device has `cl_nv_compiler_options`: clprism builds with `-cl-nv-verbose` and
     /// reads each kernel's registers from the build log ([`super::program::ptxas_registers`]).
     pub reports_registers: bool,
+    /// `CL_DRIVER_VERSION` (part of the key of saved register counts).
+    pub driver_version: String,
     /// Chunks still running from abandoned (straggler) work: the device is skipped by new
     /// launches until they drain, so nothing queues behind a hung kernel.
     pub stale_chunks: AtomicU32,
@@ -204,6 +206,15 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                         x.split_whitespace()
                             .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
                     });
+                let driver_version = t
+                    .clGetDeviceInfo
+                    .and_then(|f| {
+                        crate::registry::device::info_string(|n, pp, s| {
+                            // SAFETY: string query on a real device.
+                            unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
+                        })
+                    })
+                    .unwrap_or_default();
                 let block_event = match fault {
                     // SAFETY: a user event in clprism's own context.
                     Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
@@ -220,6 +231,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                     max_wg,
                     compute_units,
                     reports_registers,
+                    driver_version,
                     stale_chunks: AtomicU32::new(0),
                     inject_fail: fault == Some(Fault::Fail(i)),
                     block_event,

@@ -311,8 +311,15 @@ impl WorkerState {
                                 kinds,
                                 registers: d
                                     .reports_registers
-                                    .then(|| program::ptxas_registers(&cl::build_log(p, d.id)))
-                                    .and_then(|r| r.get(&job.kernel).copied()),
+                                    .then(|| {
+                                        program::kernel_registers(
+                                            &cl::build_log(p, d.id),
+                                            crate::emu::frontend::cache_dir().as_deref(),
+                                            &format!("{variant}|{}|{}", d.name, d.driver_version),
+                                            &job.kernel,
+                                        )
+                                    })
+                                    .flatten(),
                             }),
                             Err(e) => {
                                 cl::release_kernel(k);

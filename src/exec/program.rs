@@ -183,6 +183,45 @@ pub fn ptxas_registers(log: &str) -> std::collections::HashMap<String, u32> {
     out
 }
 
+/// Registers per work-item of `kernel` for the program build that `key` names (program
+/// hash, build options, device name and driver version): from the build log when ptxas
+/// reported them, and then saved in `cache_dir`; else what an earlier run saved there.
+/// NVIDIA's driver keeps compiled programs in its own cache and skips ptxas on a hit, so only
+/// the first build after a change of source, options or driver has the report. `None` when
+/// neither the log nor the cache has the kernel.
+pub fn kernel_registers(
+    log: &str,
+    cache_dir: Option<&std::path::Path>,
+    key: &str,
+    kernel: &str,
+) -> Option<u32> {
+    let name = format!(
+        "registers-{}.json",
+        crate::registry::tables::content_hash(&[key.as_bytes()])
+    );
+    let reported = ptxas_registers(log);
+    if !reported.is_empty() {
+        if let Some(dir) = cache_dir {
+            let entry = serde_json::json!({ "key": key, "registers": reported });
+            if let Ok(bytes) = serde_json::to_vec(&entry) {
+                if let Err(e) = crate::emu::frontend::write_atomic(dir, &name, &bytes) {
+                    crate::config::warn(&format!(
+                        "balance: saving registers in {}: {e}",
+                        dir.display()
+                    ));
+                }
+            }
+        }
+        return reported.get(kernel).copied();
+    }
+    let bytes = crate::emu::frontend::read_nofollow(&cache_dir?.join(name))?;
+    let entry: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    if entry["key"] != key {
+        return None;
+    }
+    entry["registers"][kernel].as_u64().map(|r| r as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,23 +243,47 @@ mod tests {
         assert!(s.ends_with("#line 1\nkernel void k(){}"));
     }
 
-    /// A ptxas verbose report as NVIDIA's OpenCL driver writes it into the build log
-    /// (format of `ptxas --verbose`; see results/gpu-2026-11-22r/nv-build-log.txt for the
-    /// log of the N-body and SGEMM kernels on an H200).
+    /// A ptxas verbose report as NVIDIA's OpenCL driver (H200) wrote it into the build log.
     #[test]
     fn reads_registers_per_kernel_from_a_ptxas_report() {
-        let log = "ptxas info    : 0 bytes gmem\n\
-ptxas info    : Compiling entry function 'nbody_step' for 'sm_90'\n\
+        // excerpt of results/gpu-2026-11-22r/nv-build-log.txt (two programs' reports joined)
+        let log = "(): Warning: Function nbody_step is a kernel, so overriding noinline attribute.\n\
+ptxas info    : 0 bytes gmem\n\
+ptxas info    : Compiling entry function 'nbody_step' for 'sm_90a'\n\
 ptxas info    : Function properties for nbody_step\n\
-    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
-ptxas info    : Used 40 registers, 1024 bytes smem, 400 bytes cmem[0]\n\
-ptxas info    : Compiling entry function 'sgemm' for 'sm_90'\n\
-ptxas info    : Function properties for sgemm\n\
-ptxas info    : Used 128 registers, 380 bytes cmem[0]\n";
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Used 32 registers, used 1 barriers\n\
+ptxas info    : Compile time = 15.917 ms\n\
+ptxas info    : Compiling entry function 'blackscholes' for 'sm_90a'\n\
+ptxas info    : Function properties for blackscholes\n\
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Used 24 registers, used 0 barriers\n";
         let r = ptxas_registers(log);
-        assert_eq!(r.get("nbody_step"), Some(&40));
-        assert_eq!(r.get("sgemm"), Some(&128));
+        assert_eq!(r.get("nbody_step"), Some(&32));
+        assert_eq!(r.get("blackscholes"), Some(&24));
         assert_eq!(r.len(), 2);
         assert!(ptxas_registers("warning: unused variable 'x'\nUsed 3 times").is_empty());
+    }
+
+    #[test]
+    fn registers_come_from_the_cache_when_the_driver_skipped_ptxas() {
+        let dir = std::env::temp_dir().join(format!("clprism-regs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let log = "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n\
+ptxas info    : Used 72 registers, used 1 barriers\n";
+        let key = "hash|-O2|NVIDIA H200|570.1";
+        // nothing yet: no report, no cache entry
+        assert_eq!(kernel_registers("", Some(&dir), key, "k"), None);
+        // the first build reports and saves
+        assert_eq!(kernel_registers(log, Some(&dir), key, "k"), Some(72));
+        // a later build hit the driver's cache: empty log, the saved figure
+        assert_eq!(kernel_registers("", Some(&dir), key, "k"), Some(72));
+        assert_eq!(kernel_registers("", Some(&dir), key, "other"), None);
+        // another device or driver does not see it
+        assert_eq!(
+            kernel_registers("", Some(&dir), "hash|-O2|NVIDIA H100|570.1", "k"),
+            None
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
