@@ -752,6 +752,72 @@ fn early_start_forwards_only_while_the_devices_open() {
     }
 }
 
+/// `CLPRISM_SPLIT=auto` with the devices still opening (`CLPRISM_FAULT=open-delay:MS` holds
+/// them back): the launches forwarded meanwhile are measured on the app's device, under the
+/// kernel's key, so the first launch after the devices opened is decided on that figure
+/// instead of being run whole again to measure it. N-body, results checked against native.
+#[test]
+fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
+    let d = scratch("balance-open-measure");
+    let exe = examples().join("nbody");
+    let nat = d.join("native.bin");
+    let out_file = d.join("auto.bin");
+    let args = |f: &std::path::Path| {
+        vec![
+            "2048".to_string(),
+            "40".into(),
+            "--dump".into(),
+            f.to_str().unwrap().into(),
+        ]
+    };
+    let a = args(&nat);
+    let native = run(
+        &exe,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "nbody native");
+    let log = d.join("auto.jsonl");
+    let a = args(&out_file);
+    let out = balanced(
+        &exe,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &log,
+        &[
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_FAULT", "open-delay:200"),
+        ],
+    );
+    assert_ok(&out, "nbody auto early");
+    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
+    let s = schedules(&log);
+    let opening = |x: &Value| {
+        x["fallback"]
+            .as_str()
+            .is_some_and(|f| f.contains("still being opened"))
+    };
+    let waiting = s.iter().take_while(|x| opening(x)).count();
+    assert!(waiting >= 1, "no launch met the devices opening: {s:?}");
+    let after = s
+        .get(waiting)
+        .unwrap_or_else(|| panic!("every launch was forwarded: {s:?}"));
+    let verdict = after["fallback"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| after["split_decision"]["reason"].to_string());
+    assert!(
+        !verdict.contains("first launch"),
+        "launch {waiting} was measured again: {after}"
+    );
+    assert!(
+        after["split_decision"]["est_home_ns"].as_f64() > Some(0.0)
+            || verdict.contains("kept whole on the app's device: "),
+        "launch {waiting} was not decided on the forwarded measurement: {after}"
+    );
+}
+
 /// Two programs with a kernel of the same name (tests/c/twin_kernels.c, launched A, B, A, B):
 /// what balance mode learns about a kernel is keyed by program, build options and name, so
 /// B's first launch is measured as a first launch (no estimate of the app's device), not

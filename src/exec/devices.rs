@@ -105,34 +105,40 @@ impl Device {
     }
 }
 
-/// Test-only fault injection, `CLPRISM_FAULT=block:I` or `fail:I` (I = index among the
-/// participating devices).
+/// Test-only fault injection, `CLPRISM_FAULT=block:I`, `fail:I` (I = index among the
+/// participating devices) or `open-delay:MS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Device I never completes a chunk (gated by a user event).
     Block(usize),
     /// Every enqueue on device I fails.
     Fail(usize),
+    /// Opening the devices takes MS ms longer (`open-delay:MS`), so launches meet the
+    /// devices still opening (`CLPRISM_BALANCE_EARLY`).
+    OpenDelay(u64),
 }
 
 /// Parses `CLPRISM_FAULT`.
 pub fn parse_fault(s: &str) -> Result<Fault, String> {
-    let (k, i) = s
-        .split_once(':')
-        .ok_or_else(|| format!("'{s}' is not block:I or fail:I"))?;
-    let i = i
+    let bad = || format!("'{s}' is not block:I, fail:I or open-delay:MS");
+    let (k, i) = s.split_once(':').ok_or_else(bad)?;
+    let i: u64 = i
         .trim()
         .parse()
-        .map_err(|_| format!("'{s}': bad device index"))?;
+        .map_err(|_| format!("'{s}': bad device index or delay"))?;
     match k.trim() {
-        "block" => Ok(Fault::Block(i)),
-        "fail" => Ok(Fault::Fail(i)),
-        _ => Err(format!("'{s}' is not block:I or fail:I")),
+        "block" => Ok(Fault::Block(i as usize)),
+        "fail" => Ok(Fault::Fail(i as usize)),
+        "open-delay" => Ok(Fault::OpenDelay(i)),
+        _ => Err(bad()),
     }
 }
 
 /// Opens the selected devices. Errors when none can be opened.
 pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, String> {
+    if let Some(Fault::OpenDelay(ms)) = fault {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     let all = enumerate();
     let kind_of = |d: cl_device_id| describe(d).kind.clone();
     let chosen: Vec<(usize, usize, cl_device_id)> = match sel {
@@ -281,6 +287,7 @@ mod tests {
     fn fault_parsing() {
         assert_eq!(parse_fault("block:1"), Ok(Fault::Block(1)));
         assert_eq!(parse_fault("fail:0"), Ok(Fault::Fail(0)));
+        assert_eq!(parse_fault("open-delay:800"), Ok(Fault::OpenDelay(800)));
         assert!(parse_fault("hang:0").is_err());
     }
 }

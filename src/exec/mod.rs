@@ -67,16 +67,19 @@ pub struct Job {
     pub epochs: FxHashMap<Key, u64>,
 }
 
+/// The key of kernel `name` of `program` under which clprism keeps its measurements (see
+/// [`Job::kernel_id`]); also for a launch forwarded before a `Job` exists.
+pub fn kernel_id(program: &ProgramInfo, name: &str) -> String {
+    format!("{}|{}|{}", program.hash, program.options, name)
+}
+
 impl Job {
     /// The key of what clprism measures and remembers per kernel (speeds, whole-launch time,
     /// merge cost, the warm start's history): the program's content hash, its build options
     /// and the kernel name, so same-named kernels of different programs or builds (e.g. one
     /// source built with different `-D` options) keep their own figures.
     pub fn kernel_id(&self) -> String {
-        format!(
-            "{}|{}|{}",
-            self.program.hash, self.program.options, self.kernel
-        )
+        kernel_id(&self.program, &self.kernel)
     }
 
     /// Bytes of `__local` memory per work-group given as kernel arguments (the dynamic part;

@@ -247,7 +247,8 @@ mod tests {
     #[test]
     fn reads_registers_per_kernel_from_a_ptxas_report() {
         // excerpt of results/gpu-2026-11-22r/nv-build-log.txt (two programs' reports joined)
-        let log = "(): Warning: Function nbody_step is a kernel, so overriding noinline attribute.\n\
+        let log =
+            "(): Warning: Function nbody_step is a kernel, so overriding noinline attribute.\n\
 ptxas info    : 0 bytes gmem\n\
 ptxas info    : Compiling entry function 'nbody_step' for 'sm_90a'\n\
 ptxas info    : Function properties for nbody_step\n\

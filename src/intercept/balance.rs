@@ -149,7 +149,8 @@ pub unsafe fn try_balance(
         None => {
             // measured meanwhile: the split decision of a later launch needs this figure
             let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
-            exec::request_measure(&kinfo.name, groups as u64);
+            // (under the key the later launches look it up by, not the bare name)
+            exec::request_measure(&exec::kernel_id(&prog, &kinfo.name), groups as u64);
             return Err(
                 "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)"
                     .into(),
