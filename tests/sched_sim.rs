@@ -409,3 +409,54 @@ fn cli_wave_and_warm_start() {
         "a zero wave is refused"
     );
 }
+
+/// `--chunk-cost`: chunk times come from a measured curve (N-body 1310720 on an H200: 45.9 ms
+/// for 160 work-groups, 579.7 ms for 10,240). With a warm start and a wave the final 25 % cannot
+/// fill, two equal devices each take half of 20,480 work-groups in one chunk: the curve at
+/// 10,240 plus one overhead, where a constant rate says 571.4 ms. Without the wave the
+/// scheduler splits each half 75/25, and the second chunk pays the curve's latency again.
+#[test]
+fn cli_chunk_cost_curve() {
+    let run = |extra: &str| -> Option<f64> {
+        let mut args = vec!["simulate"];
+        args.extend(
+            "--devices 2 --rates 0.01792 --wgs 20480 --overhead-ns 50000 --scheduler boyer"
+                .split(' '),
+        );
+        args.extend(extra.split_whitespace());
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clprism"))
+            .args(&args)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .find(|l| l.starts_with("boyer"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|x| x.parse().ok())
+    };
+    let curve = "--chunk-cost 160:45900,2560:160800,10240:579700,20480:1142800";
+    let one_chunk = run(&format!("--warm --wave 4224 {curve}")).expect("runs");
+    assert!((one_chunk - 579.75).abs() < 0.01, "{one_chunk}");
+    // 7,680 then 2,560 work-groups: 440.067 + 160.8 ms, two overheads
+    let split = run(&format!("--warm {curve}")).expect("runs");
+    assert!((split - 600.967).abs() < 0.01, "{split}");
+    let flat = run("--warm --wave 4224").expect("runs");
+    assert!(
+        flat > one_chunk + 100.0,
+        "the wave model rounds 10,240 up to 12,672: {flat}"
+    );
+    assert_eq!(
+        run(&format!("--change 0:0:1 {curve}")),
+        None,
+        "not with --change"
+    );
+    assert_eq!(
+        run("--chunk-cost 10:1,10:2"),
+        None,
+        "duplicate sizes refused"
+    );
+    assert_eq!(run("--chunk-cost 10"), None, "WGS:US required");
+}

@@ -34,6 +34,64 @@ pub struct SimDevice {
     /// Work-groups the device runs at once (one wave); 0: none. A chunk then takes as long
     /// as its work-groups rounded up to whole waves (a GPU whose chunk cannot fill it).
     pub wave: u64,
+    /// Measured chunk costs `(work-groups, ns)`, sorted by work-groups; empty: none. When
+    /// set, a chunk's processing time is read from this curve ([`ChunkCost::ns`]) instead
+    /// of the rate segments.
+    pub cost: ChunkCost,
+}
+
+/// A chunk's processing time as a function of its work-groups, measured on a real device:
+/// piecewise linear between the points `(work-groups, ns)`, flat below the first point (the
+/// latency of a chunk too small to fill the device), and extended past the last point along
+/// the last segment's slope. Chunk-size sweeps such as GSS's halving chunks measure it; it
+/// captures what a constant rate misses, e.g. an H200 running 5 N-body work-groups in the
+/// same 45 ms as 160.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkCost(Vec<(u64, f64)>);
+
+impl ChunkCost {
+    /// From measured points `(work-groups, ns)`. Errors: no point, a point with 0
+    /// work-groups or a non-finite or negative time, or two points of the same size.
+    pub fn new(mut points: Vec<(u64, f64)>) -> Result<Self, String> {
+        if points.is_empty() {
+            return Err("a chunk-cost curve needs at least one point".into());
+        }
+        if points
+            .iter()
+            .any(|&(n, t)| n == 0 || !t.is_finite() || t < 0.0)
+        {
+            return Err("chunk-cost points need work-groups >= 1 and a finite time >= 0".into());
+        }
+        points.sort_by_key(|p| p.0);
+        if points.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err("chunk-cost points must have distinct work-group counts".into());
+        }
+        Ok(ChunkCost(points))
+    }
+
+    /// Whether the curve has no point (the rate applies).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Processing time of a chunk of `wgs` work-groups, ns (see the type's doc).
+    pub fn ns(&self, wgs: u64) -> f64 {
+        let p = &self.0;
+        let Some(&(n0, t0)) = p.first() else {
+            return 0.0;
+        };
+        if wgs <= n0 || p.len() == 1 {
+            return if wgs <= n0 {
+                t0
+            } else {
+                t0 * wgs as f64 / n0 as f64
+            };
+        }
+        let i = p.partition_point(|&(n, _)| n < wgs).clamp(1, p.len() - 1);
+        let ((na, ta), (nb, tb)) = (p[i - 1], p[i]);
+        let slope = (tb - ta) / (nb - na) as f64;
+        (ta + slope * (wgs as f64 - na as f64)).max(0.0)
+    }
 }
 
 impl SimDevice {
@@ -43,6 +101,7 @@ impl SimDevice {
             segments: vec![(0, (wg_per_us / 1000.0).max(0.0))],
             blocked: false,
             wave: 0,
+            cost: ChunkCost::default(),
         }
     }
 
@@ -57,6 +116,7 @@ impl SimDevice {
             segments: vec![(0, r)],
             blocked: false,
             wave: 0,
+            cost: ChunkCost::default(),
         }
     }
 
@@ -66,6 +126,7 @@ impl SimDevice {
             segments: vec![(0, 0.0)],
             blocked: true,
             wave: 0,
+            cost: ChunkCost::default(),
         }
     }
 
@@ -82,6 +143,13 @@ impl SimDevice {
     /// work-groups rounded up to whole waves of `wgs`.
     pub fn with_wave(mut self, wgs: u64) -> Self {
         self.wave = wgs;
+        self
+    }
+
+    /// The same device with chunk times from a measured curve instead of its rate (the rate
+    /// still gives Ω for a warm start and the ideal finish).
+    pub fn with_cost(mut self, cost: ChunkCost) -> Self {
+        self.cost = cost;
         self
     }
 
@@ -114,6 +182,10 @@ impl SimDevice {
             return None;
         }
         let mut t = start_ns.saturating_add(overhead_ns) as f64;
+        if !self.cost.is_empty() {
+            let f = t + self.cost.ns(wgs);
+            return (f < u64::MAX as f64).then(|| f.ceil() as u64);
+        }
         let wgs = if self.wave > 0 {
             wgs.div_ceil(self.wave) * self.wave
         } else {
@@ -638,8 +710,12 @@ const USAGE: &str =
                         [--scheduler boyer|static:f,..|css:f|gss|tss|single[:i]|all]
                         [--block i[,j..]] [--change dev:at_ns:rate]... [--fail dev:n]...
                         [--boyer beta=..,delta=..,gamma=..,overdue=..|off,early=on|off] [--chunks]
-                        [--wave W] [--warm]
+                        [--wave W] [--warm] [--chunk-cost WGS:US,...]
   rates are work-groups per microsecond (one value = the same for every device);
+  --chunk-cost: every device's chunk of WGS work-groups takes US µs, measured (e.g. the
+  halving chunks of a GSS run); linear between points, flat below the first, along the last
+  slope past the last; replaces the rate for chunk times (not with --change; with --wave
+  the wave then only tells the scheduler, the curve already holds what a wave costs);
   --wave W: every device runs W work-groups at once, so a chunk costs whole waves (the
   scheduler knows W, as balance mode does from model::occupancy); --warm: a repeated
   launch, Boyer's warm start from the Ω the devices' rates give;
@@ -676,6 +752,7 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     let mut show_chunks = false;
     let mut wave: Option<u64> = None;
     let mut warm = false;
+    let mut cost: Option<ChunkCost> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let (key, inline) = match a.split_once('=') {
@@ -736,6 +813,19 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
                 wave = Some(w);
             }
             "--warm" => warm = true,
+            "--chunk-cost" => {
+                let mut pts = Vec::new();
+                for x in val()?.split(',') {
+                    let (n, us) = x
+                        .split_once(':')
+                        .ok_or(format!("--chunk-cost '{x}': expected WGS:US"))?;
+                    pts.push((
+                        parse_num::<u64>("--chunk-cost work-groups", n)?,
+                        parse_num::<f64>("--chunk-cost µs", us)? * 1000.0,
+                    ));
+                }
+                cost = Some(ChunkCost::new(pts).map_err(|e| format!("--chunk-cost: {e}"))?);
+            }
             other => return Err(format!("unknown option '{other}'")),
         }
     }
@@ -755,9 +845,16 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
     {
         return Err("--rates must be finite and >= 0".into());
     }
+    if cost.is_some() && !changes.is_empty() {
+        return Err("--chunk-cost cannot be combined with --change".into());
+    }
     let mut devs: Vec<SimDevice> = rates
         .iter()
-        .map(|&r| SimDevice::constant(r).with_wave(wave.unwrap_or(0)))
+        .map(|&r| {
+            SimDevice::constant(r)
+                .with_wave(wave.unwrap_or(0))
+                .with_cost(cost.clone().unwrap_or_default())
+        })
         .collect();
     for &(d, at, r) in &changes {
         let dev = devs.get_mut(d).ok_or(format!("--change: no device {d}"))?;
@@ -962,5 +1059,25 @@ mod tests {
         );
         // by 0.5 ms: 500 + 1000 = 1500; then 4 wg/µs → 1500 more in 375 µs
         assert!((capacity_bound_ns(&c3).unwrap() - 875_000.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn chunk_cost_interpolates_measured_points() {
+        // N-body 1310720 on an H200, GSS chunks (results/gpu-2026-11-22r): 160 work-groups
+        // 45.9 ms, 2560 160.8 ms, 10240 579.7 ms
+        let c = ChunkCost::new(vec![(10240, 579.7e6), (160, 45.9e6), (2560, 160.8e6)]).unwrap();
+        assert_eq!(c.ns(5), 45.9e6); // flat below the first point
+        assert_eq!(c.ns(2560), 160.8e6);
+        let mid = 160.8e6 + (579.7e6 - 160.8e6) * (5120.0 - 2560.0) / (10240.0 - 2560.0);
+        assert!((c.ns(5120) - mid).abs() < 1.0);
+        let slope = (579.7e6 - 160.8e6) / (10240.0 - 2560.0);
+        assert!((c.ns(20480) - (579.7e6 + slope * 10240.0)).abs() < 1.0); // last slope
+        let d = SimDevice::constant(1.0).with_cost(c);
+        assert_eq!(d.finish_ns(1000, 2560, 50), Some(1050 + 160_800_000));
+        assert!(ChunkCost::new(vec![]).is_err());
+        assert!(ChunkCost::new(vec![(0, 1.0)]).is_err());
+        assert!(ChunkCost::new(vec![(4, 1.0), (4, 2.0)]).is_err());
+        // one point: proportional above it
+        assert_eq!(ChunkCost::new(vec![(10, 100.0)]).unwrap().ns(20), 200.0);
     }
 }
