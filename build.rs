@@ -248,7 +248,7 @@ fn main() {
         // atomic load decides, so forwarding pays a predicted branch when tracing is off.
         writeln!(
             rs,
-            "#[inline]\n#[doc(hidden)]\npub(crate) unsafe extern \"C\" fn impl_{0}({1}){2} {{\n    if crate::trace::api_on() {{\n        return traced_{0}({3});\n    }}\n    body_{0}({3})\n}}\n\n#[cold]\n#[inline(never)]\nunsafe fn traced_{0}({1}){2} {{\n    let _span = crate::trace::ApiSpan::begin(\"{0}\");\n    body_{0}({3})\n}}\n\n#[inline(always)]\nunsafe fn body_{0}({1}){2} {{",
+            "#[inline]\n#[doc(hidden)]\npub(crate) unsafe extern \"C\" fn impl_{0}({1}){2} {{\n    if crate::log::trace::api_on() {{\n        return traced_{0}({3});\n    }}\n    body_{0}({3})\n}}\n\n#[cold]\n#[inline(never)]\nunsafe fn traced_{0}({1}){2} {{\n    let _span = crate::log::trace::ApiSpan::begin(\"{0}\");\n    body_{0}({3})\n}}\n\n#[inline(always)]\nunsafe fn body_{0}({1}){2} {{",
             e.name,
             decl.join(", "),
             arrow,
