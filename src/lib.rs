@@ -7,7 +7,7 @@
 //! devices (Boyer's dynamic chunk scheduler). See `DESIGN.md` for the architecture.
 //!
 //! Layers (dependencies point down only):
-//! `api` → `intercept` → {`exec`, `sched`, `emu`, `model`} → `log` (+ its `trace` sink) →
+//! `api` → `intercept` → {`exec`, `sched`, `emu`, `model`} → `log` (+ its `log::trace` timeline) →
 //! `loader` → `config`.
 //! `sched`, `emu` and `model` make no OpenCL calls.
 #![allow(non_snake_case)]
@@ -26,4 +26,3 @@ pub mod model;
 pub mod registry;
 pub mod report;
 pub mod sched;
-pub mod trace;

@@ -1,5 +1,5 @@
 //! Issue 7 check: `CLPRISM_TRACE` writes Chrome trace event JSON that follows the trace event
-//! format ([`OpenCL::trace::check`]: every event has ph/ts/pid/tid, slices nest per track,
+//! format ([`OpenCL::log::trace::check`]: every event has ph/ts/pid/tid, slices nest per track,
 //! flows are paired) and agrees with the per-kernel log: one kernel event per record, one API
 //! span per `clEnqueueNDRangeKernel` call, chunks that add up to the NDRange in balance mode.
 //! Needs `cargo build` first.
@@ -42,7 +42,7 @@ fn log_mode_trace_matches_the_log() {
     let recs = read_log(&log);
     assert_eq!(recs.len(), launches_printed(&out));
     let v = load(&trace);
-    let st = OpenCL::trace::check::check(&v).unwrap_or_else(|e| panic!("invalid trace: {e}"));
+    let st = OpenCL::log::trace::check::check(&v).unwrap_or_else(|e| panic!("invalid trace: {e}"));
     // one kernel event per log record
     let mut seqs: Vec<u64> = recs.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
     seqs.sort_unstable();
@@ -114,7 +114,7 @@ fn balance_mode_trace_draws_every_chunk() {
     let recs = read_log(&log);
     assert_eq!(recs.len(), launches_printed(&out));
     let v = load(&trace);
-    let st = OpenCL::trace::check::check(&v).unwrap_or_else(|e| panic!("invalid trace: {e}"));
+    let st = OpenCL::log::trace::check::check(&v).unwrap_or_else(|e| panic!("invalid trace: {e}"));
     let mut seqs: Vec<u64> = recs.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
     seqs.sort_unstable();
     assert_eq!(st.kernel_seqs, seqs);

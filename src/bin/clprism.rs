@@ -34,7 +34,7 @@ fn main() {
         Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
         Some("characterize") => OpenCL::characterize::characterize_main(rest),
         Some("accuracy") => OpenCL::accuracy::accuracy_main(rest),
-        Some("trace-check") => OpenCL::trace::check::check_main(rest),
+        Some("trace-check") => OpenCL::log::trace::check::check_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

@@ -10,13 +10,14 @@
 //! because a bare `dlopen("libOpenCL.so.1")` can return clprism itself.
 
 pub mod ldcache;
+pub mod table;
 
-use crate::api::RealTable;
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+pub use table::RealTable;
 
 /// The opened real library and its resolved entry points.
 pub struct RealLibrary {
@@ -83,7 +84,8 @@ pub fn own_path() -> Option<PathBuf> {
     // SAFETY: dladdr only reads loader data for an address inside this object.
     unsafe {
         let mut info: libc::Dl_info = std::mem::zeroed();
-        let addr = crate::api::clprism_identity as *const libc::c_void;
+        // any address inside this object will do: take this function's own
+        let addr = own_path as *const libc::c_void;
         if libc::dladdr(addr, &mut info) != 0 && !info.dli_fname.is_null() {
             let s = std::ffi::CStr::from_ptr(info.dli_fname)
                 .to_string_lossy()

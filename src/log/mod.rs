@@ -9,6 +9,7 @@
 //! record.
 
 pub mod summary;
+pub mod trace;
 
 use crate::config::{self, LogTarget, SummaryTarget};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
@@ -85,7 +86,7 @@ pub struct LaunchRecord {
     #[serde(skip)]
     pub shared_extra: Option<Arc<SharedExtra>>,
     /// Raw device timestamps behind `device_ns`/`queued_ns` (not written to the log; the
-    /// timeline maps them to the host clock, [`crate::trace`]).
+    /// timeline maps them to the host clock, [`trace`]).
     #[serde(skip)]
     pub device_times: Option<DeviceTimes>,
     /// Whether this launch gets a device timing event (`CLPRISM_DEVICE_TIMING`); untimed
@@ -419,7 +420,7 @@ impl Output {
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
-        crate::trace::on_record(rec);
+        trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
             let line = record_line(rec);
             if writeln!(s, "{line}").is_err() && !self.failed {
