@@ -27,8 +27,7 @@ pub use crate::loader::RealTable;
 /// Returned by `clGetPlatformIDs` when the real library cannot be loaded (the code ocl-icd
 /// returns when it finds no platform; `cl_khr_icd`).
 pub const CL_PLATFORM_NOT_FOUND_KHR: cl_int = -1001;
-/// Returned by any other entry point when the real library or the symbol is unavailable.
-pub const UNAVAILABLE: cl_int = CL_INVALID_OPERATION;
+pub use crate::loader::{fail_handle, unavailable, UNAVAILABLE};
 
 /// Runs an intercepting hook; if it panics (a clprism bug), logs the reason and returns the
 /// `fallback` value instead of unwinding into the application.
@@ -46,24 +45,6 @@ pub fn guard<R>(name: &str, hook: impl FnOnce() -> R, fallback: impl FnOnce() ->
             fallback()
         }
     }
-}
-
-/// Reports (once per process) that an entry point could not be forwarded.
-#[cold]
-pub fn unavailable(name: &str) {
-    crate::loader::report_unavailable(name);
-}
-
-/// Failure value of a handle-returning entry point: sets `*errcode_ret` and returns null.
-///
-/// # Safety
-/// `errcode_ret` is null or points to a writable `cl_int`.
-#[cold]
-pub unsafe fn fail_handle<T>(errcode_ret: *mut cl_int) -> *mut T {
-    if !errcode_ret.is_null() {
-        *errcode_ret = UNAVAILABLE;
-    }
-    std::ptr::null_mut()
 }
 
 /// Identity marker: lets `loader` recognise (and refuse) another copy of clprism given as the

@@ -5,7 +5,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use crate::api::RealTable;
+use crate::loader::RealTable;
 use opencl_sys::*;
 use std::ffi::{c_void, CString};
 

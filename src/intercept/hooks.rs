@@ -18,7 +18,7 @@ macro_rules! real {
         match crate::loader::table().and_then(|t| t.$name) {
             Some(f) => f,
             None => {
-                crate::api::unavailable(stringify!($name));
+                crate::loader::unavailable(stringify!($name));
                 return $fail;
             }
         }
@@ -26,7 +26,7 @@ macro_rules! real {
 }
 
 unsafe fn fail_handle<T>(e: *mut cl_int) -> *mut T {
-    crate::api::fail_handle(e)
+    crate::loader::fail_handle(e)
 }
 
 /// Runs `f` (recording work) with panics caught: a recording failure must never change what
@@ -63,7 +63,7 @@ macro_rules! with_err {
 macro_rules! refcount_hooks {
     ($retain:ident, $release:ident, $ty:ty, $table:ident) => {
         pub unsafe fn $retain(h: $ty) -> cl_int {
-            let r = real!($retain, crate::api::UNAVAILABLE)(h);
+            let r = real!($retain, crate::loader::UNAVAILABLE)(h);
             if r == CL_SUCCESS && !passthrough() {
                 TABLES.$table.retain(h as Key);
             }
@@ -71,7 +71,7 @@ macro_rules! refcount_hooks {
         }
 
         pub unsafe fn $release(h: $ty) -> cl_int {
-            let r = real!($release, crate::api::UNAVAILABLE)(h);
+            let r = real!($release, crate::loader::UNAVAILABLE)(h);
             if r == CL_SUCCESS && !passthrough() {
                 TABLES.$table.release(h as Key);
             }
@@ -318,7 +318,7 @@ pub unsafe fn clGetCommandQueueInfo(
     out: *mut c_void,
     size_ret: *mut usize,
 ) -> cl_int {
-    let f = real!(clGetCommandQueueInfo, crate::api::UNAVAILABLE);
+    let f = real!(clGetCommandQueueInfo, crate::loader::UNAVAILABLE);
     if !passthrough() && (param == CL_QUEUE_PROPERTIES || param == CL_QUEUE_PROPERTIES_ARRAY) {
         if let Some(info) = TABLES.queues.get(q as Key) {
             // Validate the handle through the driver first, so errors stay the driver's.
@@ -346,7 +346,7 @@ pub unsafe fn clGetEventProfilingInfo(
     out: *mut c_void,
     size_ret: *mut usize,
 ) -> cl_int {
-    let f = real!(clGetEventProfilingInfo, crate::api::UNAVAILABLE);
+    let f = real!(clGetEventProfilingInfo, crate::loader::UNAVAILABLE);
     if !passthrough() {
         if let Some(gi) = crate::loader::table().and_then(|t| t.clGetEventInfo) {
             let mut q: cl_command_queue = std::ptr::null_mut();
@@ -456,7 +456,7 @@ pub unsafe fn clCreateSubBuffer(
 }
 
 pub unsafe fn clRetainMemObject(m: cl_mem) -> cl_int {
-    let r = real!(clRetainMemObject, crate::api::UNAVAILABLE)(m);
+    let r = real!(clRetainMemObject, crate::loader::UNAVAILABLE)(m);
     if r == CL_SUCCESS && !passthrough() {
         TABLES.buffers.retain(m as Key);
     }
@@ -464,7 +464,7 @@ pub unsafe fn clRetainMemObject(m: cl_mem) -> cl_int {
 }
 
 pub unsafe fn clReleaseMemObject(m: cl_mem) -> cl_int {
-    let r = real!(clReleaseMemObject, crate::api::UNAVAILABLE)(m);
+    let r = real!(clReleaseMemObject, crate::loader::UNAVAILABLE)(m);
     if r == CL_SUCCESS && !passthrough() && TABLES.buffers.release(m as Key).is_some() {
         crate::exec::forget(m as Key);
     }
@@ -597,7 +597,7 @@ pub unsafe fn clBuildProgram(
         record("clBuildProgram", || set_options(p, options));
     }
     crate::exec::wait_for_background_start();
-    let r = real!(clBuildProgram, crate::api::UNAVAILABLE)(p, n, devices, options, notify, user);
+    let r = real!(clBuildProgram, crate::loader::UNAVAILABLE)(p, n, devices, options, notify, user);
     let cfg = crate::config::get();
     if r == CL_SUCCESS
         && !passthrough()
@@ -628,7 +628,7 @@ pub unsafe fn clCompileProgram(
         record("clCompileProgram", || set_options(p, options));
     }
     crate::exec::wait_for_background_start();
-    real!(clCompileProgram, crate::api::UNAVAILABLE)(
+    real!(clCompileProgram, crate::loader::UNAVAILABLE)(
         p, n, devices, options, nh, headers, names, notify, user,
     )
 }
@@ -734,7 +734,7 @@ pub unsafe fn clCreateKernelsInProgram(
     kernels: *mut cl_kernel,
     n_ret: *mut cl_uint,
 ) -> cl_int {
-    let r = real!(clCreateKernelsInProgram, crate::api::UNAVAILABLE)(p, n, kernels, n_ret);
+    let r = real!(clCreateKernelsInProgram, crate::loader::UNAVAILABLE)(p, n, kernels, n_ret);
     if r == CL_SUCCESS && !passthrough() && !kernels.is_null() {
         record("clCreateKernelsInProgram", || {
             let made = if n_ret.is_null() { n } else { (*n_ret).min(n) };
@@ -764,7 +764,7 @@ pub unsafe fn clSetKernelArg(
     size: usize,
     value: *const c_void,
 ) -> cl_int {
-    let r = real!(clSetKernelArg, crate::api::UNAVAILABLE)(k, index, size, value);
+    let r = real!(clSetKernelArg, crate::loader::UNAVAILABLE)(k, index, size, value);
     // Argument values are only needed to replay a launch (balance, project); log mode keeps
     // this call as cheap as plain forwarding.
     if r == CL_SUCCESS && super::records_args() {
@@ -951,7 +951,7 @@ pub unsafe fn clEnqueueNDRangeKernel(
     wait: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let f = real!(clEnqueueNDRangeKernel, crate::api::UNAVAILABLE);
+    let f = real!(clEnqueueNDRangeKernel, crate::loader::UNAVAILABLE);
     if passthrough() || !(1..=3).contains(&work_dim) || global.is_null() {
         return f(q, k, work_dim, offset, global, local, n_wait, wait, event);
     }
@@ -1035,7 +1035,7 @@ pub unsafe fn clEnqueueTask(
     wait: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let f = real!(clEnqueueTask, crate::api::UNAVAILABLE);
+    let f = real!(clEnqueueTask, crate::loader::UNAVAILABLE);
     if passthrough() {
         return f(q, k, n_wait, wait, event);
     }

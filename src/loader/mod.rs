@@ -19,6 +19,28 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 pub use table::RealTable;
 
+/// Returned by an entry point when the real library or the symbol is unavailable.
+pub const UNAVAILABLE: opencl_sys::cl_int = opencl_sys::CL_INVALID_OPERATION;
+
+/// Reports (once per process) that an entry point could not be forwarded.
+#[cold]
+pub fn unavailable(name: &str) {
+    report_unavailable(name);
+}
+
+/// Failure value of a handle-returning entry point: sets `*errcode_ret` to [`UNAVAILABLE`]
+/// and returns null.
+///
+/// # Safety
+/// `errcode_ret` is null or points to a writable `cl_int`.
+#[cold]
+pub unsafe fn fail_handle<T>(errcode_ret: *mut opencl_sys::cl_int) -> *mut T {
+    if !errcode_ret.is_null() {
+        *errcode_ret = UNAVAILABLE;
+    }
+    std::ptr::null_mut()
+}
+
 /// The opened real library and its resolved entry points.
 pub struct RealLibrary {
     /// Absolute path that was opened.
