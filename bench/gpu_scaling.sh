@@ -9,13 +9,15 @@
 # With every GPU: Boyer against the even static partition and GSS on both compute-bound apps.
 # All balanced runs use the defaults (CLPRISM_SPLIT=auto, warm start); the footprint models
 # come from one cold run per app. Then bench/scaling.py prints speedup, ideal, efficiency
-# and the simulator's prediction (clprism simulate) per GPU count (scaling.txt).
+# and the simulator's prediction (clprism simulate, also for 2, 4 and 8 GPUs when not measured)
+# per GPU count (scaling.txt).
 # Usage (GPU host, after `source .gpu/gpu-env.sh`): bench/gpu_scaling.sh OUTDIR [apps]
 #   apps: any of sgemm,nbody,bs (default all)
 #   NBODY_BODIES=N (default 1310720) sets N-body's size; runs are named nbody<N/1024>k.
-#   A launch's work-groups (N/64) come in whole waves per GPU: 1310720 bodies are 9.7 waves
-#   of an H200 (2,112 work-groups per wave at N-body's registers), so 8 GPUs, at 2 waves each,
-#   can be at most 5x faster than one GPU at 10; 2162688 bodies are 16 waves, 2 per GPU at 8.
+#   Per GPU a chunk of N-body costs at least one work-group's latency (45 ms at 1310720
+#   bodies on an H200, whatever the chunk up to ~300 work-groups) and grows linearly above
+#   (results/gpu-2026-11-22r, GSS chunks), so N/64/GPUs work-groups per GPU should stay well
+#   above that.
 set -uo pipefail
 OUT=${1:?OUTDIR}
 APPS=${2:-sgemm,nbody,bs}
@@ -62,6 +64,6 @@ if want bs; then
   for n in $counts; do bal blackscholes boyer-gpu$n-warm gpu:$n -- "$bs" 33554432 8; done
 fi
 python3 "$(dirname "$0")/steady.py" "$OUT/logs" "$OUT/balance.txt" > "$OUT/steady.txt" 2>&1
-python3 "$(dirname "$0")/scaling.py" "$OUT/logs" --clprism "$G/clprism" > "$OUT/scaling.txt" 2>&1
+python3 "$(dirname "$0")/scaling.py" "$OUT/logs" --clprism "$G/clprism" --predict 2,4,8 > "$OUT/scaling.txt" 2>&1
 cat "$OUT/scaling.txt"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
