@@ -30,7 +30,8 @@ run() { # name config env... -- app args
 }
 # Each balanced run starts from a fresh copy of the SPIR-V cache, so it pays the first-launch
 # footprint derivation ("cold"); a config ending in "-warm" reuses the footprint models the
-# earlier runs saved in $G/emu-cache (what a second run of the same app sees).
+# earlier runs saved in $G/emu-cache (what a second run of the same app sees), and the
+# registers ptxas reported (saved by the first build, which the driver then caches).
 bal() { # name config devices [env...] -- app args
   local name=$1 cfg=$2 devs=$3; shift 3
   local cache=$G/emu-cache
@@ -39,6 +40,6 @@ bal() { # name config devices [env...] -- app args
     *) cache=$(mktemp -d); cp -r "$G/emu-cache/." "$cache/"; rm -f "$cache"/footprint-* ;;
   esac
   run "$name" "$cfg" CLPRISM_MODE=balance CLPRISM_DEVICES=$devs CLPRISM_CACHE=$cache LD_PRELOAD=$LIB "$@"
-  case "$cfg" in *-warm) ;; *) cp -n "$cache"/footprint-* "$G/emu-cache/" 2>/dev/null; rm -rf "$cache" ;; esac
+  case "$cfg" in *-warm) ;; *) cp -n "$cache"/footprint-* "$cache"/registers-* "$G/emu-cache/" 2>/dev/null; rm -rf "$cache" ;; esac
 }
 
