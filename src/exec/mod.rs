@@ -183,20 +183,19 @@ pub fn request_measure(kernel: &str, work_groups: u64) {
     MEASURE.with(|m| *m.borrow_mut() = Some((kernel.to_string(), work_groups)));
 }
 
-fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
-    FORWARDED.lock().get(kernel).copied()
-}
-
 /// Whether this thread's last launch handed back for forwarding asked to be measured (see
 /// [`watch_forwarded`]); clears the request.
 pub fn take_measure_request() -> Option<(String, u64)> {
     MEASURE.with(|m| m.borrow_mut().take())
 }
 
-/// Measures a forwarded launch: when `ev` completes, its device time (the app's queue has
-/// profiling while clprism times launches) divided by `work_groups` becomes the kernel's
-/// `t_whole` for `sched::split`. Without profiling nothing is recorded, and the kernel keeps
-/// being forwarded (never slower than native).
+/// Measures a forwarded launch: once `ev` has completed, its device time (the app's queue
+/// has profiling while clprism times launches) divided by `work_groups` becomes the kernel's
+/// `t_whole` for `sched::split`. The event is kept (retained) and read when the next launch of
+/// the kernel asks for the figure ([`forwarded_ns_per_work_group`]): by then the start barrier
+/// of that launch has waited for it on an in-order queue, whereas a completion callback can
+/// arrive after the decision (NVIDIA delivers them up to ~20 ms late). Without profiling
+/// nothing is recorded, and the kernel keeps being forwarded (never slower than native).
 ///
 /// # Safety
 /// `ev` is a valid event of the forwarded launch.
@@ -204,25 +203,40 @@ pub unsafe fn watch_forwarded(ev: cl_event, request: (String, u64)) {
     if cl::retain_event(ev).is_err() {
         return;
     }
-    let user = Box::into_raw(Box::new(request)) as *mut c_void;
-    if cl::on_complete(ev, forwarded_callback, user).is_err() {
-        drop(Box::from_raw(user as *mut (String, u64)));
-        cl::release_event(ev);
+    let (kernel, wgs) = request;
+    if let Some((old, _)) = PENDING.lock().insert(kernel, (ev as usize, wgs)) {
+        cl::release_event(old as cl_event);
     }
 }
 
-extern "C" fn forwarded_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
-    let _ = std::panic::catch_unwind(|| {
-        // SAFETY: the Box leaked by `watch_forwarded`, reclaimed exactly once.
-        let (kernel, wgs) = *unsafe { Box::from_raw(user as *mut (String, u64)) };
-        if status >= 0 && wgs > 0 {
-            if let Some(ns) = event_device_ns(ev).filter(|ns| *ns > 0) {
-                FORWARDED.lock().insert(kernel, ns as f64 / wgs as f64);
+/// kernel (`Job::kernel_id`) → (retained event, work-groups) of its latest forwarded launch
+/// that is to be measured and has not been read yet (see [`watch_forwarded`]).
+static PENDING: Lazy<Mutex<FxHashMap<String, (usize, u64)>>> = Lazy::new(Default::default);
+
+/// The kernel's ns per work-group on the app's device from its latest measured forwarded
+/// launch, reading a completed pending event first. `None`: none measured, or the launch has
+/// not completed yet.
+fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
+    let mut pending = PENDING.lock();
+    if let Some(&(ev, wgs)) = pending.get(kernel) {
+        // SAFETY: an event retained by `watch_forwarded`, released once here.
+        let status = unsafe { cl::event_status(ev as cl_event) };
+        let done = matches!(status, Ok(s) if s <= CL_COMPLETE);
+        if done || status.is_err() {
+            pending.remove(kernel);
+            if matches!(status, Ok(CL_COMPLETE)) && wgs > 0 {
+                if let Some(ns) = event_device_ns(ev as cl_event).filter(|ns| *ns > 0) {
+                    FORWARDED
+                        .lock()
+                        .insert(kernel.to_string(), ns as f64 / wgs as f64);
+                }
             }
+            // SAFETY: see above.
+            unsafe { cl::release_event(ev as cl_event) };
         }
-        // SAFETY: the reference taken by `watch_forwarded`.
-        unsafe { cl::release_event(ev) };
-    });
+    }
+    drop(pending);
+    FORWARDED.lock().get(kernel).copied()
 }
 
 /// Current epoch of buffer `m`.
