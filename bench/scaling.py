@@ -122,7 +122,8 @@ def main():
                 app, n, nat, f(ms, "%.1f"), f(ms and nat / ms, "%.2f"), n,
                 f(ms and nat / ms / n, "%.2f"), f(sim, "%.1f"), f(sim and nat / sim, "%.2f"),
                 f(flat, "%.1f"), f(flat and nat / flat, "%.2f")))
-            curves.setdefault(app, []).append((n, nat / ms if ms else None, nat / sim if sim else None))
+            curves.setdefault(app, []).append(
+                (n, nat / ms if ms else None, nat / sim if sim else None, nat / flat if flat else None))
     print()
     print("%-12s %-26s %10s %10s" % ("app", "config", "ms/launch", "vs Boyer"))
     for app, cfgs in runs.items():
@@ -139,17 +140,20 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(6, 4))
-        top = max(n for c in curves.values() for n, _, _ in c)
+        top = max(n for c in curves.values() for n, *_ in c)
         ax.plot([1, top], [1, top], "k--", label="ideal")
         for app, c in curves.items():
-            meas = [(n, m) for n, m, _ in c if m]
-            ax.plot([n for n, _ in meas], [m for _, m in meas], "o-", label=app + " measured")
-            sims = [(n, p) for n, _, p in c if p]
-            if sims:
-                ax.plot([n for n, _ in sims], [p for _, p in sims], "x:", label=app + " simulated")
+            meas = [(n, m) for n, m, _, _ in c if m]
+            line = ax.plot([n for n, _ in meas], [m for _, m in meas], "o-", label=app + " measured")
+            for k, style, what in ((3, "s--", "simulated, measured chunk costs"),
+                                   (2, "x:", "simulated, wave model")):
+                pts = [(e[0], e[k]) for e in c if e[k]]
+                if pts:
+                    ax.plot([n for n, _ in pts], [p for _, p in pts], style,
+                            color=line[0].get_color(), alpha=0.6, label=app + " " + what)
         ax.set_xlabel("GPUs")
         ax.set_ylabel("speedup against native on one GPU")
-        ax.set_xticks(sorted({n for c in curves.values() for n, _, _ in c}))
+        ax.set_xticks(sorted({n for c in curves.values() for n, *_ in c}))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
         fig.tight_layout()
