@@ -200,27 +200,19 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
                     })
                     .unwrap_or(1)
                     .max(1);
-                let reports_registers = t
-                    .clGetDeviceInfo
-                    .and_then(|f| {
+                let string_info = |param| {
+                    t.clGetDeviceInfo.and_then(|f| {
                         crate::registry::device::info_string(|n, pp, s| {
                             // SAFETY: string query on a real device.
-                            unsafe { f(id, CL_DEVICE_EXTENSIONS, n, pp, s) }
+                            unsafe { f(id, param, n, pp, s) }
                         })
                     })
-                    .is_some_and(|x| {
-                        x.split_whitespace()
-                            .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
-                    });
-                let driver_version = t
-                    .clGetDeviceInfo
-                    .and_then(|f| {
-                        crate::registry::device::info_string(|n, pp, s| {
-                            // SAFETY: string query on a real device.
-                            unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
-                        })
-                    })
-                    .unwrap_or_default();
+                };
+                let reports_registers = string_info(CL_DEVICE_EXTENSIONS).is_some_and(|x| {
+                    x.split_whitespace()
+                        .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
+                });
+                let driver_version = string_info(CL_DRIVER_VERSION).unwrap_or_default();
                 let block_event = match fault {
                     // SAFETY: a user event in clprism's own context.
                     Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
