@@ -145,6 +145,9 @@ pub struct Config {
     /// programs on them in the background once the app has built a program, instead of at
     /// the first launch. Default on.
     pub balance_early: bool,
+    /// `CLPRISM_DEBUG`: set (any value) to print timestamped `clprism-debug:` lines on
+    /// stderr for balance mode's device opening, builds and launches.
+    pub debug: bool,
 }
 
 /// `CLPRISM_SPLIT` values.
@@ -321,12 +324,22 @@ impl Config {
             pinned_max,
             split,
             balance_early,
+            debug: get("CLPRISM_DEBUG").is_some_and(|v| !v.is_empty()),
         };
         (cfg, warnings)
     }
 }
 
+/// When the configuration was read: the app's first OpenCL call through clprism.
+static FIRST_CALL: once_cell::sync::OnceCell<std::time::Instant> = once_cell::sync::OnceCell::new();
+
+/// Time since the app's first OpenCL call through clprism (when the configuration was read).
+pub fn since_first_call() -> std::time::Duration {
+    FIRST_CALL.get_or_init(std::time::Instant::now).elapsed()
+}
+
 static CONFIG: Lazy<Config> = Lazy::new(|| {
+    FIRST_CALL.get_or_init(std::time::Instant::now);
     let (cfg, warnings) = Config::from_lookup(|k| std::env::var(k).ok(), std::process::id());
     for w in warnings {
         warn(&w);
@@ -352,6 +365,20 @@ static ONCE_KEYS: Lazy<parking_lot::Mutex<std::collections::HashSet<String>>> =
 pub fn warn_once_per(msg: &str, key: &str) {
     if ONCE_KEYS.lock().insert(key.to_string()) {
         warn(msg);
+    }
+}
+
+/// Prints one `clprism-debug: [ms since the first OpenCL call] [thread] msg` line on stderr when
+/// `CLPRISM_DEBUG` is set; `msg` is only formatted then.
+pub fn debug(msg: impl FnOnce() -> String) {
+    if get().debug {
+        let ms = since_first_call().as_secs_f64() * 1e3;
+        let t = std::thread::current();
+        eprintln_safe(&format!(
+            "clprism-debug: {ms:10.3} ms [{}] {}",
+            t.name().unwrap_or("app"),
+            msg()
+        ));
     }
 }
 

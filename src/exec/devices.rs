@@ -139,9 +139,118 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
     if let Some(Fault::OpenDelay(ms)) = fault {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
+    use crate::config::debug as dbg;
+    let chosen = super::background::get()
+        .driver_call(|| choose(sel))
+        .ok_or("the application is exiting")?;
+    dbg(|| format!("open: {} devices chosen", chosen.len()));
+    // one thread per device: a GPU context costs ~0.14 s (H100), several open in parallel
+    let opened: Vec<Result<Device, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chosen
+            .iter()
+            .enumerate()
+            .map(|(i, &(p, d, id))| {
+                let id = id as usize;
+                scope.spawn(move || {
+                    super::background::get()
+                        .driver_call(|| open_one(i, (p, d), id as cl_device_id, fault))
+                        .unwrap_or_else(|| Err("the application is exiting".into()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("the opening thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for ((p, d, _), r) in chosen.iter().zip(opened) {
+        match r {
+            Ok(dev) => out.push(dev),
+            Err(_) if super::background::get().exiting() => {}
+            Err(e) => crate::config::warn(&format!("balance: device {p}:{d} cannot be used: {e}")),
+        }
+    }
+    dbg(|| format!("open: {} devices open", out.len()));
+    if out.is_empty() {
+        return Err("no usable device for balance mode".into());
+    }
+    Ok(out)
+}
+
+/// Opens device `id` (`platform:device` = `pd`, index `i` among the chosen devices): its
+/// own context and in-order profiling queue, and the figures balance mode reads from it.
+fn open_one(
+    i: usize,
+    (p, d): (usize, usize),
+    id: cl_device_id,
+    fault: Option<Fault>,
+) -> Result<Device, String> {
+    use crate::config::debug as dbg;
+    dbg(|| format!("open: device {p}:{d}: creating context and queue"));
+    let (context, queue) = DeviceRefOpen::open(id).map_err(|e| e.to_string())?;
+    dbg(|| format!("open: device {p}:{d}: context and queue created"));
+    let t = cl::rt().map_err(|e| e.to_string())?;
+    let max_wg = t
+        .clGetDeviceInfo
+        // SAFETY: usize-sized query on a real device.
+        .and_then(|f| unsafe {
+            cl::info::<usize>(|n, pp, s| f(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, n, pp, s))
+        })
+        .unwrap_or(1);
+    let compute_units = t
+        .clGetDeviceInfo
+        // SAFETY: cl_uint query on a real device.
+        .and_then(|f| unsafe {
+            cl::info::<u32>(|n, pp, s| f(id, CL_DEVICE_MAX_COMPUTE_UNITS, n, pp, s))
+        })
+        .unwrap_or(1)
+        .max(1);
+    let string_info = |param| {
+        t.clGetDeviceInfo.and_then(|f| {
+            crate::registry::device::info_string(|n, pp, s| {
+                // SAFETY: string query on a real device.
+                unsafe { f(id, param, n, pp, s) }
+            })
+        })
+    };
+    let reports_registers = string_info(CL_DEVICE_EXTENSIONS).is_some_and(|x| {
+        x.split_whitespace()
+            .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
+    });
+    let driver_version = string_info(CL_DRIVER_VERSION).unwrap_or_default();
+    let block_event = match fault {
+        // SAFETY: a user event in clprism's own context.
+        Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
+        _ => None,
+    };
+    let r = describe(id);
+    Ok(Device {
+        index: format!("{p}:{d}"),
+        name: r.name.clone(),
+        kind: r.kind.clone(),
+        id,
+        context,
+        queue,
+        max_wg,
+        compute_units,
+        reports_registers,
+        driver_version,
+        stale_chunks: AtomicU32::new(0),
+        inject_fail: fault == Some(Fault::Fail(i)),
+        block_event,
+        broken: AtomicBool::new(false),
+    })
+}
+
+/// The devices `sel` names, as `(platform index, device index, handle)` (driver queries).
+fn choose(sel: &DeviceSelection) -> Vec<(usize, usize, cl_device_id)> {
     let all = enumerate();
     let kind_of = |d: cl_device_id| describe(d).kind.clone();
-    let chosen: Vec<(usize, usize, cl_device_id)> = match sel {
+    match sel {
         DeviceSelection::All => all.clone(),
         DeviceSelection::Cpu => all
             .iter()
@@ -178,71 +287,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
             }
             v
         }
-    };
-    let mut out = Vec::new();
-    for (i, (p, d, id)) in chosen.into_iter().enumerate() {
-        let r = DeviceRefOpen::open(id);
-        match r {
-            Ok((context, queue)) => {
-                let t = cl::rt().map_err(|e| e.to_string())?;
-                let max_wg = t
-                    .clGetDeviceInfo
-                    // SAFETY: usize-sized query on a real device.
-                    .and_then(|f| unsafe {
-                        cl::info::<usize>(|n, pp, s| f(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, n, pp, s))
-                    })
-                    .unwrap_or(1);
-                let compute_units = t
-                    .clGetDeviceInfo
-                    // SAFETY: cl_uint query on a real device.
-                    .and_then(|f| unsafe {
-                        cl::info::<u32>(|n, pp, s| f(id, CL_DEVICE_MAX_COMPUTE_UNITS, n, pp, s))
-                    })
-                    .unwrap_or(1)
-                    .max(1);
-                let string_info = |param| {
-                    t.clGetDeviceInfo.and_then(|f| {
-                        crate::registry::device::info_string(|n, pp, s| {
-                            // SAFETY: string query on a real device.
-                            unsafe { f(id, param, n, pp, s) }
-                        })
-                    })
-                };
-                let reports_registers = string_info(CL_DEVICE_EXTENSIONS).is_some_and(|x| {
-                    x.split_whitespace()
-                        .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
-                });
-                let driver_version = string_info(CL_DRIVER_VERSION).unwrap_or_default();
-                let block_event = match fault {
-                    // SAFETY: a user event in clprism's own context.
-                    Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
-                    _ => None,
-                };
-                let r = describe(id);
-                out.push(Device {
-                    index: format!("{p}:{d}"),
-                    name: r.name.clone(),
-                    kind: r.kind.clone(),
-                    id,
-                    context,
-                    queue,
-                    max_wg,
-                    compute_units,
-                    reports_registers,
-                    driver_version,
-                    stale_chunks: AtomicU32::new(0),
-                    inject_fail: fault == Some(Fault::Fail(i)),
-                    block_event,
-                    broken: AtomicBool::new(false),
-                });
-            }
-            Err(e) => crate::config::warn(&format!("balance: device {p}:{d} cannot be used: {e}")),
-        }
     }
-    if out.is_empty() {
-        return Err("no usable device for balance mode".into());
-    }
-    Ok(out)
 }
 
 struct DeviceRefOpen;

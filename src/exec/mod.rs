@@ -15,6 +15,7 @@
 //! through event callbacks into a channel; callbacks do nothing else. Launches are serialised
 //! by one lock.
 
+pub mod background;
 pub mod best;
 pub mod cl;
 pub mod devices;
@@ -117,6 +118,9 @@ pub(crate) struct ChunkDone {
 pub struct Engine {
     /// Participating devices.
     pub devices: Vec<Device>,
+    /// When the devices were open, ms since the app's first OpenCL call (the record's
+    /// `schedule.devices_ready_ms`).
+    pub ready_ms: f64,
     state: Mutex<launch::WorkerState>,
     done_tx: Sender<ChunkDone>,
     done_rx: Receiver<ChunkDone>,
@@ -289,8 +293,11 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
             let (done_tx, done_rx) = unbounded();
             // SAFETY: plain extern "C" function, tied to this DSO by glibc.
             unsafe { libc::atexit(release_faults) };
+            let ready_ms = crate::config::since_first_call().as_secs_f64() * 1e3;
+            crate::config::debug(|| format!("engine ready at {ready_ms:.1} ms"));
             Ok(Engine {
                 devices: devs,
+                ready_ms,
                 state: Mutex::new(Default::default()),
                 done_tx,
                 done_rx,
@@ -300,38 +307,9 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
         .map_err(|e| e.as_str())
 }
 
-/// Background threads (engine start, program builds), joined with a bound at exit.
-static BACKGROUND: Mutex<Vec<std::thread::JoinHandle<()>>> = Mutex::new(Vec::new());
-
-/// Runs `work` on a named background thread that the process waits for (up to 10 s) at
-/// exit, so it never exits while a driver call of clprism's is half done. Panics are caught.
+/// Runs `work` on a named background thread (see [`background`] for how it ends at exit).
 fn spawn_background(name: &str, work: impl FnOnce() + Send + 'static) {
-    static AT_EXIT: std::sync::Once = std::sync::Once::new();
-    let spawned = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-        });
-    if let Ok(h) = spawned {
-        BACKGROUND.lock().push(h);
-        // SAFETY: plain extern "C" function, tied to this DSO by glibc.
-        AT_EXIT.call_once(|| unsafe {
-            libc::atexit(join_background);
-        });
-    }
-}
-
-extern "C" fn join_background() {
-    let handles = std::mem::take(&mut *BACKGROUND.lock());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    for h in handles {
-        while !h.is_finished() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        if h.is_finished() {
-            let _ = h.join();
-        }
-    }
+    background::get().spawn(name, work);
 }
 
 /// A program built on every balance device (`cl_program` handles as integers, or why the
@@ -358,7 +336,8 @@ pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DeviceProgr
 /// per device.
 pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> DevicePrograms {
     let options = format!("{options} -cl-kernel-arg-info");
-    std::thread::scope(|scope| {
+    crate::config::debug(|| format!("build: {} devices", e.devices.len()));
+    let built = std::thread::scope(|scope| {
         let handles: Vec<_> = e
             .devices
             .iter()
@@ -370,9 +349,18 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
                 };
                 let (ctx, id) = (d.context as usize, d.id as usize);
                 // SAFETY: building on clprism's own context.
-                scope.spawn(move || unsafe {
-                    cl::build_source(ctx as cl_context, id as cl_device_id, source, &options)
-                        .map(|p| p as usize)
+                scope.spawn(move || {
+                    background::get()
+                        .driver_call(|| unsafe {
+                            cl::build_source(
+                                ctx as cl_context,
+                                id as cl_device_id,
+                                source,
+                                &options,
+                            )
+                            .map(|p| p as usize)
+                        })
+                        .unwrap_or_else(|| Err("the application is exiting".into()))
                 })
             })
             .collect();
@@ -383,7 +371,9 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
                     .unwrap_or_else(|_| Err("the build thread panicked".into()))
             })
             .collect()
-    })
+    });
+    crate::config::debug(|| "build: done".into());
+    built
 }
 
 /// The app built `info`'s program: build it on the balance devices in the background (the

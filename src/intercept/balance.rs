@@ -116,9 +116,7 @@ pub unsafe fn try_balance(
         }
         l
     };
-    if std::env::var_os("CLPRISM_DEBUG").is_some() {
-        eprintln!("clprism-debug: try_balance {}", rec.seq);
-    }
+    crate::config::debug(|| format!("try_balance {}", rec.seq));
     // An engine that failed to open forwards at once (no start barrier, the app keeps its
     // asynchronous queue); one still opening is looked at again after the barrier.
     let ready = exec::engine_for_launch();
@@ -199,7 +197,9 @@ pub unsafe fn try_balance(
         }
     }
     let mut rec = rec.clone();
-    rec.extra.insert("schedule".into(), done.schedule);
+    let mut schedule = done.schedule;
+    schedule["devices_ready_ms"] = serde_json::json!((engine.ready_ms * 1e3).round() / 1e3);
+    rec.extra.insert("schedule".into(), schedule);
     let seq = rec.seq;
     crate::log::pending(rec);
     crate::log::complete(
