@@ -702,7 +702,7 @@ fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
         .programs
         .with(program, |p| p.hash.clone())
         .unwrap_or_else(|| "unknown".into());
-    TABLES.kernels.insert(
+    TABLES.add_kernel(
         k as Key,
         KernelInfo {
             program,
@@ -751,7 +751,7 @@ pub unsafe fn clCloneKernel(src: cl_kernel, errcode_ret: *mut cl_int) -> cl_kern
     let k = real!(clCloneKernel, fail_handle(errcode_ret))(src, errcode_ret);
     if !passthrough() && !k.is_null() {
         record("clCloneKernel", || match TABLES.kernels.get(src as Key) {
-            Some(info) => TABLES.kernels.insert(k as Key, info),
+            Some(info) => TABLES.add_kernel(k as Key, info),
             None => insert_kernel(k, kernel_program(k), kernel_name(k)),
         });
     }
@@ -792,7 +792,22 @@ refcount_hooks!(
     queues
 );
 refcount_hooks!(clRetainProgram, clReleaseProgram, cl_program, programs);
-refcount_hooks!(clRetainKernel, clReleaseKernel, cl_kernel, kernels);
+
+pub unsafe fn clRetainKernel(k: cl_kernel) -> cl_int {
+    let r = real!(clRetainKernel, crate::loader::UNAVAILABLE)(k);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.kernels.retain(k as Key);
+    }
+    r
+}
+
+pub unsafe fn clReleaseKernel(k: cl_kernel) -> cl_int {
+    let r = real!(clReleaseKernel, crate::loader::UNAVAILABLE)(k);
+    if r == CL_SUCCESS && !passthrough() {
+        TABLES.release_kernel(k as Key);
+    }
+    r
+}
 // ---------------------------------------------------------------- launches
 
 unsafe fn dims(p: *const usize, n: u32) -> Option<Vec<u64>> {

@@ -211,6 +211,27 @@ pub struct Tables {
     pub kernels: Table<KernelInfo>,
 }
 
+impl Tables {
+    /// Records kernel `k`. Like the driver, the kernel holds a reference to its program, so
+    /// the program's record outlives an app's `clReleaseProgram` right after
+    /// `clCreateKernel` (legal, and done by e.g. Rodinia's lud, backprop, kmeans and nw).
+    pub fn add_kernel(&self, k: Key, info: KernelInfo) {
+        self.programs.retain(info.program);
+        if let Some((_, stale)) = self.kernels.map.lock().insert(k, (1, info)) {
+            // a handle value reused after a release clprism did not see
+            self.programs.release(stale.program);
+        }
+    }
+
+    /// The app released kernel `k`; on its last reference the kernel's hold on its program
+    /// ends too ([`Self::add_kernel`]).
+    pub fn release_kernel(&self, k: Key) {
+        if let Some(gone) = self.kernels.release(k) {
+            self.programs.release(gone.program);
+        }
+    }
+}
+
 /// 16 hex digits of the SHA-256 of `parts` (length-prefixed).
 pub fn content_hash(parts: &[&[u8]]) -> Arc<str> {
     use sha2::{Digest, Sha256};
