@@ -588,17 +588,18 @@ fn auto_split_measures_first_and_counts_rewritten_inputs() {
         );
         let s = schedules(&log);
         assert_eq!(s.len(), 4, "{app}");
-        let first = &s[0]["split_decision"];
-        assert_eq!(first["split"], false, "{app}: {first}");
-        assert!(first["est_home_ns"].is_null(), "{first}");
-        assert_eq!(s[0]["share"].as_array().unwrap().len(), 1, "{}", s[0]);
+        // the first launch is forwarded as the app made it and measured from its event
+        // (decided before any barrier, build or footprint: exec::decide)
+        let first = s[0]["fallback"].as_str().unwrap_or("");
+        assert!(first.contains("forwarded to measure it"), "{app}: {}", s[0]);
         let mut decided = 0;
+        let mut balanced_before = false;
         for x in &s[1..] {
             let dec = &x["split_decision"];
             if let Some(f) = x["fallback"].as_str() {
                 // measured and not worth splitting: forwarded to the driver as it is
                 assert!(
-                    f.starts_with("kept whole on the app's device: "),
+                    f.starts_with("kept whole on the app's device"),
                     "{app}: {f}"
                 );
                 assert!(f.contains(" ms split ("), "{f}");
@@ -616,6 +617,12 @@ fn auto_split_measures_first_and_counts_rewritten_inputs() {
             let split = dec["split"].as_bool().unwrap();
             // the schedule follows the verdict: every device, or the app's alone
             assert_eq!(devices > 1, split, "{app}: {x}");
+            let first_balanced = !std::mem::replace(&mut balanced_before, true);
+            if first_balanced {
+                // no earlier balanced launch of the kernel: no rewrite seen yet (the first
+                // launch was forwarded), and the decision weighs recurring uploads only
+                continue;
+            }
             if app == "blackscholes" {
                 // the three inputs are rewritten before each launch: 3 * 65536 floats
                 // (checked on the launches that split; the others say so in `fallback`)
@@ -690,7 +697,9 @@ fn auto_split_without_footprint_measures_the_forwarded_launch() {
             .map(str::to_string)
             .unwrap_or_else(|| s["split_decision"]["reason"].to_string());
         assert!(
-            text.contains("by diff") || text.contains("as measured"),
+            text.contains("by diff")
+                || text.contains("as measured")
+                || text.contains("the shortest split so far"),
             "{text}"
         );
         if s["fallback"].is_null() {
@@ -839,11 +848,15 @@ fn same_named_kernels_of_two_programs_are_measured_apart() {
     for (i, x) in s.iter().enumerate() {
         let est = &x["split_decision"]["est_home_ns"];
         if i < 2 {
-            assert!(est.is_null(), "launch {i} is its program's first: {x}");
+            let f = x["fallback"].as_str().unwrap_or("");
+            assert!(
+                f.contains("first launch of this kernel, forwarded to measure it"),
+                "launch {i} is its program's first: {x}"
+            );
         } else if let Some(f) = x["fallback"].as_str() {
             // measured and kept whole: the verdict quotes the app device's estimate
             assert!(
-                f.starts_with("kept whole on the app's device: "),
+                f.starts_with("kept whole on the app's device"),
                 "launch {i}: {f}"
             );
             assert!(!f.contains("first launch"), "launch {i}: {f}");

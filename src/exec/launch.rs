@@ -98,6 +98,11 @@ pub(super) struct WorkerState {
     /// (kernel (`kernel_id`), app buffer) → the buffer's epoch at that kernel's last balanced launch: an
     /// epoch that moved since means the app rewrites the input between launches.
     last_epochs: FxHashMap<(String, Key), u64>,
+    /// kernel (`kernel_id`) → what its last full split decision found, for the early
+    /// decision ([`super::decide`]).
+    split_memo: FxHashMap<String, super::decide::SplitMemo>,
+    /// The shortest wall time of a launch split over >= 2 devices so far, ns (0: none).
+    split_floor_ns: f64,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
@@ -232,11 +237,90 @@ impl WorkerState {
     }
 
     /// Runs one balanced launch (the app's start barrier has completed).
+    /// The early split decision for `job` ([`super::decide`]): `Err(reason)` forwards the
+    /// launch before any barrier, build or footprint. Only under `CLPRISM_SPLIT=auto` with
+    /// the app's device among the balance devices and a scheduler that splits.
+    pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), String> {
+        let cfg = crate::config::get();
+        let splitting_scheduler = match cfg.scheduler.as_deref().map(sched::parse::parse_scheduler)
+        {
+            None => true,
+            Some(Ok(k)) => !matches!(k, SchedulerKind::Single(_) | SchedulerKind::Best),
+            Some(Err(_)) => true,
+        };
+        if cfg.split != crate::config::SplitPolicy::Auto || cfg.verify || !splitting_scheduler {
+            return Ok(());
+        }
+        let Some(home) = engine.devices.iter().position(|d| d.id == job.app_device) else {
+            return Ok(());
+        };
+        if engine.devices.len() < 2 {
+            return Ok(());
+        }
+        let kid = job.kernel_id();
+        let last_epoch = |m: Key| self.last_epochs.get(&(kid.clone(), m)).copied();
+        let known = super::decide::Known {
+            home_ns_per_work_group: self
+                .whole
+                .get(&kid)
+                .copied()
+                .or_else(|| super::forwarded_ns_per_work_group(&kid)),
+            measured: self.measured.get(&kid).map(|v| v.as_slice()),
+            merge_ns: self.merge_cost.get(&kid).copied(),
+            host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+            split_floor_ns: if self.split_floor_ns > 0.0 {
+                self.split_floor_ns
+            } else {
+                super::decide::ASSUMED_SPLIT_FLOOR_NS
+            },
+            memo: self.split_memo.get(&kid),
+            last_epoch: &last_epoch,
+        };
+        match super::decide::early(job, engine.devices.len(), home, &known) {
+            super::decide::Early::Consider => Ok(()),
+            super::decide::Early::Forward {
+                reason,
+                measure,
+                unwritten,
+            } => {
+                super::set_unwritten(unwritten);
+                if measure {
+                    let groups = (0..job.work_dim as usize)
+                        .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
+                        .product();
+                    super::request_measure(&kid, groups);
+                }
+                Err(reason)
+            }
+        }
+    }
+
     pub(super) fn run(&mut self, engine: &Engine, job: &Job) -> Result<super::Balanced, String> {
         let t0 = Instant::now();
         let o = self.balanced(engine, &engine.done_rx, job, t0)?;
         let mut schedule = o.schedule;
-        schedule["wall_ns"] = json!(t0.elapsed().as_nanos() as u64);
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        schedule["wall_ns"] = json!(wall_ns);
+        let devices_used: std::collections::HashSet<u64> = schedule["chunks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["device"].as_u64())
+            .collect();
+        if devices_used.len() >= 2 {
+            // one-time work (the build on the devices, the footprint derivation) excluded
+            let one_time = schedule["phases"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["name"] == "footprint")
+                .and_then(|p| p["end_ns"].as_u64())
+                .unwrap_or(0);
+            let w = wall_ns.saturating_sub(one_time) as f64;
+            if self.split_floor_ns == 0.0 || w < self.split_floor_ns {
+                self.split_floor_ns = w;
+            }
+        }
         Ok(super::Balanced {
             makespan_ns: o.makespan_ns,
             schedule,
@@ -657,6 +741,14 @@ impl WorkerState {
             _ => {}
         }
         marks.push(("footprint", t0.elapsed().as_nanos() as u64));
+        crate::config::debug(|| {
+            format!(
+                "launch {}: build {:.3} ms, footprint {:.3} ms (derived: {need_model})",
+                job.rec.seq,
+                marks[0].1 as f64 / 1e6,
+                (marks[1].1 - marks[0].1) as f64 / 1e6
+            )
+        });
         let home_d = home_of(&model);
         let slot =
             |d: usize, home_d: Option<usize>| if Some(d) == home_d { usize::MAX - d } else { d };
@@ -707,10 +799,23 @@ impl WorkerState {
                         .sum(),
                     host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
                     min_gain: 0.05,
+                    split_floor_ns: self.split_floor_ns,
                     merge_by_diff: home_d.is_none(),
                     measured_merge_ns: self.merge_cost.get(&job.kernel_id()).copied(),
                 };
                 let d = sched::split::decide(&inputs);
+                self.split_memo.insert(
+                    job.kernel_id(),
+                    super::decide::SplitMemo {
+                        written_args: bufs.iter().filter(|b| b.written).map(|b| b.index).collect(),
+                        input_args: bufs
+                            .iter()
+                            .filter(|b| !skip_baseline(b, &model))
+                            .map(|b| b.index)
+                            .collect(),
+                        merge_by_diff: inputs.merge_by_diff,
+                    },
+                );
                 split_log = serde_json::to_value(&d).unwrap_or(Value::Null);
                 split_log["upload_bytes"] = json!(inputs.upload_bytes);
                 split_log["host_rate_measured"] = json!(self.host_rate.is_some());

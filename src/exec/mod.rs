@@ -18,6 +18,7 @@
 pub mod background;
 pub mod best;
 pub mod cl;
+mod decide;
 pub mod devices;
 pub mod footprint;
 mod launch;
@@ -140,6 +141,12 @@ pub fn run(job: &Job) -> Result<Balanced, String> {
     let e = engine().map_err(|e| format!("balance engine unavailable: {e}"))?;
     let mut st = e.state.lock();
     st.run(e, job)
+}
+
+/// The early split decision (`CLPRISM_SPLIT=auto`, see `decide`), taken before the start
+/// barrier: `Err(reason)` means forward the launch as the app made it, at forwarding's cost.
+pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), String> {
+    engine.state.lock().pre_decide(engine, job)
 }
 
 static ENGINE: OnceCell<Result<Engine, String>> = OnceCell::new();

@@ -117,47 +117,9 @@ pub unsafe fn try_balance(
         l
     };
     crate::config::debug(|| format!("try_balance {}", rec.seq));
-    // An engine that failed to open forwards at once (no start barrier, the app keeps its
-    // asynchronous queue); one still opening is looked at again after the barrier.
     let ready = exec::engine_for_launch();
-    if let Some(Err(e)) = ready {
-        return Err(format!("balance engine unavailable: {e}"));
-    }
     let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
-    // Start barrier: the launch's wait list and every earlier command of the queue. The
-    // balanced launch then runs synchronously (see `exec` for why).
-    let waits = if n_wait == 0 || wait.is_null() {
-        &[][..]
-    } else {
-        std::slice::from_raw_parts(wait, n_wait as usize)
-    };
-    let start = match cl::barrier(q, waits) {
-        Ok(e) => e,
-        Err(e) => return Ok(e.code), // the driver's verdict on the wait list or queue
-    };
-    let _ = cl::flush(q);
-    let waited = cl::wait(&[start]);
-    cl::release_event(start);
-    if let Err(e) = waited {
-        return Err(format!("a command the launch waits for failed ({e})"));
-    }
-    let engine = match ready.or_else(exec::engine_for_launch) {
-        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
-        None => {
-            // measured meanwhile: the split decision of a later launch needs this figure
-            let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
-            // (under the key the later launches look it up by, not the bare name)
-            exec::request_measure(&exec::kernel_id(&prog, &kinfo.name), groups as u64);
-            return Err(
-                "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)"
-                    .into(),
-            );
-        }
-    };
-    if engine.devices.iter().all(|d| !d.available()) {
-        return Err("every balance device is busy with abandoned work".into());
-    }
     let mut epochs = rustc_hash::FxHashMap::default();
     for a in &args {
         if let Some(m) = exec_buffer(a) {
@@ -180,6 +142,50 @@ pub unsafe fn try_balance(
         local_given: !local.is_null(),
         epochs,
     };
+    // Forwarded before the start barrier, so the app's queue keeps running asynchronously:
+    // a launch while the devices still open, and one the early decision keeps whole.
+    let engine = match ready {
+        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
+        None => {
+            // measured meanwhile: the split decision of a later launch needs this figure
+            // (under the key the later launches look it up by, not the bare name)
+            let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
+            exec::request_measure(&job.kernel_id(), groups as u64);
+            return Err(
+                "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)"
+                    .into(),
+            );
+        }
+    };
+    if engine.devices.iter().all(|d| !d.available()) {
+        return Err("every balance device is busy with abandoned work".into());
+    }
+    exec::pre_decide(engine, &job)?;
+    // Start barrier: the launch's wait list and every earlier command of the queue. The
+    // balanced launch then runs synchronously (see `exec` for why).
+    let waits = if n_wait == 0 || wait.is_null() {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(wait, n_wait as usize)
+    };
+    let start = match cl::barrier(q, waits) {
+        Ok(e) => e,
+        Err(e) => return Ok(e.code), // the driver's verdict on the wait list or queue
+    };
+    let _ = cl::flush(q);
+    let t_wait = std::time::Instant::now();
+    let waited = cl::wait(&[start]);
+    cl::release_event(start);
+    crate::config::debug(|| {
+        format!(
+            "launch {}: start barrier waited {:.3} ms",
+            rec.seq,
+            t_wait.elapsed().as_secs_f64() * 1e3
+        )
+    });
+    if let Err(e) = waited {
+        return Err(format!("a command the launch waits for failed ({e})"));
+    }
     let done = exec::run(&job)?;
     // the event the app gets: a marker after the (completed) launch
     match cl::marker(q, &[]) {

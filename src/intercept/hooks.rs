@@ -972,12 +972,15 @@ pub unsafe fn clEnqueueNDRangeKernel(
     }
     let mut rec = launch_record(q, k, work_dim, offset, global, local);
     if crate::config::get().mode == crate::config::Mode::Balance {
+        let t = std::time::Instant::now();
         match super::balance::try_balance(
             q, k, work_dim, offset, global, local, n_wait, wait, event, &rec,
         ) {
             Ok(code) => return code,
             Err(reason) => {
-                rec.extra.insert("schedule".into(), serde_json::json!({"merge": "none", "fallback": reason, "devices": [], "chunks": []}));
+                // decision_ns: what clprism spent on the app's thread before forwarding
+                let decision_ns = t.elapsed().as_nanos() as u64;
+                rec.extra.insert("schedule".into(), serde_json::json!({"merge": "none", "fallback": reason, "decision_ns": decision_ns, "devices": [], "chunks": []}));
                 super::balance::invalidate_args(k);
             }
         }

@@ -1,0 +1,161 @@
+//! The split decision taken before anything is paid (`CLPRISM_SPLIT=auto`, issue 18 item 2):
+//! before the start barrier on the app's queue, the build on the balance devices and the
+//! write-footprint derivation. A launch that this early decision keeps whole is forwarded as
+//! the app made it, so it costs what forwarding costs.
+//!
+//! The full decision (`sched::split::decide` in `launch.rs`, after the footprint) needs to
+//! know which buffers the kernel writes and which inputs must be uploaded; those come from
+//! the footprint model. The early decision uses what the kernel's last full decision found
+//! ([`SplitMemo`], by argument index, so new by-value arguments or a new launch shape do not
+//! force a new derivation) with the current buffer sizes and epochs; a kernel never decided
+//! in full is judged optimistically (nothing to move), so it reaches the full decision once.
+//! A kernel never measured on the app's device is forwarded at once and measured from its
+//! event (the `t_whole` of Boyer's "should we split" question, dissertation §4.3).
+
+use super::Job;
+use crate::registry::tables::{KernelArg, Key};
+use crate::registry::TABLES;
+use crate::sched::split::{decide, SplitInputs};
+use opencl_sys::CL_MEM_USE_HOST_PTR;
+
+/// The split floor the early decision assumes before any split launch was measured, ns: a
+/// split needs at least a barrier on the app's queue and an enqueue and a completion per
+/// device. The shortest split measured here (3 PoCL CPU devices, CLBlast's axpy over 4,096
+/// work-items) took 390 µs; 50 µs is kept as a bound that a GPU's launch latency also
+/// exceeds. Replaced by the shortest measured split once there is one (the record's reason
+/// then says "the shortest split so far" for either).
+pub(super) const ASSUMED_SPLIT_FLOOR_NS: f64 = 50_000.0;
+
+/// What the kernel's last full split decision found, by argument index.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SplitMemo {
+    /// Buffer arguments the kernel writes (after the footprint's read-only analysis).
+    pub written_args: Vec<usize>,
+    /// Buffer arguments whose contents the other devices need before the kernel runs
+    /// (inputs, and written buffers the kernel also reads).
+    pub input_args: Vec<usize>,
+    /// Whether the merge went by diff (no footprint model).
+    pub merge_by_diff: bool,
+}
+
+/// The measured figures the early decision reads (all optional).
+pub(super) struct Known<'a> {
+    /// ns per work-group of the kernel run whole on the app's device.
+    pub home_ns_per_work_group: Option<f64>,
+    /// ns per work-group per balance device from the kernel's split launches.
+    pub measured: Option<&'a [Option<f64>]>,
+    /// Read-back plus write-back time of the kernel's last split launch, ns.
+    pub merge_ns: Option<f64>,
+    /// Host transfer rate, bytes per ns.
+    pub host_bytes_per_ns: f64,
+    /// The shortest split launch measured in this process, ns (0: none yet).
+    pub split_floor_ns: f64,
+    /// The kernel's last full decision.
+    pub memo: Option<&'a SplitMemo>,
+    /// The epoch buffer `m` had at the kernel's last balanced launch (none: the input counts
+    /// as unchanged, as in the full decision, which weighs recurring uploads only).
+    pub last_epoch: &'a dyn Fn(Key) -> Option<u64>,
+}
+
+/// The early verdict.
+#[derive(Debug, PartialEq)]
+pub(super) enum Early {
+    /// Forward the launch as the app made it, with this reason for the record. `measure`:
+    /// measure it from its event (the kernel has no figure on the app's device yet).
+    /// `unwritten`: buffers the kernel is known not to write (their replicas stay valid).
+    Forward {
+        reason: String,
+        measure: bool,
+        unwritten: Vec<Key>,
+    },
+    /// Splitting may pay: take the full path (barrier, build, footprint, full decision).
+    Consider,
+}
+
+/// The early decision for `job` over `devices` balance devices, the app's being `home`.
+pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early {
+    let work_groups: u64 = (0..job.work_dim as usize)
+        .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
+        .product();
+    if work_groups < 2 {
+        return Early::Forward {
+            reason: "kept whole on the app's device: one work-group cannot be split".into(),
+            measure: false,
+            unwritten: Vec::new(),
+        };
+    }
+    let Some(t_home) = k.home_ns_per_work_group else {
+        return Early::Forward {
+            reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
+            measure: true,
+            unwritten: Vec::new(),
+        };
+    };
+    let buffer = |i: usize| -> Option<(Key, u64, bool)> {
+        let m = arg_buffer(job.args.get(i)?)?;
+        let info = TABLES.buffers.get(m)?;
+        Some((m, info.size as u64, info.flags & CL_MEM_USE_HOST_PTR != 0))
+    };
+    let (written_bytes, upload_bytes, merge_by_diff) = match k.memo {
+        None => (0, 0, false),
+        Some(memo) => {
+            let written: u64 = memo
+                .written_args
+                .iter()
+                .filter_map(|&i| buffer(i))
+                .map(|b| b.1)
+                .sum();
+            let upload: u64 = memo
+                .input_args
+                .iter()
+                .filter_map(|&i| buffer(i).map(|b| (i, b)))
+                .filter(|(i, (m, _, always_stale))| {
+                    *always_stale
+                        || memo.written_args.contains(i)
+                        || (k.last_epoch)(*m).is_some_and(|e| e != super::epoch(*m))
+                })
+                .map(|(_, b)| b.1)
+                .sum();
+            (written, upload, memo.merge_by_diff)
+        }
+    };
+    let inputs = SplitInputs {
+        work_groups,
+        home_whole_ns_per_work_group: Some(t_home),
+        ns_per_work_group: (0..devices)
+            .map(|d| k.measured.and_then(|m| m.get(d).copied().flatten()))
+            .collect(),
+        home,
+        upload_bytes,
+        written_bytes,
+        host_bytes_per_ns: k.host_bytes_per_ns,
+        min_gain: 0.05,
+        split_floor_ns: k.split_floor_ns,
+        merge_by_diff,
+        measured_merge_ns: k.merge_ns,
+    };
+    let d = decide(&inputs);
+    if d.split {
+        return Early::Consider;
+    }
+    let unwritten = match k.memo {
+        Some(memo) => (0..job.args.len())
+            .filter(|i| !memo.written_args.contains(i))
+            .filter_map(|i| buffer(i).map(|b| b.0))
+            .collect(),
+        None => Vec::new(),
+    };
+    Early::Forward {
+        reason: format!(
+            "kept whole on the app's device (decided before any build or footprint): {}",
+            d.reason
+        ),
+        measure: false,
+        unwritten,
+    }
+}
+
+/// The app buffer a by-value argument names, if it is one clprism knows.
+fn arg_buffer(a: &KernelArg) -> Option<Key> {
+    super::launch::buffer_of(a)
+}
