@@ -26,6 +26,11 @@ use opencl_sys::CL_MEM_USE_HOST_PTR;
 /// then says "the shortest split so far" for either).
 pub(super) const ASSUMED_SPLIT_FLOOR_NS: f64 = 50_000.0;
 
+/// What trying a split first is assumed to cost when the app's build of the program was
+/// not seen (a program from binaries or IL), ns: 100 ms, about one PoCL build of a small
+/// program on three CPU devices here (CLBlast's axpy: 84–190 ms).
+pub(super) const ASSUMED_TRIAL_COST_NS: f64 = 100e6;
+
 /// What the kernel's last full split decision found, by argument index.
 #[derive(Debug, Clone, Default)]
 pub(super) struct SplitMemo {
@@ -50,6 +55,12 @@ pub(super) struct Known<'a> {
     pub host_bytes_per_ns: f64,
     /// The shortest split launch measured in this process, ns (0: none yet).
     pub split_floor_ns: f64,
+    /// What trying a split first costs, ns: the build on the balance devices and the
+    /// footprint derivation, estimated by the app's own build of the program.
+    pub trial_cost_ns: f64,
+    /// Time a split would have saved over the kernel's launches kept whole so far while
+    /// waiting to try one, ns (the caller accumulates [`Early::Forward::forgone_ns`]).
+    pub forgone_ns: f64,
     /// The kernel's last full decision.
     pub memo: Option<&'a SplitMemo>,
     /// The epoch buffer `m` had at the kernel's last balanced launch (none: the input counts
@@ -67,6 +78,9 @@ pub(super) enum Early {
         reason: String,
         measure: bool,
         unwritten: Vec<Key>,
+        /// What a split would have saved on this launch by the optimistic estimate, ns (0
+        /// when the launch is kept whole on a real estimate).
+        forgone_ns: f64,
     },
     /// Splitting may pay: take the full path (barrier, build, footprint, full decision).
     Consider,
@@ -82,6 +96,7 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
             reason: "kept whole on the app's device: one work-group cannot be split".into(),
             measure: false,
             unwritten: Vec::new(),
+            forgone_ns: 0.0,
         };
     }
     let Some(t_home) = k.home_ns_per_work_group else {
@@ -89,6 +104,7 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
             reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
             measure: true,
             unwritten: Vec::new(),
+            forgone_ns: 0.0,
         };
     };
     let buffer = |i: usize| -> Option<(Key, u64, bool)> {
@@ -135,6 +151,26 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
         measured_merge_ns: k.merge_ns,
     };
     let d = decide(&inputs);
+    if d.split && k.memo.is_none() {
+        // Never tried: trying costs a build on every device and a footprint derivation
+        // once. Like renting skis until the rent paid equals the price, launches stay whole
+        // until what splitting would have saved on them adds up to that cost, so trying
+        // never costs more than the most splitting could have gained by then.
+        let gain = d.est_home_ns.unwrap_or(0.0) - d.est_split_ns.unwrap_or(0.0);
+        if k.forgone_ns + gain < k.trial_cost_ns {
+            return Early::Forward {
+                reason: format!(
+                    "kept whole on the app's device until a split would have saved what trying one costs ({:.2} of {:.2} ms saved so far; {})",
+                    (k.forgone_ns + gain) / 1e6,
+                    k.trial_cost_ns / 1e6,
+                    d.reason
+                ),
+                measure: false,
+                unwritten: Vec::new(),
+                forgone_ns: gain,
+            };
+        }
+    }
     if d.split {
         return Early::Consider;
     }
@@ -152,6 +188,7 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
         ),
         measure: false,
         unwritten,
+        forgone_ns: 0.0,
     }
 }
 

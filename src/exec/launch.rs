@@ -101,8 +101,15 @@ pub(super) struct WorkerState {
     /// kernel (`kernel_id`) → what its last full split decision found, for the early
     /// decision ([`super::decide`]).
     split_memo: FxHashMap<String, super::decide::SplitMemo>,
-    /// The shortest wall time of a launch split over >= 2 devices so far, ns (0: none).
+    /// The shortest wall time of a launch split over >= 2 devices so far, ns (0: none);
+    /// a kernel's first split (which includes the driver's compile at first enqueue) is
+    /// left out.
     split_floor_ns: f64,
+    /// Kernels (`kernel_id`) split at least once.
+    split_once: rustc_hash::FxHashSet<String>,
+    /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
+    /// before a split was tried, ns (`decide`'s trial rule).
+    forgone: FxHashMap<String, f64>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
@@ -273,6 +280,9 @@ impl WorkerState {
             } else {
                 super::decide::ASSUMED_SPLIT_FLOOR_NS
             },
+            trial_cost_ns: super::app_build_ns(&job.program)
+                .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64),
+            forgone_ns: self.forgone.get(&kid).copied().unwrap_or(0.0),
             memo: self.split_memo.get(&kid),
             last_epoch: &last_epoch,
         };
@@ -282,7 +292,11 @@ impl WorkerState {
                 reason,
                 measure,
                 unwritten,
+                forgone_ns,
             } => {
+                if forgone_ns > 0.0 {
+                    *self.forgone.entry(kid.clone()).or_default() += forgone_ns;
+                }
                 super::set_unwritten(unwritten);
                 if measure {
                     let groups = (0..job.work_dim as usize)
@@ -307,7 +321,7 @@ impl WorkerState {
             .flatten()
             .filter_map(|c| c["device"].as_u64())
             .collect();
-        if devices_used.len() >= 2 {
+        if devices_used.len() >= 2 && !self.split_once.insert(job.kernel_id()) {
             // one-time work (the build on the devices, the footprint derivation) excluded
             let one_time = schedule["phases"]
                 .as_array()

@@ -143,6 +143,26 @@ pub fn run(job: &Job) -> Result<Balanced, String> {
     st.run(e, job)
 }
 
+/// Program variant (`hash|options`) → how long the app's own `clBuildProgram` of it took,
+/// ns: the early decision's estimate of what trying a split first costs (a build on every
+/// balance device, see `decide`).
+static APP_BUILD_NS: Lazy<Mutex<FxHashMap<String, u64>>> = Lazy::new(Default::default);
+
+/// The app built `info`'s program in `ns` (balance mode records it for `decide`).
+pub fn note_app_build(info: &ProgramInfo, ns: u64) {
+    APP_BUILD_NS
+        .lock()
+        .insert(format!("{}|{}", info.hash, info.options), ns);
+}
+
+/// How long the app's build of `program` took, ns (None: not seen, e.g. a binary).
+pub(crate) fn app_build_ns(program: &ProgramInfo) -> Option<u64> {
+    APP_BUILD_NS
+        .lock()
+        .get(&format!("{}|{}", program.hash, program.options))
+        .copied()
+}
+
 /// The early split decision (`CLPRISM_SPLIT=auto`, see `decide`), taken before the start
 /// barrier: `Err(reason)` means forward the launch as the app made it, at forwarding's cost.
 pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), String> {

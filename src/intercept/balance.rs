@@ -67,6 +67,15 @@ pub unsafe fn try_balance(
     event: *mut cl_event,
     rec: &LaunchRecord,
 ) -> Result<cl_int, String> {
+    if !local.is_null() {
+        // checked first: the cheapest verdict, and launch-latency loops are full of these
+        let groups: usize = (0..work_dim as usize)
+            .map(|d| *global.add(d) / (*local.add(d)).max(1))
+            .product();
+        if groups < 2 {
+            return Err("kept whole on the app's device: one work-group cannot be split".into());
+        }
+    }
     let kinfo = TABLES
         .kernels
         .get(k as Key)

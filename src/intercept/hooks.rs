@@ -597,8 +597,17 @@ pub unsafe fn clBuildProgram(
         record("clBuildProgram", || set_options(p, options));
     }
     crate::exec::wait_for_background_start();
+    let t = std::time::Instant::now();
     let r = real!(clBuildProgram, crate::loader::UNAVAILABLE)(p, n, devices, options, notify, user);
     let cfg = crate::config::get();
+    if r == CL_SUCCESS && !passthrough() && cfg.mode == crate::config::Mode::Balance {
+        let build_ns = t.elapsed().as_nanos() as u64;
+        record("clBuildProgram (build time)", || {
+            if let Some(info) = TABLES.programs.get(p as Key) {
+                crate::exec::note_app_build(&info, build_ns);
+            }
+        });
+    }
     if r == CL_SUCCESS
         && !passthrough()
         && cfg.mode == crate::config::Mode::Balance
