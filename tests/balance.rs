@@ -943,3 +943,11 @@ fn device_semantics_match_native(case: &str) {
 fn vstorea_half3_footprint_matches_the_device() {
     device_semantics_match_native("vstorea");
 }
+
+/// Stores made only `#ifdef __OPENCL_VERSION__` (defined by the device compiler, not by
+/// clang for SPIR; piglit's `__OPENCL_VERSION__ must be consistent with host`) or
+/// `#ifdef __FAST_RELAXED_MATH__` (from `-cl-fast-relaxed-math`) are in the footprint.
+#[test]
+fn device_predefined_macros_reach_the_footprint() {
+    device_semantics_match_native("macros");
+}

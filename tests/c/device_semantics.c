@@ -1,15 +1,20 @@
 /* device_semantics - kernels whose written bytes depend on OpenCL C semantics that the
  * mini-emulator must reproduce for balance mode's write footprints (piglit's vstorea_half
- * tests in small).
+ * and predefined-macros tests in small).
  *
  *   device_semantics vstorea   vstorea_half3 of float3 and double3 at offset i (work-item
  *                              i): the aligned form addresses p + 4*i halves; the 4th
  *                              half of each 8-byte slot is left alone by the specification
- *                              (and Oclgrind) but written by PoCL.
+ *                              (and Oclgrind) but written by PoCL;
+ *   device_semantics macros    stores made only under #ifdef __OPENCL_VERSION__ (defined
+ *                              by the device compiler, not by clang for SPIR) and
+ *                              #ifdef __FAST_RELAXED_MATH__ (built with
+ *                              -cl-fast-relaxed-math).
  *
  * Every output buffer starts filled with 0xAB bytes. Prints each output buffer in hex (one
- * line per buffer) and "kernels: N"; exits 0, 2 on an OpenCL error. A test compares the
- * printed bytes with a native run. */
+ * line per buffer) and "kernels: N"; exits 0, 1 when a self-check fails (macros: the
+ * stored __OPENCL_VERSION__ must match CL_DEVICE_VERSION, as piglit checks), 2 on an
+ * OpenCL error. A test compares the printed bytes with a native run. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
@@ -30,6 +35,18 @@ static const char *vstorea_src =
     "  size_t i = get_global_id(0);\n"
     "  double3 v = (double3)(in[3 * i], in[3 * i + 1], in[3 * i + 2]);\n"
     "  vstorea_half3(v, i, out);\n"
+    "}\n";
+
+static const char *macros_src =
+    "kernel void ver(global int *always, global int *version, global int *relaxed) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  always[i] = (int)i;\n"
+    "#ifdef __OPENCL_VERSION__\n"
+    "  version[i] = __OPENCL_VERSION__;\n"
+    "#endif\n"
+    "#ifdef __FAST_RELAXED_MATH__\n"
+    "  relaxed[i] = __FAST_RELAXED_MATH__;\n"
+    "#endif\n"
     "}\n";
 
 #define OK(e) do { cl_int _e = (e); if (_e != CL_SUCCESS) { \
@@ -98,9 +115,39 @@ static int vstorea(void) {
     return 0;
 }
 
+static int macros(void) {
+    cl_int e;
+    char ver[256] = "";
+    OK(clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof ver, ver, NULL));
+    int major = 0, minor = 0;
+    if (sscanf(ver, "OpenCL %d.%d", &major, &minor) != 2) {
+        fprintf(stderr, "cannot parse CL_DEVICE_VERSION '%s'\n", ver);
+        return 2;
+    }
+    cl_program pg = build(macros_src, "-cl-fast-relaxed-math");
+    cl_kernel k = clCreateKernel(pg, "ver", &e); OK(e);
+    cl_mem b[3];
+    for (int j = 0; j < 3; j++) {
+        b[j] = marked(N * sizeof(cl_int));
+        OK(clSetKernelArg(k, j, sizeof b[j], &b[j]));
+    }
+    launch(k);
+    static cl_int h[3][N];
+    const char *names[] = {"always", "version", "relaxed"};
+    for (int j = 0; j < 3; j++) dump(names[j], b[j], sizeof h[j], (unsigned char *)h[j]);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += h[0][i] != i || h[1][i] != 100 * major + 10 * minor || h[2][i] != 1;
+    if (bad) fprintf(stderr, "%d work-items stored other values than the device defines\n", bad);
+    for (int j = 0; j < 3; j++) OK(clReleaseMemObject(b[j]));
+    OK(clReleaseKernel(k));
+    OK(clReleaseProgram(pg));
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2 || strcmp(argv[1], "vstorea")) {
-        fprintf(stderr, "usage: %s vstorea\n", argv[0]);
+    if (argc != 2 || (strcmp(argv[1], "vstorea") && strcmp(argv[1], "macros"))) {
+        fprintf(stderr, "usage: %s vstorea|macros\n", argv[0]);
         return 2;
     }
     cl_platform_id p; cl_int e;
@@ -108,7 +155,7 @@ int main(int argc, char **argv) {
     OK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e); OK(e);
     q = clCreateCommandQueue(ctx, dev, 0, &e); OK(e);
-    int rc = vstorea();
+    int rc = strcmp(argv[1], "vstorea") == 0 ? vstorea() : macros();
     printf("kernels: %d\n", launches);
     OK(clReleaseCommandQueue(q));
     OK(clReleaseContext(ctx));
