@@ -910,3 +910,58 @@ fn the_app_device_alone_is_forwarded() {
         );
     }
 }
+
+/// Runs `device_semantics CASE` natively and balanced (fresh footprint cache): the printed
+/// output buffers must be byte-identical, every launch merged by its write footprint (so
+/// the emulator's model of the kernel decided which bytes came back) with chunks on more
+/// than one device.
+fn device_semantics_match_native(case: &str) {
+    let exe = c_program("device_semantics");
+    let d = scratch(&format!("balance-device-semantics-{case}"));
+    let native = run(&exe, &[case], Via::Native, &[("POCL_DEVICES", DEVICES)]);
+    assert_ok(&native, &format!("device_semantics {case} native"));
+    let log = d.join("l.jsonl");
+    let cache = d.join("cache");
+    let out = balanced(
+        &exe,
+        &[case],
+        &log,
+        &[("CLPRISM_CACHE", cache.to_str().unwrap())],
+    );
+    assert_ok(&out, &format!("device_semantics {case} balance"));
+    assert!(
+        native.stdout == out.stdout,
+        "{case}: output buffers differ from native\nnative:\n{}\nbalance:\n{}",
+        String::from_utf8_lossy(&native.stdout),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let s = schedules(&log);
+    assert_eq!(s.len(), launches_printed(&native), "{s:?}");
+    for x in &s {
+        assert_eq!(x["merge"], "footprint", "{x}");
+        let devs: std::collections::BTreeSet<u64> = x["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["device"].as_u64().unwrap())
+            .collect();
+        assert!(devs.len() > 1, "chunks on one device only: {x}");
+    }
+}
+
+/// `vstorea_half3(v, i, p)` stores at `p + 4*i` halves (piglit's vstorea_half offset tests
+/// on float3 and double3): the emulator placed it at `p + 3*i`, so the footprint read back
+/// the wrong bytes. PoCL also writes the 4th (padding) half, which the footprint must
+/// carry for the output to equal the native run's.
+#[test]
+fn vstorea_half3_footprint_matches_the_device() {
+    device_semantics_match_native("vstorea");
+}
+
+/// Stores made only `#ifdef __OPENCL_VERSION__` (defined by the device compiler, not by
+/// clang for SPIR; piglit's `__OPENCL_VERSION__ must be consistent with host`) or
+/// `#ifdef __FAST_RELAXED_MATH__` (from `-cl-fast-relaxed-math`) are in the footprint.
+#[test]
+fn device_predefined_macros_reach_the_footprint() {
+    device_semantics_match_native("macros");
+}

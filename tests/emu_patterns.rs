@@ -506,3 +506,35 @@ fn il_bytes_in_either_byte_order() {
         Err(EmuError::Malformed(_))
     ));
 }
+
+/// `vstorea_half3(v, i, p)` stores x, y, z at `p + 4*i` halves and `vloada_half3` loads from
+/// there (OpenCL C: the aligned 3-element forms step like 4-element ones); the padding half
+/// of each store is in the footprint as read and written (PoCL writes it, the specification
+/// does not), its emulated contents unchanged.
+#[test]
+fn vstorea_half3_steps_by_four_halves() {
+    let m = module(
+        "kernel void k(global half* o, global const half* a) {\n\
+           size_t i = get_global_id(0);\n\
+           vstorea_half3(vloada_half3(i, a) + 1.0f, i, o);\n\
+         }",
+    );
+    // a: halves 1.0 2.0 3.0 (pad) 4.0 5.0 6.0 (pad)
+    let h = |x: &[u16]| x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let mut args = vec![
+        ArgValue::Buffer(vec![0xAB; 16]),
+        ArgValue::Buffer(h(&[0x3c00, 0x4000, 0x4200, 0, 0x4400, 0x4500, 0x4600, 0])),
+    ];
+    let st = run1(&m, "k", 2, 2, 0, &mut args);
+    let ArgValue::Buffer(o) = &args[0] else {
+        panic!()
+    };
+    // 2.0 3.0 4.0 (pad kept) 5.0 6.0 7.0 (pad kept)
+    assert_eq!(
+        o,
+        &h(&[0x4000, 0x4200, 0x4400, 0xABAB, 0x4500, 0x4600, 0x4700, 0xABAB])
+    );
+    assert_eq!(st.footprints[0].written, vec![[0, 16]]);
+    assert_eq!(st.footprints[0].read, vec![[6, 8], [14, 16]]);
+    assert_eq!(st.footprints[1].read, vec![[0, 6], [8, 14]]);
+}

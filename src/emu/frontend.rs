@@ -142,9 +142,37 @@ fn split_words(s: &str) -> Vec<String> {
     out
 }
 
+/// Clang options for the macros an OpenCL C compiler predefines from its device and that
+/// clang, compiling for SPIR, gets wrong: `__OPENCL_VERSION__` (OpenCL C: the OpenCL
+/// version the *device* supports, parsed from its `CL_DEVICE_VERSION`, "OpenCL 3.0 ..." →
+/// 300) is not defined by clang at all, and `__IMAGE_SUPPORT__` is defined by clang whether
+/// or not the device has images. The emulated program must see the same preprocessed
+/// source as the device's build: a kernel that stores only `#ifdef __OPENCL_VERSION__`
+/// otherwise emulates with no store there, and balance mode, trusting that footprint,
+/// never copies the bytes the devices wrote back into the app's buffer (piglit's
+/// `__OPENCL_VERSION__ must be consistent with host`). Empty where the version cannot be
+/// parsed and the device has images.
+pub fn device_defines(device_version: &str, image_support: bool) -> String {
+    let mut out = Vec::new();
+    let version = device_version
+        .strip_prefix("OpenCL ")
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.split_once('.'))
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+    if let Some((major, minor)) = version {
+        out.push(format!("-D__OPENCL_VERSION__={}", major * 100 + minor * 10));
+    }
+    if !image_support {
+        out.push("-U__IMAGE_SUPPORT__".to_string());
+    }
+    out.join(" ")
+}
+
 /// Keeps the build options that change the meaning of the source: `-D`, `-I`, `-cl-std=`
-/// (and `-U`). Everything else (`-cl-fast-relaxed-math`, `-cl-mad-enable`, `-w`, ...) is
-/// dropped. Returns clang arguments.
+/// (and `-U`), and `-cl-fast-relaxed-math` as the macro it defines (`__FAST_RELAXED_MATH__`,
+/// which a kernel may test like `__OPENCL_VERSION__`, see [`device_defines`]; the flag
+/// itself would only change clang's code generation). Everything else (`-cl-mad-enable`,
+/// `-w`, ...) is dropped. Returns clang arguments.
 pub fn filter_options(options: &str) -> Vec<String> {
     let w = split_words(options);
     let mut out = Vec::new();
@@ -160,6 +188,8 @@ pub fn filter_options(options: &str) -> Vec<String> {
         }
         if (a.starts_with("-D") || a.starts_with("-I") || a.starts_with("-U")) && a.len() > 2 {
             out.push(a.clone());
+        } else if a == "-cl-fast-relaxed-math" {
+            out.push("-D__FAST_RELAXED_MATH__=1".into());
         } else if let Some(v) = a.strip_prefix("-cl-std=") {
             // clang 15 knows CL1.0 .. CL3.0; keep only sane values.
             if v.chars()
@@ -444,8 +474,31 @@ mod tests {
     #[test]
     fn options_are_filtered() {
         let o = filter_options("-cl-fast-relaxed-math -D N=4 -DM=5 -I /x -Iinc -cl-std=CL2.0 -w");
-        assert_eq!(o, vec!["-DN=4", "-DM=5", "-I/x", "-Iinc", "-cl-std=CL2.0"]);
+        assert_eq!(
+            o,
+            vec![
+                "-D__FAST_RELAXED_MATH__=1",
+                "-DN=4",
+                "-DM=5",
+                "-I/x",
+                "-Iinc",
+                "-cl-std=CL2.0"
+            ]
+        );
         let o = filter_options("-D 'A=1 2'");
         assert_eq!(o, vec!["-DA=1 2", "-cl-std=CL1.2"]);
+    }
+
+    #[test]
+    fn device_defines_follow_the_device() {
+        assert_eq!(
+            device_defines("OpenCL 3.0 PoCL HSTR: pthread-x86_64", true),
+            "-D__OPENCL_VERSION__=300"
+        );
+        assert_eq!(
+            device_defines("OpenCL 1.2 CUDA", false),
+            "-D__OPENCL_VERSION__=120 -U__IMAGE_SUPPORT__"
+        );
+        assert_eq!(device_defines("garbage", true), "");
     }
 }

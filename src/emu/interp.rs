@@ -1082,6 +1082,27 @@ impl<'m> Machine<'m> {
         }
     }
 
+    /// The padding half after the 3 halves of a `vstorea_half3` (bytes `[at, at + len)` from
+    /// each active lane's `lane_ptr`), recorded in the write footprint as read and written
+    /// (its emulated contents stay as they were). The specification has only x, y, z
+    /// written, and Oclgrind writes 3 halves, but PoCL 3.1 stores the whole 8-byte slot
+    /// (the 4th half as 0): the byte may or may not change, depending on the device. As a
+    /// read-modify-write it makes balance mode give every device the buffer's contents
+    /// before the launch and merge that half back, which reproduces either behaviour.
+    fn padding_footprint(&mut self, mask: u64, at: u64, len: u64) {
+        lanes!(mask, l, {
+            let p = self.lane_ptr[l];
+            if p >> TAG_SHIFT == TAG_GLOBAL {
+                let b = ((p >> BUF_SHIFT) & 0xfffff) as usize;
+                let off = (p & OFF_MASK) + at;
+                if let Some(fp) = self.acc.fp.get_mut(b) {
+                    add_range(&mut fp.0, off, off + len);
+                    add_range(&mut fp.1, off, off + len);
+                }
+            }
+        });
+    }
+
     /// The target and φ copies of the branch at `pc` to block `t`: the loop's exit, with
     /// no φ copies, when footprint-only emulation skips the loop that `t` heads.
     fn redirect(&mut self, pc: usize, t: u32, phis: PhiRange) -> (u32, PhiRange) {
@@ -1571,6 +1592,7 @@ impl<'m> Machine<'m> {
                     off,
                     p,
                     n,
+                    stride,
                     k,
                     half,
                 } => {
@@ -1579,7 +1601,7 @@ impl<'m> Machine<'m> {
                     lanes!(mask, l, {
                         let o = wp.regs[*off as usize * w + l];
                         let ptr = wp.regs[*p as usize * w + l]
-                            .wrapping_add(o.wrapping_mul(n as u64 * esz));
+                            .wrapping_add(o.wrapping_mul(*stride as u64 * esz));
                         self.lane_ptr[l] = ptr;
                         let sl = self.mem.slice(&mut wp.prv, l, ptr, n as u64 * esz)?;
                         for j in 0..n {
@@ -1599,6 +1621,7 @@ impl<'m> Machine<'m> {
                     off,
                     p,
                     n,
+                    stride,
                     k,
                     half,
                 } => {
@@ -1611,7 +1634,7 @@ impl<'m> Machine<'m> {
                     lanes!(mask, l, {
                         let o = wp.regs[*off as usize * w + l];
                         let ptr = wp.regs[*p as usize * w + l]
-                            .wrapping_add(o.wrapping_mul(n as u64 * esz));
+                            .wrapping_add(o.wrapping_mul(*stride as u64 * esz));
                         self.lane_ptr[l] = ptr;
                         let sl = self.mem.slice(&mut wp.prv, l, ptr, n as u64 * esz)?;
                         for j in 0..n {
@@ -1630,6 +1653,13 @@ impl<'m> Machine<'m> {
                         }
                     });
                     self.mem_stats(mask, n as u64 * esz, true);
+                    if *stride as usize > n {
+                        self.padding_footprint(
+                            mask,
+                            n as u64 * esz,
+                            (*stride as u64 - n as u64) * esz,
+                        );
+                    }
                 }
                 Inst::Builtin { d, b, n, comp, k } => {
                     let mk = mask_bits(k.bits());

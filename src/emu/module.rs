@@ -395,19 +395,27 @@ pub(crate) enum Inst {
         esize: u32,
         dst_local: bool,
     },
+    /// `vloadn`/`vload_half[n]`/`vloada_halfn`: `n` elements from `p + off·stride`
+    /// elements (`stride` is `n`, except 4 for `vloada_half3`).
     VLoad {
         d: u32,
         off: u32,
         p: u32,
         n: u32,
+        /// Elements per step of `off`.
+        stride: u32,
         k: Sc,
         half: bool,
     },
+    /// `vstoren`/`vstore_half[n][_r]`/`vstorea_halfn[_r]`: `n` elements to `p + off·stride`
+    /// elements (`stride` is `n`, except 4 for `vstorea_half3`).
     VStore {
         v: u32,
         off: u32,
         p: u32,
         n: u32,
+        /// Elements per step of `off`.
+        stride: u32,
         k: Sc,
         half: Option<Round>,
     },
@@ -587,6 +595,21 @@ struct Ctx {
     private_size: u64,
     const_data: Vec<u8>,
     cl_ext: Option<u32>,
+}
+
+/// Elements between consecutive `offset` steps of a vector load or store of `n` elements:
+/// `n`, except for the aligned half forms (`vloada_half3`, `vstorea_half3[_r]`), whose
+/// 3-element vectors are laid out like 4-element ones (OpenCL C's vector data load and
+/// store functions: they address `p + offset * 4`). Using `n` there made the emulator
+/// store `vstorea_half3(v, 1, p)` at `p + 3` instead of `p + 4`, so the write footprint
+/// that balance mode reads back from each device missed the last half (piglit's
+/// `vstorea_half` offset tests on `float3` and `double3`).
+fn aligned_stride(aligned: bool, n: u32) -> u32 {
+    if aligned && n == 3 {
+        4
+    } else {
+        n
+    }
 }
 
 fn align_up(x: u64, a: u64) -> u64 {
@@ -2610,19 +2633,14 @@ impl<'a> Decoder<'a> {
                 let half = !matches!(op, C::vloadn);
                 let k = self.cx.scalar(rty)?;
                 let d = self.cx.s(rid)?;
-                // vloada_halfn for n=3 uses aligned stride of 4
-                let n_stride = if op == C::vloada_halfn && n == 3 {
-                    4
-                } else {
-                    n
-                };
-                let _ = n_stride;
+                let stride = aligned_stride(op == C::vloada_halfn, n);
                 self.push(
                     Inst::VLoad {
                         d,
                         off,
                         p,
                         n,
+                        stride,
                         k,
                         half,
                     },
@@ -2666,12 +2684,15 @@ impl<'a> Decoder<'a> {
                     }
                     _ => Some(Round::Rte),
                 };
+                let aligned = matches!(op, C::vstorea_halfn | C::vstorea_halfn_r);
+                let stride = aligned_stride(aligned, n);
                 self.push(
                     Inst::VStore {
                         v,
                         off,
                         p,
                         n,
+                        stride,
                         k,
                         half,
                     },

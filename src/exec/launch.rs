@@ -208,12 +208,13 @@ impl WorkerState {
     /// The application's program loaded by the mini-emulator (compiled through the emu
     /// cache), or why not.
     fn module(&mut self, job: &Job, source: &str) -> Result<Emulated, String> {
-        let key = format!("{}|{}", job.program.hash, job.program.options);
+        let options = job.emulation_options();
+        let key = format!("{}|{}", job.program.hash, options);
         self.modules
             .entry(key)
             .or_insert_with(|| {
-                let words = crate::emu::compile_source(source, &job.program.options)
-                    .map_err(|e| e.to_string())?;
+                let words =
+                    crate::emu::compile_source(source, &options).map_err(|e| e.to_string())?;
                 let module = crate::emu::load_module(&words).map_err(|e| e.to_string())?;
                 Ok(Emulated {
                     module: Arc::new(module),
@@ -1908,9 +1909,16 @@ fn footprint_key(
     bufs: &[(Key, usize)],
 ) -> String {
     use std::fmt::Write;
+    // the device's predefined macros: the same source may write other bytes on a device of
+    // another OpenCL version
     let mut k = format!(
-        "{}|{}|{:?}|{:?}|{:?}|",
-        key.0, key.1, job.global, job.local, job.offset
+        "{}|{}|{}|{:?}|{:?}|{:?}|",
+        key.0,
+        key.1,
+        crate::registry::device::compiler_defines(job.app_device),
+        job.global,
+        job.local,
+        job.offset
     );
     for (a, kind) in job.args.iter().zip(kinds) {
         match (a, buffer_of(a)) {

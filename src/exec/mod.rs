@@ -84,6 +84,19 @@ impl Job {
         kernel_id(&self.program, &self.kernel)
     }
 
+    /// The options the mini-emulator compiles the app's program with for this launch: the
+    /// app's build options plus the macros the app's device predefines and clang does not
+    /// (`registry::device::compiler_defines`), so the emulated kernel (its write footprint
+    /// above all) is the one the device runs.
+    pub fn emulation_options(&self) -> String {
+        let d = crate::registry::device::compiler_defines(self.app_device);
+        if d.is_empty() {
+            self.program.options.to_string()
+        } else {
+            format!("{} {d}", self.program.options)
+        }
+    }
+
     /// Bytes of `__local` memory per work-group given as kernel arguments (the dynamic part;
     /// the module's static `__local` variables are not included).
     pub fn dynamic_local_bytes(&self) -> u64 {

@@ -289,13 +289,16 @@ unsafe fn plan(
             dynamic_local += *s as u64;
         }
     }
+    // the app's build options plus the macros the launch's device predefines (clang's SPIR
+    // target lacks `__OPENCL_VERSION__`), so the emulated source is the device's
+    let defines = crate::registry::device::compiler_defines(device as cl_device_id);
+    let options: Arc<str> = if defines.is_empty() {
+        pinfo.options.clone()
+    } else {
+        format!("{} {defines}", pinfo.options).into()
+    };
     let key = EmuKey {
-        program: format!(
-            "{}\u{1f}{}\u{1f}{}",
-            pinfo.hash,
-            pinfo.options,
-            locals.join(",")
-        ),
+        program: format!("{}\u{1f}{}\u{1f}{}", pinfo.hash, options, locals.join(",")),
         kernel: kinfo.name.to_string(),
         shape: emu::LaunchShape::new(&g, &l, off.as_deref()),
         group: [0; 3],
@@ -308,9 +311,9 @@ unsafe fn plan(
         }
     }
     let info = LaunchInfo {
-        program_key: format!("{}\u{1f}{}", pinfo.hash, pinfo.options),
+        program_key: format!("{}\u{1f}{}", pinfo.hash, options),
         origin: pinfo.origin.clone(),
-        options: pinfo.options.clone(),
+        options,
         args: kinfo.args.clone(),
         context,
         device,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use once_cell::sync::Lazy;
 
 static CACHE: Lazy<Mutex<FxHashMap<usize, Arc<DeviceRef>>>> = Lazy::new(Default::default);
+static DEFINES: Lazy<Mutex<FxHashMap<usize, Arc<str>>>> = Lazy::new(Default::default);
 
 /// Reads a string info parameter through a real `clGet*Info`-style function.
 pub fn info_string(f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Option<String> {
@@ -113,5 +114,30 @@ pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {
         kind: kind.into(),
     });
     CACHE.lock().insert(dev as usize, d.clone());
+    d
+}
+
+/// The clang options that give the mini-emulator's build of a program for `dev` the macros
+/// the device's own compiler predefines (`__OPENCL_VERSION__`, `__IMAGE_SUPPORT__`; see
+/// [`crate::emu::frontend::device_defines`]), cached per handle. Appended to the app's
+/// build options wherever a program is emulated for a launch on `dev`.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn compiler_defines(dev: cl_device_id) -> Arc<str> {
+    if let Some(d) = DEFINES.lock().get(&(dev as usize)) {
+        return d.clone();
+    }
+    let f = crate::loader::table().and_then(|t| t.clGetDeviceInfo);
+    let version = f
+        // SAFETY: string query on a device handle the app launched on.
+        .and_then(|f| info_string(|n, p, s| unsafe { f(dev, CL_DEVICE_VERSION, n, p, s) }))
+        .unwrap_or_default();
+    let images = f
+        // SAFETY: cl_bool-sized query on the same device.
+        .and_then(|f| unsafe {
+            crate::exec::cl::info::<cl_bool>(|n, p, s| f(dev, CL_DEVICE_IMAGE_SUPPORT, n, p, s))
+        })
+        .is_none_or(|b| b != 0);
+    let d: Arc<str> = crate::emu::frontend::device_defines(&version, images).into();
+    DEFINES.lock().insert(dev as usize, d.clone());
     d
 }
