@@ -8,6 +8,8 @@
 #   APPS="name ..."   subset of the corpus below (default: all)
 #   REPS=N            runs per app and mode, the median is reported (default 1)
 #   LIB=path          the interposer (default target/release/libOpenCL.so)
+#   PLATFORM=N        the OpenCL platform the apps run on (default 0; on the GPU host,
+#                     where PoCL is platform 0, PLATFORM=1 runs them on the NVIDIA GPU)
 #   CLPRISM_DEVICES   balance devices (default all); POCL_DEVICES as the caller sets it
 #                     (here: "pthread pthread basic", three unequal PoCL CPU devices)
 # Every run of an app starts warm: one untimed native run first fills PoCL's and the
@@ -18,27 +20,28 @@ OUT=${1:-/tmp/real_apps}
 LIB=${LIB:-$PWD/target/release/libOpenCL.so}
 REPS=${REPS:-1}
 export CLPRISM_DEVICES=${CLPRISM_DEVICES:-all}
+P=${PLATFORM:-0}
 mkdir -p "$OUT"
 
 # name|command (run from $OUT; the CLBlast tests check their own results against a CPU
 # reference, clFFT-client and clpeak report figures, saxpy_check.py checks its result)
 corpus=(
-  "clblast_xaxpy|clblast_test_xaxpy"
-  "clblast_xdot|clblast_test_xdot"
-  "clblast_xnrm2|clblast_test_xnrm2"
-  "clblast_xgemv|clblast_test_xgemv"
-  "clblast_xger|clblast_test_xger"
-  "clblast_xgemm|clblast_test_xgemm"
-  "clblast_xsymm|clblast_test_xsymm"
-  "clblast_xtrsv|clblast_test_xtrsv"
-  "clblast_xhad|clblast_test_xhad"
-  "clblast_xim2col|clblast_test_xim2col"
-  "clblast_xomatcopy|clblast_test_xomatcopy"
-  "clfft_1024x64|clFFT-client -x 1024 -y 64 -p 5"
-  "clfft_256x256|clFFT-client -x 256 -y 256 -p 5"
-  "clpeak_latency|clpeak -p 0 -d 0 --kernel-latency"
-  "clpeak_bandwidth|clpeak -p 0 -d 0 --global-bandwidth"
-  "pyopencl_saxpy|python3 $PWD/tests/py/saxpy_check.py"
+  "clblast_xaxpy|clblast_test_xaxpy -platform $P"
+  "clblast_xdot|clblast_test_xdot -platform $P"
+  "clblast_xnrm2|clblast_test_xnrm2 -platform $P"
+  "clblast_xgemv|clblast_test_xgemv -platform $P"
+  "clblast_xger|clblast_test_xger -platform $P"
+  "clblast_xgemm|clblast_test_xgemm -platform $P"
+  "clblast_xsymm|clblast_test_xsymm -platform $P"
+  "clblast_xtrsv|clblast_test_xtrsv -platform $P"
+  "clblast_xhad|clblast_test_xhad -platform $P"
+  "clblast_xim2col|clblast_test_xim2col -platform $P"
+  "clblast_xomatcopy|clblast_test_xomatcopy -platform $P"
+  "clfft_1024x64|clFFT-client --platform $P -x 1024 -y 64 -p 5"
+  "clfft_256x256|clFFT-client --platform $P -x 256 -y 256 -p 5"
+  "clpeak_latency|clpeak -p $P -d 0 --kernel-latency"
+  "clpeak_bandwidth|clpeak -p $P -d 0 --global-bandwidth"
+  "pyopencl_saxpy|/usr/bin/python3 $PWD/tests/py/saxpy_check.py"
 )
 
 ms() { date +%s%3N; }
