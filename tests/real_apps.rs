@@ -57,6 +57,25 @@ fn split_launches(log: &Path) -> usize {
         .count()
 }
 
+/// Every launch of `log` ran on >= 2 devices or its record says why not (`fallback` or
+/// `one_device_reason`).
+fn every_unsplit_launch_says_why(log: &Path) {
+    for r in read_log(log) {
+        let s = &r["schedule"];
+        let devices: std::collections::HashSet<u64> = s["chunks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["device"].as_u64())
+            .collect();
+        assert!(
+            devices.len() >= 2 || s["fallback"].is_string() || s["one_device_reason"].is_string(),
+            "launch {} ran on one device without a reason: {s}",
+            r["seq"]
+        );
+    }
+}
+
 /// CLBlast's verdict lines: "N test(s) failed" summed over the routines.
 fn clblast_failed(text: &str) -> usize {
     text.lines()
@@ -87,6 +106,7 @@ fn clblast(routine: &str) {
     assert_eq!(clblast_failed(&text), 0, "{bin} in balance mode:\n{text}");
     let split = split_launches(&log);
     assert!(split > 0, "{bin}: no launch ran on two devices");
+    every_unsplit_launch_says_why(&log);
     eprintln!("{bin}: {split} launches split");
 }
 

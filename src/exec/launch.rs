@@ -322,6 +322,9 @@ impl WorkerState {
             .flatten()
             .filter_map(|c| c["device"].as_u64())
             .collect();
+        if devices_used.len() == 1 {
+            schedule["one_device_reason"] = json!(one_device_reason(&schedule));
+        }
         if devices_used.len() >= 2 && !self.split_once.insert(job.kernel_id()) {
             // one-time work (the build on the devices, the footprint derivation) excluded
             let one_time = schedule["phases"]
@@ -342,7 +345,14 @@ impl WorkerState {
         })
     }
 
-    fn build(&mut self, engine: &Engine, job: &Job) -> Result<(String, Vec<usize>), String> {
+    /// Builds the launch's kernel on every balance device (once per program variant).
+    /// Returns the variant key, the devices that can take chunks now, and for each device that
+    /// sits this launch out, why (the record's `devices_excluded`).
+    fn build(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+    ) -> Result<(String, Vec<usize>, Vec<Value>), String> {
         let source = match &job.program.origin {
             ProgramOrigin::Source(s) => s.clone(),
             ProgramOrigin::Binary(_) => {
@@ -442,13 +452,30 @@ impl WorkerState {
             self.kernels.insert(key.clone(), per_dev);
         }
         let builds = &self.kernels[&key];
-        let usable: Vec<usize> = (0..engine.devices.len())
-            .filter(|i| builds[*i].is_some() && engine.devices[*i].available())
-            .collect();
+        let mut usable = Vec::new();
+        let mut excluded = Vec::new();
+        for (i, d) in engine.devices.iter().enumerate() {
+            let why = if builds[i].is_none() {
+                Some("the kernel did not build there".to_string())
+            } else if d.broken.load(std::sync::atomic::Ordering::Acquire) {
+                Some("the device failed earlier".to_string())
+            } else if !d.available() {
+                Some(format!(
+                    "busy with {} abandoned straggler chunks",
+                    d.stale_chunks.load(std::sync::atomic::Ordering::Acquire)
+                ))
+            } else {
+                None
+            };
+            match why {
+                Some(reason) => excluded.push(json!({"index": d.index, "reason": reason})),
+                None => usable.push(i),
+            }
+        }
         if usable.is_empty() {
             return Err("no device could build the kernel or all are busy".into());
         }
-        Ok((variant, usable))
+        Ok((variant, usable, excluded))
     }
 
     fn balanced(
@@ -458,7 +485,7 @@ impl WorkerState {
         job: &Job,
         t0: Instant,
     ) -> Result<Outcome, String> {
-        let (variant, mut devs) = self.build(engine, job)?;
+        let (variant, mut devs, excluded) = self.build(engine, job)?;
         // Phase boundaries (ns since t0) for the `schedule` record and the timeline.
         let mut marks: Vec<(&str, u64)> = vec![("build", t0.elapsed().as_nanos() as u64)];
         let key = (variant, job.kernel.clone());
@@ -1505,6 +1532,7 @@ impl WorkerState {
             "scheduler": configured.clone().unwrap_or_else(|| kind.to_string()),
             "warm_start": warm,
             "split_decision": split_log,
+            "devices_excluded": excluded,
             "devices": devs.iter().map(|d| json!({"index": engine.devices[*d].index, "name": engine.devices[*d].name})).collect::<Vec<_>>(),
             "split_dim": split,
             "work_groups": units,
@@ -1773,6 +1801,31 @@ impl WorkerState {
             }
         })();
         r.unwrap_or_else(|e| json!({"error": e.to_string()}))
+    }
+}
+
+/// Why a launch that went through the balanced path ran all its work-groups on one device
+/// (the record's `one_device_reason`), from its `schedule` record.
+fn one_device_reason(schedule: &Value) -> String {
+    let chunks = schedule["chunks"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let participants = schedule["devices"].as_array().map_or(0, Vec::len);
+    if participants <= 1 {
+        "only one device could take chunks (see devices_excluded)".into()
+    } else if chunks
+        .iter()
+        .any(|c| c["abandoned"] == true || c.get("failed").is_some())
+    {
+        "the other devices' chunks were abandoned as stragglers or failed; their work-groups ran on this device".into()
+    } else if schedule["split_decision"]["split"] == false {
+        "run whole through clprism to measure it (split_decision)".into()
+    } else {
+        format!(
+            "the scheduler gave every chunk to one device ({} work-groups along the split dimension)",
+            schedule["work_groups"]
+        )
     }
 }
 
