@@ -157,6 +157,26 @@ pub unsafe fn build_source(
     finish_build(prog, dev, options)
 }
 
+/// The binary of a program built for exactly one device (`CL_PROGRAM_BINARIES`); `None`
+/// when the driver gives none.
+pub unsafe fn program_binary(prog: cl_program) -> Option<Vec<u8>> {
+    let f = rt().ok()?.clGetProgramInfo?;
+    let size: usize = info(|n, p, r| f(prog, CL_PROGRAM_BINARY_SIZES, n, p, r))?;
+    if size == 0 {
+        return None;
+    }
+    let mut bin = vec![0u8; size];
+    let mut ptr = bin.as_mut_ptr();
+    let r = f(
+        prog,
+        CL_PROGRAM_BINARIES,
+        std::mem::size_of::<*mut u8>(),
+        (&mut ptr as *mut *mut u8).cast(),
+        std::ptr::null_mut(),
+    );
+    (r == CL_SUCCESS).then_some(bin)
+}
+
 /// Builds a program from a device binary (same device model) for `dev`.
 pub unsafe fn build_binary(
     ctx: cl_context,

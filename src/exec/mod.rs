@@ -17,6 +17,7 @@
 
 pub mod background;
 pub mod best;
+mod binary_cache;
 pub mod cl;
 mod decide;
 pub mod devices;
@@ -388,17 +389,20 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
                     options.clone()
                 };
                 let (ctx, id) = (d.context as usize, d.id as usize);
-                // SAFETY: building on clprism's own context.
+                let key = binary_cache::key(source, &options, &d.name, &d.driver_version);
+                let name = d.name.as_str();
                 scope.spawn(move || {
                     background::get()
+                        // SAFETY: building on clprism's own context.
                         .driver_call(|| unsafe {
-                            cl::build_source(
+                            build_cached(
                                 ctx as cl_context,
                                 id as cl_device_id,
                                 source,
                                 &options,
+                                &key,
+                                name,
                             )
-                            .map(|p| p as usize)
                         })
                         .unwrap_or_else(|| Err("the application is exiting".into()))
                 })
@@ -414,6 +418,45 @@ pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> Devic
     });
     crate::config::debug(|| "build: done".into());
     built
+}
+
+/// Builds `source` for `dev` from the binary cached under `key` when there is one the
+/// driver accepts, else from source (saving its binary); returns the program as an integer.
+///
+/// # Safety
+/// `ctx` holds `dev`; both are clprism's own.
+unsafe fn build_cached(
+    ctx: cl_context,
+    dev: cl_device_id,
+    source: &str,
+    options: &str,
+    key: &str,
+    device_name: &str,
+) -> Result<usize, String> {
+    if let Some(bin) = binary_cache::load(key) {
+        match cl::build_binary(ctx, dev, &bin, options) {
+            Ok(p) => {
+                crate::config::debug(|| {
+                    format!("build: {device_name}: from the cached binary {key}")
+                });
+                return Ok(p as usize);
+            }
+            Err(e) => crate::config::debug(|| {
+                format!("build: {device_name}: cached binary {key} rejected ({e}); building from source")
+            }),
+        }
+    }
+    let p = cl::build_source(ctx, dev, source, options)?;
+    crate::config::debug(|| format!("build: {device_name}: from source"));
+    if let Some(bin) = cl::program_binary(p) {
+        if let Err(e) = binary_cache::save(key, &bin) {
+            crate::config::warn_once_per(
+                &format!("balance: program binary not saved in the cache: {e}"),
+                "binary-cache-save",
+            );
+        }
+    }
+    Ok(p as usize)
 }
 
 /// The app built `info`'s program: build it on the balance devices in the background (the
