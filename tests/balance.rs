@@ -937,6 +937,7 @@ fn device_semantics_match_native(case: &str) {
     );
     let s = schedules(&log);
     assert_eq!(s.len(), launches_printed(&native), "{s:?}");
+    let mut split = 0;
     for x in &s {
         assert_eq!(x["merge"], "footprint", "{x}");
         let devs: std::collections::BTreeSet<u64> = x["chunks"]
@@ -945,8 +946,18 @@ fn device_semantics_match_native(case: &str) {
             .iter()
             .map(|c| c["device"].as_u64().unwrap())
             .collect();
-        assert!(devs.len() > 1, "chunks on one device only: {x}");
+        if devs.len() > 1 {
+            split += 1;
+        } else {
+            // a device still busy with an abandoned straggler chunk of an earlier launch
+            // sits a launch out (timing-dependent on three CPU devices): the record says so
+            assert!(
+                x["one_device_reason"].is_string(),
+                "chunks on one device only: {x}"
+            );
+        }
     }
+    assert!(split > 0, "no launch ran on more than one device: {s:?}");
 }
 
 /// `vstorea_half3(v, i, p)` stores at `p + 4*i` halves (piglit's vstorea_half offset tests

@@ -145,6 +145,12 @@ pub struct Config {
     /// programs on them in the background once the app has built a program, instead of at
     /// the first launch. Default on.
     pub balance_early: bool,
+    /// `CLPRISM_FAULT`: test-only fault injection in balance mode (`block:I`, `fail:I`,
+    /// `open-delay:MS`; parsed by `exec::devices::parse_fault`).
+    pub fault: Option<String>,
+    /// `CLPRISM_LOG_POLL_US`: shortest time between two passes of the log writer over the
+    /// pending launch events, µs (benchmark aid; `None`: the writer's default).
+    pub log_poll_us: Option<u64>,
     /// `CLPRISM_DEBUG`: set (any value) to print timestamped `clprism-debug:` lines on
     /// stderr for balance mode's device opening, builds and launches.
     pub debug: bool,
@@ -304,6 +310,18 @@ impl Config {
                 DeviceTiming::All
             }),
         };
+        let log_poll_us = match get("CLPRISM_LOG_POLL_US").as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(v) => v.parse::<u64>().ok().or_else(|| {
+                warnings.push(malformed(
+                    "CLPRISM_LOG_POLL_US",
+                    v,
+                    "microseconds, e.g. 0 or 1000",
+                    "1000",
+                ));
+                None
+            }),
+        };
         let trace = path_var(get("CLPRISM_TRACE"))
             .map(|p| PathBuf::from(p.to_string_lossy().replace("%p", &pid.to_string())));
         let cfg = Config {
@@ -325,6 +343,8 @@ impl Config {
             split,
             balance_early,
             debug: get("CLPRISM_DEBUG").is_some_and(|v| !v.is_empty()),
+            fault: get("CLPRISM_FAULT").filter(|s| !s.trim().is_empty()),
+            log_poll_us,
         };
         (cfg, warnings)
     }

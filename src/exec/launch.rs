@@ -250,12 +250,10 @@ impl WorkerState {
     /// the app's device among the balance devices and a scheduler that splits.
     pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), String> {
         let cfg = crate::config::get();
-        let splitting_scheduler = match cfg.scheduler.as_deref().map(sched::parse::parse_scheduler)
-        {
-            None => true,
-            Some(Ok(k)) => !matches!(k, SchedulerKind::Single(_) | SchedulerKind::Best),
-            Some(Err(_)) => true,
-        };
+        let splitting_scheduler = !matches!(
+            engine.scheduler,
+            SchedulerKind::Single(_) | SchedulerKind::Best
+        );
         if cfg.split != crate::config::SplitPolicy::Auto || cfg.verify || !splitting_scheduler {
             return Ok(());
         }
@@ -553,40 +551,10 @@ impl WorkerState {
             .map(|(_, g)| *g as u64)
             .product();
 
-        // scheduler
+        // scheduler (CLPRISM_SCHEDULER, CLPRISM_BOYER: parsed once, when the engine started)
         let cfg = crate::config::get();
-        let mut kind = match cfg.scheduler.as_deref().map(sched::parse::parse_scheduler) {
-            None => SchedulerKind::Boyer,
-            Some(Ok(k)) => k,
-            Some(Err(e)) => {
-                crate::config::warn_once_per(
-                    &crate::config::malformed(
-                        "CLPRISM_SCHEDULER",
-                        cfg.scheduler.as_deref().unwrap_or(""),
-                        &e,
-                        "boyer",
-                    ),
-                    "CLPRISM_SCHEDULER",
-                );
-                SchedulerKind::Boyer
-            }
-        };
-        let boyer = match cfg.boyer.as_deref().map(sched::parse::parse_boyer_params) {
-            None => Default::default(),
-            Some(Ok(p)) => p,
-            Some(Err(e)) => {
-                crate::config::warn_once_per(
-                    &crate::config::malformed(
-                        "CLPRISM_BOYER",
-                        cfg.boyer.as_deref().unwrap_or(""),
-                        &e,
-                        "the paper's values",
-                    ),
-                    "CLPRISM_BOYER",
-                );
-                Default::default()
-            }
-        };
+        let mut kind = engine.scheduler.clone();
+        let boyer = engine.boyer.clone();
         if let SchedulerKind::Static(f) = &kind {
             if f.len() != devs.len() {
                 crate::config::warn_once_per(&format!("CLPRISM_SCHEDULER: static partition has {} fractions for {} devices; using boyer", f.len(), devs.len()), "static-len");

@@ -136,6 +136,10 @@ pub struct Engine {
     /// When the devices were open, ms since the app's first OpenCL call (the record's
     /// `schedule.devices_ready_ms`).
     pub ready_ms: f64,
+    /// The chunk scheduler (`CLPRISM_SCHEDULER`, parsed once; Boyer's by default).
+    pub scheduler: crate::sched::SchedulerKind,
+    /// Boyer's parameters (`CLPRISM_BOYER`, parsed once; the paper's by default).
+    pub boyer: crate::sched::BoyerParams,
     state: Mutex<launch::WorkerState>,
     done_tx: Sender<ChunkDone>,
     done_rx: Receiver<ChunkDone>,
@@ -315,10 +319,10 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
                     devices::DeviceSelection::Gpu
                 }
             };
-            let fault = std::env::var("CLPRISM_FAULT")
-                .ok()
-                .filter(|s| !s.is_empty())
-                .and_then(|s| match devices::parse_fault(&s) {
+            let fault = cfg
+                .fault
+                .as_deref()
+                .and_then(|s| match devices::parse_fault(s) {
                     Ok(f) => Some(f),
                     Err(e) => {
                         crate::config::warn(&format!("CLPRISM_FAULT: {e}; no fault injected"));
@@ -336,9 +340,12 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
             unsafe { libc::atexit(release_faults) };
             let ready_ms = crate::config::since_first_call().as_secs_f64() * 1e3;
             crate::config::debug(|| format!("engine ready at {ready_ms:.1} ms"));
+            let (scheduler, boyer) = scheduler_settings(cfg);
             Ok(Engine {
                 devices: devs,
                 ready_ms,
+                scheduler,
+                boyer,
                 state: Mutex::new(Default::default()),
                 done_tx,
                 done_rx,
@@ -346,6 +353,32 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
         })
         .as_ref()
         .map_err(|e| e.as_str())
+}
+
+/// `CLPRISM_SCHEDULER` and `CLPRISM_BOYER`, parsed once; a malformed value warns once and
+/// the default is used.
+fn scheduler_settings(
+    cfg: &crate::config::Config,
+) -> (crate::sched::SchedulerKind, crate::sched::BoyerParams) {
+    use crate::config::{malformed, warn};
+    use crate::sched::parse::{parse_boyer_params, parse_scheduler};
+    let scheduler = match cfg.scheduler.as_deref().map(|s| (s, parse_scheduler(s))) {
+        None => crate::sched::SchedulerKind::Boyer,
+        Some((_, Ok(k))) => k,
+        Some((s, Err(e))) => {
+            warn(&malformed("CLPRISM_SCHEDULER", s, &e, "boyer"));
+            crate::sched::SchedulerKind::Boyer
+        }
+    };
+    let boyer = match cfg.boyer.as_deref().map(|s| (s, parse_boyer_params(s))) {
+        None => Default::default(),
+        Some((_, Ok(p))) => p,
+        Some((s, Err(e))) => {
+            warn(&malformed("CLPRISM_BOYER", s, &e, "the paper's values"));
+            Default::default()
+        }
+    };
+    (scheduler, boyer)
 }
 
 /// Runs `work` on a named background thread (see [`background`] for how it ends at exit).

@@ -194,9 +194,8 @@ const POLL_INTERVAL: Duration = Duration::from_millis(1);
 /// The polling interval: [`POLL_INTERVAL`], or `CLPRISM_LOG_POLL_US` (µs; 0 polls on every
 /// message, the behaviour before rate limiting, kept for the overhead benchmark).
 fn poll_interval() -> Duration {
-    std::env::var("CLPRISM_LOG_POLL_US")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
+    crate::config::get()
+        .log_poll_us
         .map(Duration::from_micros)
         .unwrap_or(POLL_INTERVAL)
 }
