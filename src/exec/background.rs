@@ -64,6 +64,36 @@ impl Background {
         Some(out)
     }
 
+    /// Runs `call` on every item, each on its own thread and through [`Self::driver_call`]
+    /// (one device each: opening, building); results in the items' order. `what` names the
+    /// work in the error of a thread that panicked.
+    pub fn in_parallel<I: Send, T: Send>(
+        &self,
+        what: &str,
+        items: Vec<I>,
+        call: impl Fn(I) -> Result<T, String> + Sync,
+    ) -> Vec<Result<T, String>> {
+        std::thread::scope(|scope| {
+            let call = &call;
+            let handles: Vec<_> = items
+                .into_iter()
+                .map(|item| {
+                    scope.spawn(move || {
+                        self.driver_call(|| call(item))
+                            .unwrap_or_else(|| Err("the application is exiting".into()))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(format!("the {what} thread panicked")))
+                })
+                .collect()
+        })
+    }
+
     /// Whether the process has begun to exit (background work should stop).
     pub fn exiting(&self) -> bool {
         self.shutting_down.load(Ordering::Acquire)

@@ -145,26 +145,13 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
         .ok_or("the application is exiting")?;
     dbg(|| format!("open: {} devices chosen", chosen.len()));
     // one thread per device: a GPU context costs ~0.14 s (H100), several open in parallel
-    let opened: Vec<Result<Device, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = chosen
-            .iter()
-            .enumerate()
-            .map(|(i, &(p, d, id))| {
-                let id = id as usize;
-                scope.spawn(move || {
-                    super::background::get()
-                        .driver_call(|| open_one(i, (p, d), id as cl_device_id, fault))
-                        .unwrap_or_else(|| Err("the application is exiting".into()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("the opening thread panicked".into()))
-            })
-            .collect()
+    let items: Vec<(usize, usize, usize, usize)> = chosen
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, d, id))| (i, p, d, id as usize))
+        .collect();
+    let opened = super::background::get().in_parallel("device opening", items, |(i, p, d, id)| {
+        open_one(i, (p, d), id as cl_device_id, fault)
     });
     let mut out = Vec::new();
     for ((p, d, _), r) in chosen.iter().zip(opened) {

@@ -554,7 +554,7 @@ impl WorkerState {
         // scheduler (CLPRISM_SCHEDULER, CLPRISM_BOYER: parsed once, when the engine started)
         let cfg = crate::config::get();
         let mut kind = engine.scheduler.clone();
-        let boyer = engine.boyer.clone();
+        let boyer = engine.boyer;
         if let SchedulerKind::Static(f) = &kind {
             if f.len() != devs.len() {
                 crate::config::warn_once_per(&format!("CLPRISM_SCHEDULER: static partition has {} fractions for {} devices; using boyer", f.len(), devs.len()), "static-len");

@@ -411,43 +411,37 @@ pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DeviceProgr
 pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> DevicePrograms {
     let options = format!("{options} -cl-kernel-arg-info");
     crate::config::debug(|| format!("build: {} devices", e.devices.len()));
-    let built = std::thread::scope(|scope| {
-        let handles: Vec<_> = e
-            .devices
-            .iter()
-            .map(|d| {
-                let options = if d.reports_registers {
-                    format!("{options} {}", program::NV_VERBOSE_OPTION)
-                } else {
-                    options.clone()
-                };
-                let (ctx, id) = (d.context as usize, d.id as usize);
-                let key = binary_cache::key(source, &options, &d.name, &d.driver_version);
-                let name = d.name.as_str();
-                scope.spawn(move || {
-                    background::get()
-                        // SAFETY: building on clprism's own context.
-                        .driver_call(|| unsafe {
-                            build_cached(
-                                ctx as cl_context,
-                                id as cl_device_id,
-                                source,
-                                &options,
-                                &key,
-                                name,
-                            )
-                        })
-                        .unwrap_or_else(|| Err("the application is exiting".into()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("the build thread panicked".into()))
-            })
-            .collect()
+    let items: Vec<_> = e
+        .devices
+        .iter()
+        .map(|d| {
+            let options = if d.reports_registers {
+                format!("{options} {}", program::NV_VERBOSE_OPTION)
+            } else {
+                options.clone()
+            };
+            let key = binary_cache::key(source, &options, &d.name, &d.driver_version);
+            (
+                d.context as usize,
+                d.id as usize,
+                options,
+                key,
+                d.name.as_str(),
+            )
+        })
+        .collect();
+    let built = background::get().in_parallel("build", items, |(ctx, id, options, key, name)| {
+        // SAFETY: building on clprism's own context.
+        unsafe {
+            build_cached(
+                ctx as cl_context,
+                id as cl_device_id,
+                source,
+                &options,
+                &key,
+                name,
+            )
+        }
     });
     crate::config::debug(|| "build: done".into());
     built
