@@ -6,7 +6,7 @@ use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
 use super::staging::{HostBytes, Role, StagingPool};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use crate::sched::{self, Action, ChunkScheduler, SchedState, SchedulerKind};
 use crossbeam_channel::Receiver;
@@ -247,9 +247,9 @@ impl WorkerState {
         let source = match &job.program.origin {
             ProgramOrigin::Source(s) => s.clone(),
             ProgramOrigin::Binary(_) => {
-                return Err(
-                    "program created from a binary: NDRange queries cannot be rewritten".into(),
-                )
+                return Err(format!(
+                    "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
+                ))
             }
             ProgramOrigin::Il(_) => {
                 return Err("program created from IL: NDRange queries cannot be rewritten".into())

@@ -4,7 +4,7 @@
 
 use crate::exec::{self, cl, Job};
 use crate::log::LaunchRecord;
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use opencl_sys::*;
 
@@ -82,7 +82,9 @@ pub unsafe fn try_balance(
             }
         }
         ProgramOrigin::Binary(_) => {
-            return Err("program created from a binary: NDRange queries cannot be rewritten".into())
+            return Err(format!(
+                "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
+            ))
         }
         ProgramOrigin::Il(_) => {
             return Err("program created from IL: NDRange queries cannot be rewritten".into())

@@ -481,6 +481,7 @@ fn insert_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, hash: A
             origin,
             options: "".into(),
             hash,
+            from_binary: false,
         },
     );
 }
@@ -549,6 +550,30 @@ pub unsafe fn clCreateProgramWithBinary(
                     std::slice::from_raw_parts(*binaries.add(i), *lengths.add(i)).into();
                 bins.push((*devices.add(i) as Key, b));
             }
+            if let Some(known) =
+                crate::registry::binaries::lookup_all(bins.iter().map(|(_, b)| &b[..]))
+            {
+                // the source program these binaries were read back from: split and emulated
+                // like it; the app's program object stays the binary one
+                crate::config::debug(|| {
+                    format!(
+                        "clCreateProgramWithBinary: {} binaries mapped back to their source",
+                        bins.len()
+                    )
+                });
+                let hash = content_hash(&[b"source", known.source.as_bytes()]);
+                TABLES.programs.insert(
+                    p as Key,
+                    ProgramInfo {
+                        context: ctx as Key,
+                        origin: ProgramOrigin::Source(known.source),
+                        options: known.options,
+                        hash,
+                        from_binary: true,
+                    },
+                );
+                return;
+            }
             for (_, b) in &bins {
                 parts.push(b);
             }
@@ -557,6 +582,86 @@ pub unsafe fn clCreateProgramWithBinary(
         });
     }
     p
+}
+
+pub unsafe fn clGetProgramInfo(
+    p: cl_program,
+    param: cl_program_info,
+    size: usize,
+    out: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    let f = real!(clGetProgramInfo, crate::loader::UNAVAILABLE);
+    let r = f(p, param, size, out, size_ret);
+    if r == CL_SUCCESS && param == CL_PROGRAM_BINARIES && !out.is_null() && !passthrough() {
+        record("clGetProgramInfo(CL_PROGRAM_BINARIES)", || {
+            remember_binaries(f, p, size, out.cast::<*const u8>())
+        });
+    }
+    r
+}
+
+/// The app read the binaries of program `p` into the `size` bytes of pointers at `out`:
+/// when clprism knows the source and options that built `p`, it remembers them for each
+/// binary ([`crate::registry::binaries`]), so a program later created from these binaries
+/// (in this run or another) is split and emulated like the source program.
+unsafe fn remember_binaries(
+    f: unsafe extern "C" fn(cl_program, cl_program_info, usize, *mut c_void, *mut usize) -> cl_int,
+    p: cl_program,
+    size: usize,
+    out: *const *const u8,
+) {
+    let Some(info) = TABLES.programs.get(p as Key) else {
+        return;
+    };
+    let ProgramOrigin::Source(source) = &info.origin else {
+        return;
+    };
+    let mut sizes_len = 0usize;
+    if f(
+        p,
+        CL_PROGRAM_BINARY_SIZES,
+        0,
+        std::ptr::null_mut(),
+        &mut sizes_len,
+    ) != CL_SUCCESS
+    {
+        return;
+    }
+    let mut sizes = vec![0usize; sizes_len / std::mem::size_of::<usize>()];
+    if f(
+        p,
+        CL_PROGRAM_BINARY_SIZES,
+        sizes.len() * std::mem::size_of::<usize>(),
+        sizes.as_mut_ptr().cast(),
+        std::ptr::null_mut(),
+    ) != CL_SUCCESS
+    {
+        return;
+    }
+    let n = (size / std::mem::size_of::<*const u8>()).min(sizes.len());
+    for (i, &len) in sizes.iter().enumerate().take(n) {
+        let b = *out.add(i);
+        if b.is_null() || len == 0 {
+            continue; // the app skipped this device, or it has no binary
+        }
+        let binary = std::slice::from_raw_parts(b, len);
+        match crate::registry::binaries::remember(binary, source, &info.options) {
+            Ok(written) => {
+                crate::config::debug(|| {
+                    format!(
+                    "clGetProgramInfo(CL_PROGRAM_BINARIES): binary {i} ({len} bytes) of program \
+                     {} {}",
+                    info.hash,
+                    if written { "remembered" } else { "already known" }
+                )
+                })
+            }
+            Err(e) => crate::config::debug(|| {
+                format!("clGetProgramInfo(CL_PROGRAM_BINARIES): cannot remember binary {i}: {e}")
+            }),
+        }
+    }
 }
 
 pub unsafe fn clCreateProgramWithIL(
@@ -576,13 +681,19 @@ pub unsafe fn clCreateProgramWithIL(
     p
 }
 
+/// Records the options of the app's build of `p`, except for a program mapped back from
+/// binaries to its source, which keeps the options of that source build.
 unsafe fn set_options(p: cl_program, options: *const c_char) {
     let o: Arc<str> = if options.is_null() {
         "".into()
     } else {
         CStr::from_ptr(options).to_string_lossy().into()
     };
-    TABLES.programs.with_mut(p as Key, |i| i.options = o);
+    TABLES.programs.with_mut(p as Key, |i| {
+        if !i.from_binary {
+            i.options = o;
+        }
+    });
 }
 
 pub unsafe fn clBuildProgram(
