@@ -71,7 +71,15 @@ fn a_binary_saved_under_clprism_is_split_when_loaded() {
     )
     .unwrap();
     assert_split(&saved);
-    assert_eq!(entries(&cache).len(), 1, "one binary remembered");
+    let remembered = entries(&cache);
+    assert_eq!(remembered.len(), 1, "one binary remembered");
+    // the entry holds the source sealed, never readable (tests/hostile.rs)
+    let text =
+        String::from_utf8_lossy(&std::fs::read(cache.join(&remembered[0])).unwrap()).into_owned();
+    assert!(
+        !text.contains("scaled_plus") && !text.contains("ADD"),
+        "{text}"
+    );
     let loaded = run_app(
         &["load", bin.to_str().unwrap()],
         Via::Preload("balance"),
