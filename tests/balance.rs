@@ -207,6 +207,43 @@ fn atomics_run_unsplit() {
     );
 }
 
+/// Atomics in an included header (hashcat keeps its atomics in inc_*.cl files) are found:
+/// the checks read the source with its `#include`s expanded. The kernel runs unsplit with the
+/// reason, and a kernel whose header has no atomics is still split.
+#[test]
+fn atomics_in_an_included_header_run_unsplit() {
+    let exe = c_program("include_atomic");
+    for (kind, test) in [
+        ("atomic", "balance-include-atomic"),
+        ("plain", "balance-include-plain"),
+    ] {
+        let d = scratch(test);
+        let log = d.join("l.jsonl");
+        let cache = d.join("cache");
+        let out = balanced(
+            &exe,
+            &[d.to_str().unwrap(), kind],
+            &log,
+            &[
+                ("CLPRISM_CACHE", cache.to_str().unwrap()),
+                ("CLPRISM_DEVICES", "all"),
+            ],
+        );
+        assert_ok(&out, &format!("include_atomic {kind} balance"));
+        let s = schedules(&log);
+        assert_eq!(s.len(), 1);
+        if kind == "atomic" {
+            assert!(
+                s[0]["fallback"].as_str().unwrap_or("").contains("atomics"),
+                "{}",
+                s[0]
+            );
+        } else {
+            assert!(s[0]["fallback"].is_null(), "{}", s[0]);
+        }
+    }
+}
+
 /// Runs matmul_global natively and balanced with fault injection `fault`; asserts both pass
 /// with byte-identical output and returns the balanced launches' schedule records.
 fn run_with_fault(test: &str, fault: &str) -> Vec<Value> {

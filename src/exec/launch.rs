@@ -256,10 +256,12 @@ impl WorkerState {
             }
             _ => return Err("program origin unknown to clprism (linked or built-in)".into()),
         };
-        if let Some(r) = program::unsplittable_reason(&source) {
+        // the checks read included files too (hashcat)
+        let checked = program::inspected_text(&job.program.hash, &source, &job.program.options)?;
+        if let Some(r) = program::unsplittable_reason(&checked) {
             return Err(r.into());
         }
-        if program::mentions_atomics(&source) {
+        if program::mentions_atomics(&checked) {
             // per kernel, from the SPIR-V: kmeans' other kernels need not run whole
             let m = self.module(job, &source).map_err(|e| {
                 format!("kernel source uses atomics and the per-kernel check is unavailable ({e})")
@@ -274,7 +276,8 @@ impl WorkerState {
                 );
             }
         }
-        let (variant, text) = if program::uses_range_queries(&source) {
+        let range_queries = program::uses_range_queries(&checked);
+        let (variant, text) = if range_queries {
             let g = job.global.map(|x| x as u64);
             let o = job.offset.map(|x| x as u64);
             (
@@ -291,7 +294,7 @@ impl WorkerState {
         if !self.kernels.contains_key(&key) {
             // one build per program variant and device, shared by its kernels (started in
             // the background when the app built the program; see `prebuild_in_background`)
-            let programs = if program::uses_range_queries(&source) {
+            let programs = if range_queries {
                 super::build_on_devices(engine, &text, &job.program.options)
             } else {
                 super::program_cell(&variant)
@@ -545,7 +548,10 @@ impl WorkerState {
         // merged by device-side copies, no host round trip) when footprints say what to copy
         // and the kernel needs no NDRange-query variant.
         let plain_source = match &job.program.origin {
-            ProgramOrigin::Source(s) => !program::uses_range_queries(s),
+            ProgramOrigin::Source(s) => {
+                program::inspected_text(&job.program.hash, s, &job.program.options)
+                    .is_ok_and(|t| !program::uses_range_queries(&t))
+            }
             _ => false,
         };
         let home_of = |model: &Option<Arc<FootprintModel>>| -> Option<usize> {

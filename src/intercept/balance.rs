@@ -77,7 +77,8 @@ pub unsafe fn try_balance(
         .ok_or("program unknown to clprism")?;
     match &prog.origin {
         ProgramOrigin::Source(src) => {
-            if let Some(r) = exec::program::unsplittable_reason(src) {
+            let text = exec::program::inspected_text(&prog.hash, src, &prog.options)?;
+            if let Some(r) = exec::program::unsplittable_reason(&text) {
                 return Err(r.into());
             }
         }
