@@ -244,6 +244,36 @@ fn atomics_in_an_included_header_run_unsplit() {
     }
 }
 
+/// A kernel writing a buffer the app created `CL_MEM_READ_ONLY` (hashcat's r_markov does) is
+/// split and its output merged: the flag does not make an argument read-only.
+#[test]
+fn a_read_only_buffer_the_kernel_writes_is_merged() {
+    let exe = c_program("readonly_written");
+    let d = scratch("balance-readonly-written");
+    let log = d.join("l.jsonl");
+    let cache = d.join("cache");
+    let out = balanced(
+        &exe,
+        &[],
+        &log,
+        &[
+            ("CLPRISM_CACHE", cache.to_str().unwrap()),
+            ("CLPRISM_DEVICES", "all"),
+        ],
+    );
+    assert_ok(&out, "readonly_written balance");
+    let s = schedules(&log);
+    assert_eq!(s.len(), 1);
+    assert!(s[0]["fallback"].is_null(), "{}", s[0]);
+    let used: std::collections::HashSet<u64> = s[0]["chunks"]
+        .as_array()
+        .expect("chunks")
+        .iter()
+        .filter_map(|c| c["device"].as_u64())
+        .collect();
+    assert!(used.len() >= 2, "chunks ran on {used:?} only: {}", s[0]);
+}
+
 /// Runs matmul_global natively and balanced with fault injection `fault`; asserts both pass
 /// with byte-identical output and returns the balanced launches' schedule records.
 fn run_with_fault(test: &str, fault: &str) -> Vec<Value> {

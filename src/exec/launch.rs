@@ -399,8 +399,11 @@ impl WorkerState {
                     if info.parent.is_some() {
                         return Err(format!("argument {i} is a sub-buffer"));
                     }
-                    let written = matches!(kind, ArgKind::Global { writable: true })
-                        && info.flags & CL_MEM_READ_ONLY == 0;
+                    // CL_MEM_READ_ONLY does not stop a kernel writing through a non-const
+                    // pointer (undefined by the spec, done by drivers and apps: hashcat's
+                    // r_markov fills its READ_ONLY candidate buffer); trusting the flag left
+                    // that output unmerged, and hashcat missed its crack
+                    let written = matches!(kind, ArgKind::Global { writable: true });
                     if let Some(b) = bufs.iter_mut().find(|b| b.mem == m) {
                         b.written |= written;
                         b.bindings += 1;
