@@ -4,7 +4,7 @@
 //! read back (`clGetProgramInfo(CL_PROGRAM_BINARIES)`), it remembers the source and options in
 //! its cache directory, and the binary's program is split in balance mode and emulated in
 //! project mode like the source program; without that entry the launch falls back with the
-//! reason.
+//! reason. A program compiled and linked alone (hashcat) counts as built from source.
 mod common;
 use common::*;
 use serde_json::Value;
@@ -90,6 +90,31 @@ fn a_binary_saved_under_clprism_is_split_when_loaded() {
     assert_split(&loaded);
     // recorded as the source program it came from
     assert_eq!(loaded["program"], saved["program"]);
+}
+
+/// hashcat compiles and links each kernel file alone (clCompileProgram + clLinkProgram of one
+/// program): that program is split like one built from source, and so is its binary later.
+#[test]
+fn a_program_linked_alone_and_its_binary_are_split() {
+    let d = scratch("binaries-linked");
+    let (cache, bin) = (d.join("cache"), d.join("kernel.bin"));
+    let saved = run_app(
+        &["save-linked", bin.to_str().unwrap()],
+        Via::Preload("balance"),
+        &cache,
+        &d.join("save.jsonl"),
+    )
+    .unwrap();
+    assert_split(&saved);
+    assert_eq!(entries(&cache).len(), 1, "one binary remembered");
+    let loaded = run_app(
+        &["load", bin.to_str().unwrap()],
+        Via::Preload("balance"),
+        &cache,
+        &d.join("load.jsonl"),
+    )
+    .unwrap();
+    assert_split(&loaded);
 }
 
 #[test]

@@ -481,6 +481,7 @@ fn insert_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, hash: A
             origin,
             options: "".into(),
             hash,
+            embedded_headers: false,
             from_binary: false,
         },
     );
@@ -570,6 +571,7 @@ pub unsafe fn clCreateProgramWithBinary(
                         options: known.options,
                         hash,
                         from_binary: true,
+                        embedded_headers: false,
                     },
                 );
                 return;
@@ -736,7 +738,12 @@ pub unsafe fn clCompileProgram(
     user: *mut c_void,
 ) -> cl_int {
     if !passthrough() {
-        record("clCompileProgram", || set_options(p, options));
+        record("clCompileProgram", || {
+            set_options(p, options);
+            TABLES
+                .programs
+                .with_mut(p as Key, |i| i.embedded_headers = nh > 0);
+        });
     }
     crate::exec::wait_for_background_start();
     real!(clCompileProgram, crate::loader::UNAVAILABLE)(
@@ -769,6 +776,13 @@ pub unsafe fn clLinkProgram(
     );
     if !passthrough() && !p.is_null() {
         record("clLinkProgram", || {
+            if ni == 1 {
+                if let Some(mut info) = linked_alone(*inputs, options) {
+                    info.context = ctx as Key;
+                    TABLES.programs.insert(p as Key, info);
+                    return;
+                }
+            }
             let ins: Vec<Key> = (0..ni as usize).map(|i| *inputs.add(i) as Key).collect();
             let hashes: Vec<Arc<str>> = ins
                 .iter()
@@ -787,6 +801,36 @@ pub unsafe fn clLinkProgram(
         });
     }
     p
+}
+
+/// Link options that `clBuildProgram` does not take (the rest are valid build options).
+const LINK_ONLY_OPTIONS: [&str; 2] = ["-create-library", "-enable-link-options"];
+
+/// The record of a program linked from the one compiled program `input` with link `options`
+/// (hashcat compiles and links each kernel file alone): the same as `input`'s source built
+/// with its compile options and the link options, so it is split, emulated and its binaries
+/// remembered like a program built from source. `None` when `input` is not a source program
+/// clprism knows, or was compiled with embedded headers.
+unsafe fn linked_alone(input: cl_program, options: *const c_char) -> Option<ProgramInfo> {
+    let mut info = TABLES.programs.get(input as Key)?;
+    if !matches!(info.origin, ProgramOrigin::Source(_)) || info.embedded_headers {
+        return None;
+    }
+    let link: Vec<String> = if options.is_null() {
+        Vec::new()
+    } else {
+        CStr::from_ptr(options)
+            .to_string_lossy()
+            .split_whitespace()
+            .filter(|o| !LINK_ONLY_OPTIONS.contains(o))
+            .map(str::to_string)
+            .collect()
+    };
+    if !link.is_empty() {
+        info.options = format!("{} {}", info.options, link.join(" ")).trim().into();
+    }
+    info.from_binary = false;
+    Some(info)
 }
 
 // ---------------------------------------------------------------- kernels

@@ -2,10 +2,9 @@
 //!
 //! Balance mode rebuilds a program from its source on its own devices, and project mode
 //! compiles the source to SPIR-V; a program the app creates with `clCreateProgramWithBinary`
-//! has neither. Apps that cache binaries (pyopencl's compiler cache, apps that save
-//! `clGetProgramInfo(CL_PROGRAM_BINARIES)`) build from source once, read the binaries back
-//! and load them in later runs. (hashcat links its programs with `clLinkProgram`, whose
-//! origin clprism does not map, so its kernel cache is not covered.) clprism sees that first build: when the app
+//! has neither. Apps that cache binaries (hashcat's kernel cache, pyopencl's compiler cache,
+//! apps that save `clGetProgramInfo(CL_PROGRAM_BINARIES)`) build from source once, read the
+//! binaries back and load them in later runs. clprism sees that first build: when the app
 //! reads the binaries of a program whose source and build options it knows, it saves which
 //! source and options produced each binary ([`remember`]), and when a program is later
 //! created from binaries it finds them again ([`lookup`]), so the program is recorded as the

@@ -83,6 +83,10 @@ pub struct ProgramInfo {
     /// `options` are that source program's, and the app's build options for the binary
     /// (which the driver does not compile with) leave `options` unchanged.
     pub from_binary: bool,
+    /// The app's last `clCompileProgram` of this program was given embedded headers
+    /// (`input_headers`): its source alone does not rebuild it, so a program linked from it
+    /// keeps the `Linked` origin.
+    pub embedded_headers: bool,
 }
 
 /// Why a program created from binaries is neither split nor emulated: clprism never saw

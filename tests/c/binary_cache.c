@@ -7,6 +7,8 @@
  *        binary_cache load FILE [N=8192]   create the program from FILE's binary, build it
  *                                          with no options (the driver does not recompile;
  *                                          ADD comes from the first build), launch
+ *        binary_cache save-linked FILE [N] as save, but with clCompileProgram (-DADD=7) and
+ *                                          clLinkProgram of that one program, as hashcat does
  *        binary_cache roundtrip [N=8192]   both in one process: build from source, read the
  *                                          binary back, launch only the binary's program
  * Prints "kernels: 1" and exits 0 when every word of the result is right (1 when not, 2 on
@@ -26,11 +28,20 @@ static const char *src =
 #define OK(e) do { cl_int _e = (e); if (_e != CL_SUCCESS) { \
     fprintf(stderr, "%s:%d %s -> %d\n", __FILE__, __LINE__, #e, _e); exit(2); } } while (0)
 
-/* Builds from source and returns the program; its binary for `d` in *bin, *len. */
-static cl_program from_source(cl_context c, cl_device_id d, unsigned char **bin, size_t *len) {
+/* Builds from source (clBuildProgram, or clCompileProgram + clLinkProgram when `link`) and
+ * returns the program; its binary for `d` in *bin, *len. */
+static cl_program from_source(cl_context c, cl_device_id d, int link, unsigned char **bin,
+                              size_t *len) {
     cl_int e;
     cl_program pg = clCreateProgramWithSource(c, 1, &src, NULL, &e); OK(e);
-    OK(clBuildProgram(pg, 1, &d, "-DADD=7", NULL, NULL));
+    if (link) {
+        OK(clCompileProgram(pg, 1, &d, "-DADD=7", 0, NULL, NULL, NULL, NULL));
+        cl_program linked = clLinkProgram(c, 1, &d, "", 1, &pg, NULL, NULL, &e); OK(e);
+        OK(clReleaseProgram(pg));
+        pg = linked;
+    } else {
+        OK(clBuildProgram(pg, 1, &d, "-DADD=7", NULL, NULL));
+    }
     OK(clGetProgramInfo(pg, CL_PROGRAM_BINARY_SIZES, sizeof *len, len, NULL));
     *bin = malloc(*len);
     OK(clGetProgramInfo(pg, CL_PROGRAM_BINARIES, sizeof *bin, bin, NULL));
@@ -45,12 +56,13 @@ static cl_program from_binary(cl_context c, cl_device_id d, const unsigned char 
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: binary_cache save|load FILE [N] | roundtrip [N]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: binary_cache save|save-linked|load FILE [N] | roundtrip [N]\n"); return 2; }
     const char *mode = argv[1];
     int roundtrip = strcmp(mode, "roundtrip") == 0;
+    int linked = strcmp(mode, "save-linked") == 0;
     const char *file = roundtrip ? NULL : argc > 2 ? argv[2] : NULL;
-    if (!roundtrip && (!file || (strcmp(mode, "save") && strcmp(mode, "load")))) {
-        fprintf(stderr, "usage: binary_cache save|load FILE [N] | roundtrip [N]\n"); return 2;
+    if (!roundtrip && (!file || (strcmp(mode, "save") && strcmp(mode, "load") && !linked))) {
+        fprintf(stderr, "usage: binary_cache save|save-linked|load FILE [N] | roundtrip [N]\n"); return 2;
     }
     const char *n_arg = roundtrip ? (argc > 2 ? argv[2] : NULL) : (argc > 3 ? argv[3] : NULL);
     size_t n = n_arg ? strtoul(n_arg, NULL, 0) : 8192;
@@ -75,7 +87,7 @@ int main(int argc, char **argv) {
         fclose(f);
         pg = from_binary(c, d, bin, len);
     } else {
-        pg = from_source(c, d, &bin, &len);
+        pg = from_source(c, d, linked, &bin, &len);
         if (roundtrip) {
             OK(clReleaseProgram(pg));
             pg = from_binary(c, d, bin, len);
