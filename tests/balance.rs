@@ -207,6 +207,73 @@ fn atomics_run_unsplit() {
     );
 }
 
+/// Atomics in an included header (hashcat keeps its atomics in inc_*.cl files) are found:
+/// the checks read the source with its `#include`s expanded. The kernel runs unsplit with the
+/// reason, and a kernel whose header has no atomics is still split.
+#[test]
+fn atomics_in_an_included_header_run_unsplit() {
+    let exe = c_program("include_atomic");
+    for (kind, test) in [
+        ("atomic", "balance-include-atomic"),
+        ("plain", "balance-include-plain"),
+    ] {
+        let d = scratch(test);
+        let log = d.join("l.jsonl");
+        let cache = d.join("cache");
+        let out = balanced(
+            &exe,
+            &[d.to_str().unwrap(), kind],
+            &log,
+            &[
+                ("CLPRISM_CACHE", cache.to_str().unwrap()),
+                ("CLPRISM_DEVICES", "all"),
+            ],
+        );
+        assert_ok(&out, &format!("include_atomic {kind} balance"));
+        let s = schedules(&log);
+        assert_eq!(s.len(), 1);
+        if kind == "atomic" {
+            assert!(
+                s[0]["fallback"].as_str().unwrap_or("").contains("atomics"),
+                "{}",
+                s[0]
+            );
+        } else {
+            assert!(s[0]["fallback"].is_null(), "{}", s[0]);
+        }
+    }
+}
+
+/// A kernel writing a buffer the app created `CL_MEM_READ_ONLY` (hashcat's r_markov does) is
+/// split and its output merged: the flag does not make an argument read-only.
+#[test]
+fn a_read_only_buffer_the_kernel_writes_is_merged() {
+    let exe = c_program("readonly_written");
+    let d = scratch("balance-readonly-written");
+    let log = d.join("l.jsonl");
+    let cache = d.join("cache");
+    let out = balanced(
+        &exe,
+        &[],
+        &log,
+        &[
+            ("CLPRISM_CACHE", cache.to_str().unwrap()),
+            ("CLPRISM_DEVICES", "all"),
+        ],
+    );
+    assert_ok(&out, "readonly_written balance");
+    let s = schedules(&log);
+    assert_eq!(s.len(), 1);
+    assert!(s[0]["fallback"].is_null(), "{}", s[0]);
+    let used: std::collections::HashSet<u64> = s[0]["chunks"]
+        .as_array()
+        .expect("chunks")
+        .iter()
+        .filter_map(|c| c["device"].as_u64())
+        .collect();
+    assert!(used.len() >= 2, "chunks ran on {used:?} only: {}", s[0]);
+}
+
 /// Runs matmul_global natively and balanced with fault injection `fault`; asserts both pass
 /// with byte-identical output and returns the balanced launches' schedule records.
 fn run_with_fault(test: &str, fault: &str) -> Vec<Value> {

@@ -16,6 +16,11 @@ const PYTHON: &str = "/usr/bin/python3";
 
 /// `clprism run --mode M --log LOG --summary off -- APP ARGS` with clean CLPRISM_* variables.
 fn clprism_run(mode: &str, log: &Path, app: &[&str]) -> Output {
+    clprism_run_with(mode, log, app, &[])
+}
+
+/// [`clprism_run`] with extra environment variables `env` (set last).
+fn clprism_run_with(mode: &str, log: &Path, app: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_clprism"));
     c.args(["run", "--mode", mode, "--log"])
         .arg(log)
@@ -32,17 +37,46 @@ fn clprism_run(mode: &str, log: &Path, app: &[&str]) -> Output {
     c.env("POCL_DEVICES", DEVICES)
         .env("CLPRISM_DEVICES", "all")
         .env("CLPRISM_SPLIT", "always")
-        .env("CLPRISM_BALANCE_EARLY", "off")
-        .output()
-        .expect("spawn clprism")
+        .env("CLPRISM_BALANCE_EARLY", "off");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("spawn clprism")
 }
 
 fn native(app: &[&str]) -> Output {
-    Command::new(app[0])
-        .args(&app[1..])
-        .env("POCL_DEVICES", DEVICES)
+    native_with(app, &[])
+}
+
+/// [`native`] with extra environment variables `env`.
+fn native_with(app: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut c = Command::new(app[0]);
+    c.args(&app[1..]).env("POCL_DEVICES", DEVICES);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("spawn app")
+}
+
+/// Checks that pyopencl is installed for [`PYTHON`].
+fn require_pyopencl() {
+    let probe = Command::new(PYTHON)
+        .args(["-c", "import pyopencl"])
         .output()
-        .expect("spawn app")
+        .expect("python3");
+    assert!(
+        probe.status.success(),
+        "pyopencl is missing: install python3-pyopencl (scripts/setup.sh)\n{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+}
+
+/// Launch records of a balance-mode log that were split (no fallback).
+fn balanced(log: &Path) -> usize {
+    read_log(log)
+        .iter()
+        .filter(|r| r["schedule"]["fallback"].is_null())
+        .count()
 }
 
 /// Checks the log of one run in `mode`: absent in off mode, else one record per launch
@@ -111,23 +145,18 @@ fn examples_in_every_mode_match_native() {
 #[test]
 fn pyopencl_script_in_every_mode_matches_native() {
     let script = root().join("tests/py/saxpy_check.py");
-    let probe = Command::new(PYTHON)
-        .args(["-c", "import pyopencl"])
-        .output()
-        .expect("python3");
-    assert!(
-        probe.status.success(),
-        "pyopencl is missing: install python3-pyopencl (scripts/setup.sh)\n{}",
-        String::from_utf8_lossy(&probe.stderr)
-    );
+    require_pyopencl();
     let d = scratch("run_modes_pyopencl");
     let app = [PYTHON, script.to_str().unwrap()];
-    let n = native(&app);
+    // pyopencl's binary cache (and clprism's cache) under XDG_CACHE_HOME: a fresh one per run,
+    // so no run loads binaries another run (native, or clprism in off mode) cached
+    let n = native_with(&app, &[("XDG_CACHE_HOME", &d.join("cache.native"))]);
     assert_ok(&n, "saxpy_check.py natively");
     let launches = launches_printed(&n);
     for mode in MODES {
         let log = d.join(format!("py.{mode}.jsonl"));
-        let o = clprism_run(mode, &log, &app);
+        let cache = d.join(format!("cache.{mode}"));
+        let o = clprism_run_with(mode, &log, &app, &[("XDG_CACHE_HOME", &cache)]);
         assert_ok(&o, &format!("clprism run --mode {mode} saxpy_check.py"));
         // same launches, same PASS line with the same checksum
         assert_eq!(
@@ -137,13 +166,47 @@ fn pyopencl_script_in_every_mode_matches_native() {
         );
         check_log("saxpy_check.py", mode, &log, &o, launches);
         if mode == "balance" {
-            // `clprism run` turns pyopencl's binary cache off, so programs keep their source
-            // and the launches really are split
-            let balanced = read_log(&log)
-                .iter()
-                .filter(|r| r["schedule"]["fallback"].is_null())
-                .count();
-            assert_eq!(balanced, launches, "pyopencl launches not balanced");
+            assert_eq!(balanced(&log), launches, "pyopencl launches not balanced");
         }
     }
+}
+
+/// Issue 18, item 3: pyopencl's binary cache stays on under `clprism run`. The first run
+/// builds from source and caches the binaries (clprism remembers their source); the second
+/// creates the programs from the cached binaries, and its launches are split all the same.
+#[test]
+fn pyopencl_binary_cache_is_split_on_the_second_run() {
+    let script = root().join("tests/py/saxpy_check.py");
+    require_pyopencl();
+    let d = scratch("run_modes_pyopencl_cache");
+    let app = [PYTHON, script.to_str().unwrap()];
+    let cache = d.join("cache");
+    let mut outs = Vec::new();
+    for run in ["first", "second"] {
+        let log = d.join(format!("{run}.jsonl"));
+        let o = clprism_run_with(
+            "balance",
+            &log,
+            &app,
+            &[
+                ("XDG_CACHE_HOME", &cache),
+                ("CLPRISM_DEBUG", Path::new("1")),
+            ],
+        );
+        assert_ok(&o, &format!("{run} run"));
+        let launches = launches_printed(&o);
+        assert_eq!(balanced(&log), launches, "{run} run: launches not balanced");
+        outs.push(o);
+    }
+    assert!(
+        cache.join("pyopencl").is_dir(),
+        "pyopencl's cache is not under XDG_CACHE_HOME"
+    );
+    // the second run really loaded pyopencl's cached binaries
+    let stderr = String::from_utf8_lossy(&outs[1].stderr);
+    assert!(
+        stderr.contains("clCreateProgramWithBinary: 1 binaries mapped back to their source"),
+        "second run did not create its program from binaries:\n{stderr}"
+    );
+    assert_eq!(outs[0].stdout, outs[1].stdout);
 }

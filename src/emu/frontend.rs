@@ -325,6 +325,26 @@ pub fn compile_with(tc: &Toolchain, source: &str, options: &str) -> Result<Vec<u
     bytes_to_words(&spv)
 }
 
+/// Runs the toolchain's preprocessor on OpenCL C `source` with the `-D`/`-I`/`-U` build
+/// `options` (as [`filter_options`] keeps them), without OpenCL's default headers and without
+/// line markers: the text the compiler would see, `#include`s expanded. Relative include
+/// paths resolve from the current directory (the source goes in on stdin).
+/// Errors: [`EmuError::NoToolchain`] without a toolchain, [`EmuError::Frontend`] when the
+/// preprocessor fails (a missing header).
+pub fn preprocess(source: &str, options: &str) -> Result<String, EmuError> {
+    let tc = find_toolchain()
+        .ok_or_else(|| EmuError::NoToolchain("no clang found (set CLPRISM_TOOLCHAIN)".into()))?;
+    // -cl-no-stdinc: not even opencl-c-base.h (it declares printf and the atomics)
+    let mut args: Vec<String> = ["-E", "-P", "-x", "cl", "-cl-no-stdinc", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(filter_options(options));
+    args.extend(["-o".into(), "-".into(), "-".into()]);
+    let out = run_pipe(&tc.clang, &args, source.as_bytes()).map_err(EmuError::Frontend)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
 /// The cache directory (not created).
 pub fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("CLPRISM_CACHE").filter(|d| !d.is_empty()) {

@@ -6,7 +6,7 @@ use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
 use super::staging::{HostBytes, Role, StagingPool};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use crate::sched::{self, Action, ChunkScheduler, SchedState, SchedulerKind};
 use crossbeam_channel::Receiver;
@@ -354,19 +354,21 @@ impl WorkerState {
         let source = match &job.program.origin {
             ProgramOrigin::Source(s) => s.clone(),
             ProgramOrigin::Binary(_) => {
-                return Err(
-                    "program created from a binary: NDRange queries cannot be rewritten".into(),
-                )
+                return Err(format!(
+                    "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
+                ))
             }
             ProgramOrigin::Il(_) => {
                 return Err("program created from IL: NDRange queries cannot be rewritten".into())
             }
             _ => return Err("program origin unknown to clprism (linked or built-in)".into()),
         };
-        if let Some(r) = program::unsplittable_reason(&source) {
+        // the checks read included files too (hashcat)
+        let checked = program::inspected_text(&job.program.hash, &source, &job.program.options)?;
+        if let Some(r) = program::unsplittable_reason(&checked) {
             return Err(r.into());
         }
-        if program::mentions_atomics(&source) {
+        if program::mentions_atomics(&checked) {
             // per kernel, from the SPIR-V: kmeans' other kernels need not run whole
             let m = self.module(job, &source).map_err(|e| {
                 format!("kernel source uses atomics and the per-kernel check is unavailable ({e})")
@@ -381,7 +383,8 @@ impl WorkerState {
                 );
             }
         }
-        let (variant, text) = if program::uses_range_queries(&source) {
+        let range_queries = program::uses_range_queries(&checked);
+        let (variant, text) = if range_queries {
             let g = job.global.map(|x| x as u64);
             let o = job.offset.map(|x| x as u64);
             (
@@ -398,7 +401,7 @@ impl WorkerState {
         if !self.kernels.contains_key(&key) {
             // one build per program variant and device, shared by its kernels (started in
             // the background when the app built the program; see `prebuild_in_background`)
-            let programs = if program::uses_range_queries(&source) {
+            let programs = if range_queries {
                 super::build_on_devices(engine, &text, &job.program.options)
             } else {
                 super::program_cell(&variant)
@@ -520,8 +523,11 @@ impl WorkerState {
                     if info.parent.is_some() {
                         return Err(format!("argument {i} is a sub-buffer"));
                     }
-                    let written = matches!(kind, ArgKind::Global { writable: true })
-                        && info.flags & CL_MEM_READ_ONLY == 0;
+                    // CL_MEM_READ_ONLY does not stop a kernel writing through a non-const
+                    // pointer (undefined by the spec, done by drivers and apps: hashcat's
+                    // r_markov fills its READ_ONLY candidate buffer); trusting the flag left
+                    // that output unmerged, and hashcat missed its crack
+                    let written = matches!(kind, ArgKind::Global { writable: true });
                     if let Some(b) = bufs.iter_mut().find(|b| b.mem == m) {
                         b.written |= written;
                         b.bindings += 1;
@@ -639,7 +645,10 @@ impl WorkerState {
         // merged by device-side copies, no host round trip) when footprints say what to copy
         // and the kernel needs no NDRange-query variant.
         let plain_source = match &job.program.origin {
-            ProgramOrigin::Source(s) => !program::uses_range_queries(s),
+            ProgramOrigin::Source(s) => {
+                program::inspected_text(&job.program.hash, s, &job.program.options)
+                    .is_ok_and(|t| !program::uses_range_queries(&t))
+            }
             _ => false,
         };
         let home_of = |model: &Option<Arc<FootprintModel>>| -> Option<usize> {

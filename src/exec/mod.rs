@@ -494,10 +494,17 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
     };
-    if program::unsplittable_reason(src).is_some() || program::uses_range_queries(src) {
+    // a program that includes files is checked on the background thread (the preprocessor
+    // runs there, not in the app's clBuildProgram)
+    let unsplittable = |text: &str| {
+        program::unsplittable_reason(text).is_some() || program::uses_range_queries(text)
+    };
+    let includes = program::includes_files(src);
+    if !includes && unsplittable(src) {
         return;
     }
     let variant = format!("{}|{}", info.hash, info.options);
+    let (hash, source) = (info.hash.clone(), src.clone());
     let (src, options) = (src.to_string(), info.options.to_string());
     if ENGINE.get().is_none() {
         STARTING.store(true, std::sync::atomic::Ordering::Release);
@@ -505,6 +512,11 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     spawn_background("clprism-build", move || {
         let started = engine();
         STARTING.store(false, std::sync::atomic::Ordering::Release);
+        if includes
+            && program::inspected_text(&hash, &source, &options).map_or(true, |t| unsplittable(&t))
+        {
+            return;
+        }
         if let Ok(e) = started {
             program_cell(&variant).get_or_init(|| build_on_devices(e, &src, &options));
         }

@@ -123,6 +123,50 @@ pub unsafe fn arg_kinds(k: cl_kernel) -> Result<Vec<ArgKind>, String> {
     Ok(out)
 }
 
+/// True when `source` has an `#include` directive: the text checks ([`mentions_atomics`],
+/// [`unsplittable_reason`], [`uses_range_queries`]) must then read the included files too
+/// ([`inspected_text`]).
+pub fn includes_files(source: &str) -> bool {
+    source.lines().any(|l| {
+        l.trim_start()
+            .strip_prefix('#')
+            .is_some_and(|r| r.trim_start().starts_with("include"))
+    })
+}
+
+/// The text the source checks read for program `hash` built with `options`: `source` itself
+/// when it includes no file, else the source with its `#include`s expanded by the
+/// toolchain's preprocessor with the build's `-I`/`-D` options (hashcat's kernels keep their
+/// atomics and NDRange queries in included files; checking only the main file split a kernel
+/// that updates a global counter atomically, and hashcat missed its crack). Cached per
+/// program and options for the process. Errors: why the included files cannot be read (no
+/// toolchain, preprocessing failed): such a program is not split.
+pub fn inspected_text(
+    hash: &str,
+    source: &std::sync::Arc<str>,
+    options: &str,
+) -> Result<std::sync::Arc<str>, String> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    type Texts = Mutex<HashMap<String, Result<Arc<str>, String>>>;
+    static TEXTS: once_cell::sync::Lazy<Texts> = once_cell::sync::Lazy::new(Default::default);
+    if !includes_files(source) {
+        return Ok(source.clone());
+    }
+    let key = format!("{hash}|{options}");
+    if let Some(r) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return r.clone();
+    }
+    let r = crate::emu::frontend::preprocess(source, options)
+        .map(Arc::<str>::from)
+        .map_err(|e| format!("kernel source includes files that clprism cannot read ({e})"));
+    TEXTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, r.clone());
+    r
+}
+
 /// True when the program's source mentions an atomic function (a textual check over the
 /// whole program; the emulator's SPIR-V loader then decides per kernel whether it really
 /// uses atomics on global memory, `emu::KernelInfo::global_atomics`).
@@ -225,6 +269,16 @@ pub fn kernel_registers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_include_directives() {
+        assert!(includes_files(
+            "#include \"inc_vendor.h\"\nkernel void k() {}"
+        ));
+        assert!(includes_files("  #  include <x.cl>\n"));
+        assert!(!includes_files("kernel void k() { /* include */ }"));
+        assert!(!includes_files("#define include 1\n"));
+    }
 
     #[test]
     fn detects_range_queries_as_tokens() {

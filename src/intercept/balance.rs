@@ -4,7 +4,7 @@
 
 use crate::exec::{self, cl, Job};
 use crate::log::LaunchRecord;
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use opencl_sys::*;
 
@@ -86,12 +86,15 @@ pub unsafe fn try_balance(
         .ok_or("program unknown to clprism")?;
     match &prog.origin {
         ProgramOrigin::Source(src) => {
-            if let Some(r) = exec::program::unsplittable_reason(src) {
+            let text = exec::program::inspected_text(&prog.hash, src, &prog.options)?;
+            if let Some(r) = exec::program::unsplittable_reason(&text) {
                 return Err(r.into());
             }
         }
         ProgramOrigin::Binary(_) => {
-            return Err("program created from a binary: NDRange queries cannot be rewritten".into())
+            return Err(format!(
+                "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
+            ))
         }
         ProgramOrigin::Il(_) => {
             return Err("program created from IL: NDRange queries cannot be rewritten".into())

@@ -481,6 +481,8 @@ fn insert_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, hash: A
             origin,
             options: "".into(),
             hash,
+            embedded_headers: false,
+            from_binary: false,
         },
     );
 }
@@ -549,6 +551,31 @@ pub unsafe fn clCreateProgramWithBinary(
                     std::slice::from_raw_parts(*binaries.add(i), *lengths.add(i)).into();
                 bins.push((*devices.add(i) as Key, b));
             }
+            if let Some(known) =
+                crate::registry::binaries::lookup_all(bins.iter().map(|(_, b)| &b[..]))
+            {
+                // the source program these binaries were read back from: split and emulated
+                // like it; the app's program object stays the binary one
+                crate::config::debug(|| {
+                    format!(
+                        "clCreateProgramWithBinary: {} binaries mapped back to their source",
+                        bins.len()
+                    )
+                });
+                let hash = content_hash(&[b"source", known.source.as_bytes()]);
+                TABLES.programs.insert(
+                    p as Key,
+                    ProgramInfo {
+                        context: ctx as Key,
+                        origin: ProgramOrigin::Source(known.source),
+                        options: known.options,
+                        hash,
+                        from_binary: true,
+                        embedded_headers: false,
+                    },
+                );
+                return;
+            }
             for (_, b) in &bins {
                 parts.push(b);
             }
@@ -557,6 +584,86 @@ pub unsafe fn clCreateProgramWithBinary(
         });
     }
     p
+}
+
+pub unsafe fn clGetProgramInfo(
+    p: cl_program,
+    param: cl_program_info,
+    size: usize,
+    out: *mut c_void,
+    size_ret: *mut usize,
+) -> cl_int {
+    let f = real!(clGetProgramInfo, crate::loader::UNAVAILABLE);
+    let r = f(p, param, size, out, size_ret);
+    if r == CL_SUCCESS && param == CL_PROGRAM_BINARIES && !out.is_null() && !passthrough() {
+        record("clGetProgramInfo(CL_PROGRAM_BINARIES)", || {
+            remember_binaries(f, p, size, out.cast::<*const u8>())
+        });
+    }
+    r
+}
+
+/// The app read the binaries of program `p` into the `size` bytes of pointers at `out`:
+/// when clprism knows the source and options that built `p`, it remembers them for each
+/// binary ([`crate::registry::binaries`]), so a program later created from these binaries
+/// (in this run or another) is split and emulated like the source program.
+unsafe fn remember_binaries(
+    f: unsafe extern "C" fn(cl_program, cl_program_info, usize, *mut c_void, *mut usize) -> cl_int,
+    p: cl_program,
+    size: usize,
+    out: *const *const u8,
+) {
+    let Some(info) = TABLES.programs.get(p as Key) else {
+        return;
+    };
+    let ProgramOrigin::Source(source) = &info.origin else {
+        return;
+    };
+    let mut sizes_len = 0usize;
+    if f(
+        p,
+        CL_PROGRAM_BINARY_SIZES,
+        0,
+        std::ptr::null_mut(),
+        &mut sizes_len,
+    ) != CL_SUCCESS
+    {
+        return;
+    }
+    let mut sizes = vec![0usize; sizes_len / std::mem::size_of::<usize>()];
+    if f(
+        p,
+        CL_PROGRAM_BINARY_SIZES,
+        sizes.len() * std::mem::size_of::<usize>(),
+        sizes.as_mut_ptr().cast(),
+        std::ptr::null_mut(),
+    ) != CL_SUCCESS
+    {
+        return;
+    }
+    let n = (size / std::mem::size_of::<*const u8>()).min(sizes.len());
+    for (i, &len) in sizes.iter().enumerate().take(n) {
+        let b = *out.add(i);
+        if b.is_null() || len == 0 {
+            continue; // the app skipped this device, or it has no binary
+        }
+        let binary = std::slice::from_raw_parts(b, len);
+        match crate::registry::binaries::remember(binary, source, &info.options) {
+            Ok(written) => {
+                crate::config::debug(|| {
+                    format!(
+                    "clGetProgramInfo(CL_PROGRAM_BINARIES): binary {i} ({len} bytes) of program \
+                     {} {}",
+                    info.hash,
+                    if written { "remembered" } else { "already known" }
+                )
+                })
+            }
+            Err(e) => crate::config::debug(|| {
+                format!("clGetProgramInfo(CL_PROGRAM_BINARIES): cannot remember binary {i}: {e}")
+            }),
+        }
+    }
 }
 
 pub unsafe fn clCreateProgramWithIL(
@@ -576,13 +683,19 @@ pub unsafe fn clCreateProgramWithIL(
     p
 }
 
+/// Records the options of the app's build of `p`, except for a program mapped back from
+/// binaries to its source, which keeps the options of that source build.
 unsafe fn set_options(p: cl_program, options: *const c_char) {
     let o: Arc<str> = if options.is_null() {
         "".into()
     } else {
         CStr::from_ptr(options).to_string_lossy().into()
     };
-    TABLES.programs.with_mut(p as Key, |i| i.options = o);
+    TABLES.programs.with_mut(p as Key, |i| {
+        if !i.from_binary {
+            i.options = o;
+        }
+    });
 }
 
 pub unsafe fn clBuildProgram(
@@ -634,7 +747,12 @@ pub unsafe fn clCompileProgram(
     user: *mut c_void,
 ) -> cl_int {
     if !passthrough() {
-        record("clCompileProgram", || set_options(p, options));
+        record("clCompileProgram", || {
+            set_options(p, options);
+            TABLES
+                .programs
+                .with_mut(p as Key, |i| i.embedded_headers = nh > 0);
+        });
     }
     crate::exec::wait_for_background_start();
     real!(clCompileProgram, crate::loader::UNAVAILABLE)(
@@ -667,6 +785,13 @@ pub unsafe fn clLinkProgram(
     );
     if !passthrough() && !p.is_null() {
         record("clLinkProgram", || {
+            if ni == 1 {
+                if let Some(mut info) = linked_alone(*inputs, options) {
+                    info.context = ctx as Key;
+                    TABLES.programs.insert(p as Key, info);
+                    return;
+                }
+            }
             let ins: Vec<Key> = (0..ni as usize).map(|i| *inputs.add(i) as Key).collect();
             let hashes: Vec<Arc<str>> = ins
                 .iter()
@@ -685,6 +810,36 @@ pub unsafe fn clLinkProgram(
         });
     }
     p
+}
+
+/// Link options that `clBuildProgram` does not take (the rest are valid build options).
+const LINK_ONLY_OPTIONS: [&str; 2] = ["-create-library", "-enable-link-options"];
+
+/// The record of a program linked from the one compiled program `input` with link `options`
+/// (hashcat compiles and links each kernel file alone): the same as `input`'s source built
+/// with its compile options and the link options, so it is split, emulated and its binaries
+/// remembered like a program built from source. `None` when `input` is not a source program
+/// clprism knows, or was compiled with embedded headers.
+unsafe fn linked_alone(input: cl_program, options: *const c_char) -> Option<ProgramInfo> {
+    let mut info = TABLES.programs.get(input as Key)?;
+    if !matches!(info.origin, ProgramOrigin::Source(_)) || info.embedded_headers {
+        return None;
+    }
+    let link: Vec<String> = if options.is_null() {
+        Vec::new()
+    } else {
+        CStr::from_ptr(options)
+            .to_string_lossy()
+            .split_whitespace()
+            .filter(|o| !LINK_ONLY_OPTIONS.contains(o))
+            .map(str::to_string)
+            .collect()
+    };
+    if !link.is_empty() {
+        info.options = format!("{} {}", info.options, link.join(" ")).trim().into();
+    }
+    info.from_binary = false;
+    Some(info)
 }
 
 // ---------------------------------------------------------------- kernels

@@ -36,7 +36,7 @@
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
 use crate::emu::{self, ArgKind, ArgValue, EmuConfig, EmuError, Module, WorkGroupStats};
 use crate::model::{self, ModelOptions, Profile};
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin};
+use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use once_cell::sync::Lazy;
 use opencl_sys::*;
@@ -651,9 +651,9 @@ fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
         ProgramOrigin::Il(il) => emu::spirv_words(il)
             .and_then(|w| emu::load_module(&w))
             .map(Arc::new),
-        ProgramOrigin::Binary(_) => Err(EmuError::Unsupported(
-            "program created with clCreateProgramWithBinary (no source or SPIR-V)".into(),
-        )),
+        ProgramOrigin::Binary(_) => Err(EmuError::Unsupported(format!(
+            "{UNMAPPED_BINARY}: no source or SPIR-V to emulate"
+        ))),
         ProgramOrigin::Linked(_) => Err(EmuError::Unsupported(
             "program made by clLinkProgram (separate compilation)".into(),
         )),

@@ -16,10 +16,9 @@
 //! 3. runs APP as a child process (no shell) with `LD_PRELOAD` = the library prepended to any
 //!    existing value, `LD_LIBRARY_PATH` = the temporary directory prepended to any existing
 //!    value, and `CLPRISM_MODE` / `CLPRISM_LOG` / `CLPRISM_TRACE` / `CLPRISM_SUMMARY` set from
-//!    the options given (variables not given are inherited unchanged); in project and balance
-//!    modes also `PYOPENCL_NO_CACHE=1` unless it is set, because pyopencl otherwise rebuilds
-//!    cached programs from binaries, which clprism can neither emulate nor split
-//!    ([`keeps_program_source`]);
+//!    the options given (variables not given are inherited unchanged). Apps' own binary
+//!    caches (pyopencl's, hashcat's) stay on: clprism maps binaries it saw read back to their
+//!    source ([`crate::registry::binaries`]), so their programs are still split and emulated;
 //! 4. forwards SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 to the child, and SIGINT / SIGQUIT only
 //!    when another process sent them with `kill` (a terminal's Ctrl-C already reaches the
 //!    child, which shares the foreground process group); a signal that was ignored when
@@ -37,16 +36,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};
-
-/// Whether mode `mode` (a `CLPRISM_MODE` value) needs the application to create its programs
-/// from source: project mode emulates the source, balance mode rebuilds it per device
-/// (DESIGN.md §5, §7). pyopencl's binary cache would hide it (`PYOPENCL_NO_CACHE`).
-pub fn keeps_program_source(mode: Option<&str>) -> bool {
-    mode.is_some_and(|m| {
-        let m = m.trim();
-        m.eq_ignore_ascii_case("project") || m.eq_ignore_ascii_case("balance")
-    })
-}
 
 /// Exit status for a command-line usage error.
 pub const EXIT_USAGE: i32 = 2;
@@ -409,13 +398,6 @@ pub fn run_main(args: &[String]) -> i32 {
             cmd.env(var, v);
         }
     }
-    let mode = opts
-        .mode
-        .clone()
-        .or_else(|| std::env::var("CLPRISM_MODE").ok());
-    if keeps_program_source(mode.as_deref()) && std::env::var_os("PYOPENCL_NO_CACHE").is_none() {
-        cmd.env("PYOPENCL_NO_CACHE", "1");
-    }
     install_forwarding();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -569,14 +551,5 @@ mod tests {
         drop(dir);
         assert!(!p.exists());
         let _ = std::fs::remove_file(&lib);
-    }
-
-    #[test]
-    fn pyopencl_cache_is_off_only_where_source_is_needed() {
-        assert!(keeps_program_source(Some("balance")));
-        assert!(keeps_program_source(Some(" Project")));
-        assert!(!keeps_program_source(Some("log")));
-        assert!(!keeps_program_source(Some("off")));
-        assert!(!keeps_program_source(None));
     }
 }

@@ -7,6 +7,7 @@
 //! reading them from the layer above it. They live here, below both, so every dependency
 //! points down: `intercept` → `exec` → `registry` → `loader`.
 
+pub mod binaries;
 pub mod device;
 pub mod tables;
 

@@ -78,7 +78,21 @@ pub struct ProgramInfo {
     pub options: Arc<str>,
     /// 16 hex digits: hash of the content.
     pub hash: Arc<str>,
+    /// Created with `clCreateProgramWithBinary` from binaries that clprism mapped back to the
+    /// source program that produced them ([`super::binaries`]): `origin`, `hash` and
+    /// `options` are that source program's, and the app's build options for the binary
+    /// (which the driver does not compile with) leave `options` unchanged.
+    pub from_binary: bool,
+    /// The app's last `clCompileProgram` of this program was given embedded headers
+    /// (`input_headers`): its source alone does not rebuild it, so a program linked from it
+    /// keeps the `Linked` origin.
+    pub embedded_headers: bool,
 }
+
+/// Why a program created from binaries is neither split nor emulated: clprism never saw
+/// them read back from a program it knows the source of ([`super::binaries`]).
+pub const UNMAPPED_BINARY: &str =
+    "program created from a binary that clprism never saw built from source (no entry in its cache directory)";
 
 /// One kernel argument as last set by `clSetKernelArg`.
 #[derive(Debug, Clone, PartialEq)]
