@@ -45,6 +45,16 @@ pub(super) fn save(key: &str, binary: &[u8]) -> std::io::Result<()> {
         .mode(0o700)
         .create(dir)?;
     let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, binary)?;
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        // private to the user, like every file clprism writes (tests/hostile.rs)
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(binary)?;
+    }
     std::fs::rename(&tmp, &p)
 }
