@@ -46,19 +46,6 @@ fn entries(cache: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Asserts a balance-mode record was split over at least two devices.
-fn assert_split(rec: &Value) {
-    let s = &rec["schedule"];
-    assert!(s["fallback"].is_null(), "launch not split: {s}");
-    let used: std::collections::HashSet<u64> = s["chunks"]
-        .as_array()
-        .expect("chunks")
-        .iter()
-        .filter_map(|c| c["device"].as_u64())
-        .collect();
-    assert!(used.len() >= 2, "chunks ran on {used:?} only: {s}");
-}
-
 #[test]
 fn a_binary_saved_under_clprism_is_split_when_loaded() {
     let d = scratch("binaries-balance");

@@ -27,15 +27,7 @@ fn run_released(mode: &'static str, test: &str) -> Vec<serde_json::Value> {
 #[test]
 fn a_program_released_after_create_kernel_is_still_split() {
     let recs = run_released("balance", "lifetimes-balance");
-    let s = &recs[0]["schedule"];
-    assert!(s["fallback"].is_null(), "launch not split: {s}");
-    let used: std::collections::HashSet<u64> = s["chunks"]
-        .as_array()
-        .expect("chunks")
-        .iter()
-        .filter_map(|c| c["device"].as_u64())
-        .collect();
-    assert!(used.len() >= 2, "chunks ran on {used:?} only: {s}");
+    assert_split(&recs[0]);
 }
 
 #[test]

@@ -62,14 +62,10 @@ fn split_launches(log: &Path) -> usize {
 fn every_unsplit_launch_says_why(log: &Path) {
     for r in read_log(log) {
         let s = &r["schedule"];
-        let devices: std::collections::HashSet<u64> = s["chunks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["device"].as_u64())
-            .collect();
         assert!(
-            devices.len() >= 2 || s["fallback"].is_string() || s["one_device_reason"].is_string(),
+            chunk_devices(&r).len() >= 2
+                || s["fallback"].is_string()
+                || s["one_device_reason"].is_string(),
             "launch {} ran on one device without a reason: {s}",
             r["seq"]
         );

@@ -197,3 +197,24 @@ pub fn example_names() -> Vec<String> {
     v.sort();
     v
 }
+
+/// The devices (indices among the launch's participants) whose chunks ran in a balance-mode
+/// launch record.
+#[allow(dead_code)]
+pub fn chunk_devices(rec: &Value) -> std::collections::HashSet<u64> {
+    rec["schedule"]["chunks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["device"].as_u64())
+        .collect()
+}
+
+/// Asserts a balance-mode launch record was split over at least two devices.
+#[allow(dead_code)]
+pub fn assert_split(rec: &Value) {
+    let s = &rec["schedule"];
+    assert!(s["fallback"].is_null(), "launch not split: {s}");
+    let used = chunk_devices(rec);
+    assert!(used.len() >= 2, "chunks ran on {used:?} only: {s}");
+}
