@@ -174,11 +174,20 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
     if d.split {
         return Early::Consider;
     }
+    // buffers the kernel does not write through any argument (a buffer bound to a read
+    // argument and a written one is written)
     let unwritten = match k.memo {
-        Some(memo) => (0..job.args.len())
-            .filter(|i| !memo.written_args.contains(i))
-            .filter_map(|i| buffer(i).map(|b| b.0))
-            .collect(),
+        Some(memo) => {
+            let written: Vec<Key> = memo
+                .written_args
+                .iter()
+                .filter_map(|&i| buffer(i).map(|b| b.0))
+                .collect();
+            (0..job.args.len())
+                .filter_map(|i| buffer(i).map(|b| b.0))
+                .filter(|m| !written.contains(m))
+                .collect()
+        }
         None => Vec::new(),
     };
     Early::Forward {

@@ -826,7 +826,20 @@ impl WorkerState {
                 self.split_memo.insert(
                     job.kernel_id(),
                     super::decide::SplitMemo {
-                        written_args: bufs.iter().filter(|b| b.written).map(|b| b.index).collect(),
+                        // per argument index, from the kernel's signature and the footprint's
+                        // read-only analysis (not from `bufs`, which merges arguments bound to
+                        // one buffer under its first index)
+                        written_args: kinds
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, k)| {
+                                matches!(k, ArgKind::Global { writable: true })
+                                    && !model
+                                        .as_ref()
+                                        .is_some_and(|m| m.read_only.contains(&(*i as u32)))
+                            })
+                            .map(|(i, _)| i)
+                            .collect(),
                         input_args: bufs
                             .iter()
                             .filter(|b| !skip_baseline(b, &model))
