@@ -314,25 +314,12 @@ impl WorkerState {
         let mut schedule = o.schedule;
         let wall_ns = t0.elapsed().as_nanos() as u64;
         schedule["wall_ns"] = json!(wall_ns);
-        let devices_used: std::collections::HashSet<u64> = schedule["chunks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["device"].as_u64())
-            .collect();
-        if devices_used.len() == 1 {
-            schedule["one_device_reason"] = json!(one_device_reason(&schedule));
+        let used = super::decide::devices_used(&schedule);
+        if used == 1 {
+            schedule["one_device_reason"] = json!(super::decide::one_device_reason(&schedule));
         }
-        if devices_used.len() >= 2 && !self.split_once.insert(job.kernel_id()) {
-            // one-time work (the build on the devices, the footprint derivation) excluded
-            let one_time = schedule["phases"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|p| p["name"] == "footprint")
-                .and_then(|p| p["end_ns"].as_u64())
-                .unwrap_or(0);
-            let w = wall_ns.saturating_sub(one_time) as f64;
+        if used >= 2 && !self.split_once.insert(job.kernel_id()) {
+            let w = super::decide::split_wall_without_one_time_work(&schedule, wall_ns);
             if self.split_floor_ns == 0.0 || w < self.split_floor_ns {
                 self.split_floor_ns = w;
             }
@@ -1791,31 +1778,6 @@ impl WorkerState {
             }
         })();
         r.unwrap_or_else(|e| json!({"error": e.to_string()}))
-    }
-}
-
-/// Why a launch that went through the balanced path ran all its work-groups on one device
-/// (the record's `one_device_reason`), from its `schedule` record.
-fn one_device_reason(schedule: &Value) -> String {
-    let chunks = schedule["chunks"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let participants = schedule["devices"].as_array().map_or(0, Vec::len);
-    if participants <= 1 {
-        "only one device could take chunks (see devices_excluded)".into()
-    } else if chunks
-        .iter()
-        .any(|c| c["abandoned"] == true || c.get("failed").is_some())
-    {
-        "the other devices' chunks were abandoned as stragglers or failed; their work-groups ran on this device".into()
-    } else if schedule["split_decision"]["split"] == false {
-        "run whole through clprism to measure it (split_decision)".into()
-    } else {
-        format!(
-            "the scheduler gave every chunk to one device ({} work-groups along the split dimension)",
-            schedule["work_groups"]
-        )
     }
 }
 
