@@ -28,6 +28,7 @@
 
 pub mod baselines;
 pub mod boyer;
+pub mod driver;
 pub mod parse;
 pub mod pool;
 pub mod sim;

@@ -17,7 +17,8 @@
 //! Fig. 4.14). Boyer's efficiency can exceed 1 when rates change over time, so the
 //! simulator also reports a true lower bound on the makespan ([`capacity_bound_ns`]).
 
-use super::{Action, BoyerParams, ChunkId, ChunkRecord, ChunkScheduler, Exclusion, SchedulerKind};
+use super::driver::{Completion, Wake};
+use super::{BoyerParams, ChunkId, ChunkRecord, ChunkScheduler, Exclusion, SchedulerKind};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
@@ -312,7 +313,134 @@ pub struct SimReport {
     pub violations: Vec<String>,
 }
 
-/// Runs one launch of `kind` on `cfg`.
+/// Simulated devices for [`super::driver::drive`]: chunk completions come from a heap of
+/// finish times computed from each device's rate ([`SimDevice::finish_ns`]), and every
+/// action is checked against the scheduler protocol (`violations`).
+struct SimDevices<'a> {
+    cfg: &'a SimConfig,
+    now: u64,
+    /// Poll times at or below this were served (a poll at `t` is served once).
+    poll_floor: u64,
+    /// (end time, sequence, device, chunk, elapsed)
+    heap: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+    /// When each device's queue is free; `None`: blocked for ever.
+    free_at: Vec<Option<u64>>,
+    assigned_per_dev: Vec<u32>,
+    reported: HashSet<ChunkId>,
+    ranges: Vec<Option<(usize, u64, u64)>>,
+    merged: Vec<(usize, u64, u64)>,
+    violations: Vec<String>,
+    per_dev: Vec<SimDeviceReport>,
+    events: usize,
+}
+
+impl super::driver::ChunkDevices for SimDevices<'_> {
+    fn now_ns(&self) -> u64 {
+        self.now
+    }
+
+    fn enqueue(
+        &mut self,
+        device: usize,
+        chunk_id: ChunkId,
+        first_wg: u64,
+        count: u64,
+    ) -> Result<(), String> {
+        let id = chunk_id as usize;
+        if self.ranges.len() <= id {
+            self.ranges.resize(id + 1, None);
+        }
+        if self.ranges[id].is_some() {
+            self.violations
+                .push(format!("chunk {chunk_id} assigned twice"));
+        }
+        self.ranges[id] = Some((device, first_wg, count));
+        if count == 0 {
+            self.violations.push(format!("chunk {chunk_id} is empty"));
+        }
+        let nth = self.assigned_per_dev[device];
+        self.assigned_per_dev[device] += 1;
+        if self.cfg.fail_enqueue.contains(&(device, nth)) {
+            return Err("injected enqueue failure".into());
+        }
+        let start = self.free_at[device].map(|f| f.max(self.now));
+        let end = start
+            .and_then(|st| self.cfg.devices[device].finish_ns(st, count, self.cfg.overhead_ns));
+        self.free_at[device] = end;
+        if let (Some(st), Some(e)) = (start, end) {
+            self.heap
+                .push(Reverse((e, self.seq, device, chunk_id, e - st)));
+            self.seq += 1;
+        }
+        Ok(())
+    }
+
+    fn abandon(&mut self, device: usize, chunk_id: ChunkId) {
+        if self.reported.contains(&chunk_id) {
+            self.violations
+                .push(format!("chunk {chunk_id} abandoned after completion"));
+        }
+        if self
+            .ranges
+            .get(chunk_id as usize)
+            .copied()
+            .flatten()
+            .map(|r| r.0)
+            != Some(device)
+        {
+            self.violations
+                .push(format!("abandon of unknown chunk {chunk_id}"));
+        }
+    }
+
+    fn wait(&mut self, poll_at_ns: Option<u64>) -> Result<Wake, String> {
+        self.events += 1;
+        if self.events > self.cfg.max_events {
+            return Err(format!(
+                "simulation exceeded {} events",
+                self.cfg.max_events
+            ));
+        }
+        let next_ev = self.heap.peek().map(|Reverse(e)| e.0);
+        let next_poll = poll_at_ns.map(|t| t.max(self.poll_floor).max(self.now));
+        match (next_ev, next_poll) {
+            (None, None) => Ok(Wake::Idle),
+            (ev, Some(p)) if ev.is_none_or(|e| p < e) => {
+                self.now = p;
+                self.poll_floor = p + 1;
+                Ok(Wake::Poll(p))
+            }
+            _ => {
+                let Some(Reverse((t, _, device, chunk_id, elapsed))) = self.heap.pop() else {
+                    return Ok(Wake::Idle);
+                };
+                self.now = t;
+                Ok(Wake::Completed(Completion {
+                    device,
+                    chunk_id,
+                    at_ns: t,
+                    elapsed_ns: elapsed,
+                    ok: true,
+                }))
+            }
+        }
+    }
+
+    fn completed(&mut self, c: &Completion) {
+        self.reported.insert(c.chunk_id);
+        if let Some(Some((_, first, count))) = self.ranges.get(c.chunk_id as usize) {
+            self.merged.push((c.device, *first, *count));
+            let r = &mut self.per_dev[c.device];
+            r.wgs_done += count;
+            r.chunks_done += 1;
+            r.finish_ns = Some(c.at_ns);
+        }
+    }
+}
+
+/// Runs one launch of `kind` on `cfg`, through the chunk-driver loop balance mode runs
+/// ([`super::driver::drive`]).
 ///
 /// Errors: the scheduler refuses the setup (see [`ChunkScheduler::new`]), a scheduler call
 /// returns an error, or `max_events` is exceeded.
@@ -329,126 +457,35 @@ pub fn simulate(
     if let Some(w) = &cfg.wave_units {
         s.set_wave_units(w);
     }
-    // (end time, sequence, device, chunk, elapsed)
-    let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut free_at: Vec<Option<u64>> = vec![Some(0); n];
-    let mut assigned_per_dev = vec![0u32; n];
-    let mut abandoned: HashSet<ChunkId> = HashSet::new();
-    let mut reported: HashSet<ChunkId> = HashSet::new();
-    let mut ranges: Vec<Option<(usize, u64, u64)>> = Vec::new();
-    let mut merged = Vec::new();
-    let mut violations = Vec::new();
-    let mut per_dev: Vec<SimDeviceReport> = (0..n)
-        .map(|_| SimDeviceReport {
-            wgs_done: 0,
-            chunks_done: 0,
-            finish_ns: None,
-            excluded: None,
-        })
-        .collect();
-    let mut events = 0usize;
-
-    let mut pending: Vec<Action> = s.start(0);
-    let mut now = 0u64;
-    let mut poll_floor = 0u64;
-    loop {
-        // perform actions (failures feed back more actions)
-        let mut i = 0;
-        while i < pending.len() {
-            match pending[i] {
-                Action::Assign {
-                    device,
-                    chunk_id,
-                    first_wg,
-                    count,
-                } => {
-                    let id = chunk_id as usize;
-                    if ranges.len() <= id {
-                        ranges.resize(id + 1, None);
-                    }
-                    if ranges[id].is_some() {
-                        violations.push(format!("chunk {chunk_id} assigned twice"));
-                    }
-                    ranges[id] = Some((device, first_wg, count));
-                    if count == 0 {
-                        violations.push(format!("chunk {chunk_id} is empty"));
-                    }
-                    let nth = assigned_per_dev[device];
-                    assigned_per_dev[device] += 1;
-                    if cfg.fail_enqueue.contains(&(device, nth)) {
-                        let more = s.on_chunk_failed(device, chunk_id, now)?;
-                        pending.extend(more);
-                    } else {
-                        let start = free_at[device].map(|f| f.max(now));
-                        let end = start.and_then(|st| {
-                            cfg.devices[device].finish_ns(st, count, cfg.overhead_ns)
-                        });
-                        free_at[device] = end;
-                        if let (Some(st), Some(e)) = (start, end) {
-                            heap.push(Reverse((e, seq, device, chunk_id, e - st)));
-                            seq += 1;
-                        }
-                    }
-                }
-                Action::Abandon { device, chunk_id } => {
-                    if reported.contains(&chunk_id) {
-                        violations.push(format!("chunk {chunk_id} abandoned after completion"));
-                    }
-                    if ranges
-                        .get(chunk_id as usize)
-                        .copied()
-                        .flatten()
-                        .map(|r| r.0)
-                        != Some(device)
-                    {
-                        violations.push(format!("abandon of unknown chunk {chunk_id}"));
-                    }
-                    abandoned.insert(chunk_id);
-                }
-            }
-            i += 1;
-        }
-        pending.clear();
-        if s.is_complete() {
-            break;
-        }
-        events += 1;
-        if events > cfg.max_events {
-            return Err(format!("simulation exceeded {} events", cfg.max_events));
-        }
-        let next_ev = heap.peek().map(|Reverse(e)| e.0);
-        let next_poll = s.next_poll_ns().map(|t| t.max(poll_floor).max(now));
-        match (next_ev, next_poll) {
-            (None, None) => break, // nothing can happen any more
-            (ev, Some(p)) if ev.is_none_or(|e| p < e) => {
-                now = p;
-                poll_floor = p + 1;
-                pending = s.poll(now);
-            }
-            _ => {
-                let Some(Reverse((t, _, device, chunk_id, elapsed))) = heap.pop() else {
-                    break;
-                };
-                now = t;
-                if abandoned.contains(&chunk_id) {
-                    // the device finished work nobody waits for any more: never merged, but
-                    // reported (the scheduler may re-admit the device)
-                    pending = s.on_chunk_done(device, chunk_id, now, elapsed)?;
-                    continue;
-                }
-                reported.insert(chunk_id);
-                if let Some(Some((_, first, count))) = ranges.get(chunk_id as usize) {
-                    merged.push((device, *first, *count));
-                    let r = &mut per_dev[device];
-                    r.wgs_done += count;
-                    r.chunks_done += 1;
-                    r.finish_ns = Some(t);
-                }
-                pending = s.on_chunk_done(device, chunk_id, now, elapsed)?;
-            }
-        }
-    }
+    let mut devices = SimDevices {
+        cfg,
+        now: 0,
+        poll_floor: 0,
+        heap: BinaryHeap::new(),
+        seq: 0,
+        free_at: vec![Some(0); n],
+        assigned_per_dev: vec![0; n],
+        reported: HashSet::new(),
+        ranges: Vec::new(),
+        merged: Vec::new(),
+        violations: Vec::new(),
+        per_dev: (0..n)
+            .map(|_| SimDeviceReport {
+                wgs_done: 0,
+                chunks_done: 0,
+                finish_ns: None,
+                excluded: None,
+            })
+            .collect(),
+        events: 0,
+    };
+    super::driver::drive(&mut s, &mut devices)?;
+    let SimDevices {
+        mut per_dev,
+        merged,
+        violations,
+        ..
+    } = devices;
 
     for (d, r) in per_dev.iter_mut().enumerate() {
         r.excluded = s.exclusion(d);
