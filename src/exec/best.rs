@@ -416,7 +416,7 @@ fn project(
         .iter()
         .enumerate()
         .filter_map(|(i, a)| {
-            let m = super::launch::buffer_of(a)?;
+            let m = crate::registry::tables::buffer_named_by(a)?;
             let size = crate::registry::TABLES.buffers.with(m, |b| b.size as u64)?;
             Some((i as u32, size))
         })

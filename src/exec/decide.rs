@@ -204,7 +204,7 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
 
 /// The app buffer a by-value argument names, if it is one clprism knows.
 fn arg_buffer(a: &KernelArg) -> Option<Key> {
-    super::launch::buffer_of(a)
+    crate::registry::tables::buffer_named_by(a)
 }
 
 /// Devices whose chunks ran in a balanced launch's `schedule` record.

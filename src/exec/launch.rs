@@ -6,7 +6,7 @@ use super::footprint::{self, FootprintModel};
 use super::program::{self, ArgKind};
 use super::staging::{HostBytes, Role, StagingPool};
 use super::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
+use crate::registry::tables::{buffer_named_by, KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use crate::sched::{self, Action, ChunkScheduler, SchedState, SchedulerKind};
 use crossbeam_channel::Receiver;
@@ -248,7 +248,7 @@ impl WorkerState {
     /// The early split decision for `job` ([`super::decide`]): `Err(reason)` forwards the
     /// launch before any barrier, build or footprint. Only under `CLPRISM_SPLIT=auto` with
     /// the app's device among the balance devices and a scheduler that splits.
-    pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), String> {
+    pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), super::Forward> {
         let cfg = crate::config::get();
         let splitting_scheduler = !matches!(
             engine.scheduler,
@@ -296,19 +296,23 @@ impl WorkerState {
                 if forgone_ns > 0.0 {
                     *self.forgone.entry(kid.clone()).or_default() += forgone_ns;
                 }
-                super::set_unwritten(unwritten);
-                if measure {
-                    let groups = (0..job.work_dim as usize)
-                        .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
-                        .product();
-                    super::request_measure(&kid, groups);
-                }
-                Err(reason)
+                let groups = (0..job.work_dim as usize)
+                    .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
+                    .product();
+                Err(super::Forward {
+                    reason,
+                    unwritten,
+                    measure: measure.then_some((kid, groups)),
+                })
             }
         }
     }
 
-    pub(super) fn run(&mut self, engine: &Engine, job: &Job) -> Result<super::Balanced, String> {
+    pub(super) fn run(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+    ) -> Result<super::Balanced, super::Forward> {
         let t0 = Instant::now();
         let o = self.balanced(engine, &engine.done_rx, job, t0)?;
         let mut schedule = o.schedule;
@@ -472,7 +476,7 @@ impl WorkerState {
         done_rx: &Receiver<ChunkDone>,
         job: &Job,
         t0: Instant,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, super::Forward> {
         let (variant, mut devs, excluded) = self.build(engine, job)?;
         // Phase boundaries (ns since t0) for the `schedule` record and the timeline.
         let mut marks: Vec<(&str, u64)> = vec![("build", t0.elapsed().as_nanos() as u64)];
@@ -486,29 +490,30 @@ impl WorkerState {
                 "kernel has {} arguments, {} were set",
                 kinds.len(),
                 job.args.len()
-            ));
+            )
+            .into());
         }
         // classify buffer arguments
         let mut bufs: Vec<BufArg> = Vec::new();
         for (i, (kind, a)) in kinds.iter().zip(&job.args).enumerate() {
             match kind {
                 ArgKind::Opaque => {
-                    return Err(format!("argument {i} is an image, sampler, pipe or queue"))
+                    return Err(format!("argument {i} is an image, sampler, pipe or queue").into())
                 }
                 ArgKind::Global { .. } | ArgKind::Constant => {
-                    let Some(m) = buffer_of(a) else {
+                    let Some(m) = buffer_named_by(a) else {
                         if matches!(a, KernelArg::Value(b) if b.as_slice().iter().all(|x| *x == 0))
                         {
                             continue; // NULL buffer argument
                         }
-                        return Err(format!("argument {i} is not a buffer clprism knows"));
+                        return Err(format!("argument {i} is not a buffer clprism knows").into());
                     };
                     let info = TABLES
                         .buffers
                         .get(m)
                         .ok_or(format!("argument {i}: unknown buffer"))?;
                     if info.parent.is_some() {
-                        return Err(format!("argument {i} is a sub-buffer"));
+                        return Err(format!("argument {i} is a sub-buffer").into());
                     }
                     // CL_MEM_READ_ONLY does not stop a kernel writing through a non-const
                     // pointer (undefined by the spec, done by drivers and apps: hashcat's
@@ -556,7 +561,7 @@ impl WorkerState {
         }
         if let SchedulerKind::Single(i) = kind {
             if i >= devs.len() {
-                return Err(format!("single:{i} but only {} devices", devs.len()));
+                return Err(format!("single:{i} but only {} devices", devs.len()).into());
             }
         }
         let mut best_log = Value::Null;
@@ -844,14 +849,19 @@ impl WorkerState {
                     // fastest way; or a first launch without a footprint (so no direct run on
                     // the app's device), whose profiled event measures it. Nothing of the
                     // app's data changed yet.
-                    super::set_unwritten(
-                        bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect(),
-                    );
+                    let unwritten = bufs.iter().filter(|b| !b.written).map(|b| b.mem).collect();
                     if d.est_home_ns.is_some() {
-                        return Err(format!("kept whole on the app's device: {}", d.reason));
+                        return Err(super::Forward {
+                            reason: format!("kept whole on the app's device: {}", d.reason),
+                            unwritten,
+                            measure: None,
+                        });
                     }
-                    super::request_measure(&job.kernel_id(), work_groups);
-                    return Err("kept whole on the app's device: first launch of this kernel, forwarded to measure it".into());
+                    return Err(super::Forward {
+                        reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
+                        unwritten,
+                        measure: Some((job.kernel_id(), work_groups)),
+                    });
                 }
                 if !d.split {
                     // first launch: run whole through clprism to measure it
@@ -973,7 +983,7 @@ impl WorkerState {
                             }
                             KernelArg::Value(v) => {
                                 if let Some(m) =
-                                    buffer_of(a).filter(|m| bufs.iter().any(|b| b.mem == *m))
+                                    buffer_named_by(a).filter(|m| bufs.iter().any(|b| b.mem == *m))
                                 {
                                     let rep = self.replicas[&(m, slot(d, home_d))].mem;
                                     cl::set_arg(
@@ -1195,7 +1205,8 @@ impl WorkerState {
                     return Err(format!(
                         "no chunk completed for {} s; devices may hang",
                         STALL_LIMIT.as_secs()
-                    ));
+                    )
+                    .into());
                 }
                 actions.extend(sched.poll(now(t0)));
                 continue;
@@ -1351,17 +1362,16 @@ impl WorkerState {
                     }
                     Err(e) => {
                         wait_release(&upload_markers);
-                        return Err(format!("argument {}: {e}", b.index));
+                        return Err(format!("argument {}: {e}", b.index).into());
                     }
                 }
                 continue;
             }
             let Some(base) = snap.as_ref() else {
                 wait_release(&upload_markers);
-                return Err(format!(
-                    "argument {}: no pre-launch copy to diff against",
-                    b.index
-                ));
+                return Err(
+                    format!("argument {}: no pre-launch copy to diff against", b.index).into(),
+                );
             };
             // read every contributing device's replica concurrently, into page-locked
             // areas kept for the next launch (a fresh heap area reads at a fraction of the
@@ -1393,7 +1403,9 @@ impl WorkerState {
                     Err(e) => {
                         wait_release(&reads);
                         wait_release(&upload_markers);
-                        return Err(format!("reading back from {}: {e}", engine.devices[d].name));
+                        return Err(
+                            format!("reading back from {}: {e}", engine.devices[d].name).into()
+                        );
                     }
                 }
             }
@@ -1402,7 +1414,7 @@ impl WorkerState {
             wait_release(&reads);
             if let Err(e) = waited {
                 wait_release(&upload_markers);
-                return Err(format!("reading back: {e}"));
+                return Err(format!("reading back: {e}").into());
             }
             let result = if copies.len() == 1 {
                 copies.pop().unwrap_or_else(|| HostBytes::heap(0))
@@ -1419,7 +1431,7 @@ impl WorkerState {
                 }
                 if let Err(j) = merged {
                     wait_release(&upload_markers);
-                    return Err(format!("argument {}: two devices wrote different values to byte {j} (work-groups overlap)", b.index));
+                    return Err(format!("argument {}: two devices wrote different values to byte {j} (work-groups overlap)", b.index).into());
                 }
                 out
             };
@@ -1720,7 +1732,7 @@ impl WorkerState {
                 for (i, a) in job.args.iter().enumerate() {
                     if let Some((_, _, pre)) = written
                         .iter()
-                        .find(|w| w.0 == i || buffer_of(a) == Some(w.1))
+                        .find(|w| w.0 == i || buffer_named_by(a) == Some(w.1))
                     {
                         let m = cl::create_buffer(job.app_context, pre.len())?;
                         cl::write(q, m, 0, pre, true)?;
@@ -1757,7 +1769,7 @@ impl WorkerState {
                 cl::release_event(ev);
                 let mut differing = 0u64;
                 for (i, m) in &scratch {
-                    let mem = buffer_of(&job.args[*i]).unwrap_or(0);
+                    let mem = buffer_named_by(&job.args[*i]).unwrap_or(0);
                     let len = written
                         .iter()
                         .find(|w| w.1 == mem)
@@ -1788,19 +1800,6 @@ fn wait_release(evs: &[cl_event]) {
         for e in evs {
             cl::release_event(*e);
         }
-    }
-}
-
-/// The application buffer an argument value names, if any.
-pub(super) fn buffer_of(a: &KernelArg) -> Option<Key> {
-    match a {
-        KernelArg::Value(b) if b.as_slice().len() == std::mem::size_of::<cl_mem>() => {
-            let mut x = [0u8; 8];
-            x.copy_from_slice(b.as_slice());
-            let k = usize::from_ne_bytes(x);
-            (k != 0 && TABLES.buffers.with(k, |_| ()).is_some()).then_some(k)
-        }
-        _ => None,
     }
 }
 
@@ -1926,7 +1925,7 @@ fn footprint_key(
         job.offset
     );
     for (a, kind) in job.args.iter().zip(kinds) {
-        match (a, buffer_of(a)) {
+        match (a, buffer_named_by(a)) {
             (_, Some(m)) => {
                 let size = bufs.iter().find(|b| b.0 == m).map_or(0, |b| b.1);
                 let _ = write!(k, "b{size},");
@@ -1950,7 +1949,7 @@ pub(super) fn zero_args(job: &Job, kinds: &[ArgKind]) -> Vec<crate::emu::ArgValu
     job.args
         .iter()
         .zip(kinds)
-        .map(|(a, kind)| match (a, buffer_of(a)) {
+        .map(|(a, kind)| match (a, buffer_named_by(a)) {
             (_, Some(m)) => match TABLES.buffers.get(m) {
                 Some(i) => ArgValue::Buffer(vec![0; i.size]),
                 None => ArgValue::Scalar(vec![0; 8]),

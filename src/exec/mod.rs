@@ -145,6 +145,35 @@ pub struct Engine {
     done_rx: Receiver<ChunkDone>,
 }
 
+/// A launch handed back to be forwarded to the driver as the app made it: why, and what the
+/// hook does with the native run.
+#[derive(Debug, Default)]
+pub struct Forward {
+    /// Why it was not split (the record's `schedule.fallback`).
+    pub reason: String,
+    /// Buffers of the launch that its kernel only reads: the native run does not make their
+    /// replicas stale.
+    pub unwritten: Vec<Key>,
+    /// Measure the forwarded launch: (kernel id ([`Job::kernel_id`]), work-groups); see
+    /// [`watch_forwarded`].
+    pub measure: Option<(String, u64)>,
+}
+
+impl From<String> for Forward {
+    fn from(reason: String) -> Self {
+        Forward {
+            reason,
+            ..Default::default()
+        }
+    }
+}
+
+impl From<&str> for Forward {
+    fn from(reason: &str) -> Self {
+        reason.to_string().into()
+    }
+}
+
 /// A balanced launch that completed.
 pub struct Balanced {
     /// Time from the first chunk's enqueue to the last chunk's completion, ns.
@@ -155,7 +184,7 @@ pub struct Balanced {
 
 /// Runs a launch balanced across the engine's devices, synchronously. `Err(reason)`: nothing
 /// of the app's data was changed and the caller runs the launch natively.
-pub fn run(job: &Job) -> Result<Balanced, String> {
+pub fn run(job: &Job) -> Result<Balanced, Forward> {
     let e = engine().map_err(|e| format!("balance engine unavailable: {e}"))?;
     let mut st = e.state.lock();
     st.run(e, job)
@@ -182,8 +211,8 @@ pub(crate) fn app_build_ns(program: &ProgramInfo) -> Option<u64> {
 }
 
 /// The early split decision (`CLPRISM_SPLIT=auto`, see `decide`), taken before the start
-/// barrier: `Err(reason)` means forward the launch as the app made it, at forwarding's cost.
-pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), String> {
+/// barrier: `Err` means forward the launch as the app made it, at forwarding's cost.
+pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), Forward> {
     engine.state.lock().pre_decide(engine, job)
 }
 
@@ -200,43 +229,9 @@ pub fn invalidate(m: Key) {
     *e.entry(m).or_insert(1) += 1;
 }
 
-thread_local! {
-    /// Buffers that the launch this thread just handed back for native forwarding only
-    /// reads (`CLPRISM_SPLIT=auto` kept it whole): the native run does not make their
-    /// replicas stale. Taken by the hook's invalidation right after.
-    static UNWRITTEN: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The buffers of this thread's last forwarded launch that its kernel does not write (see
-/// `UNWRITTEN`); empty after the call.
-pub fn take_unwritten() -> Vec<Key> {
-    UNWRITTEN.with(|u| std::mem::take(&mut *u.borrow_mut()))
-}
-
-fn set_unwritten(v: Vec<Key>) {
-    UNWRITTEN.with(|u| *u.borrow_mut() = v);
-}
-
-thread_local! {
-    /// A launch this thread just handed back for forwarding, to be measured: (kernel name,
-    /// work-groups). Taken by the hook, which watches the forwarded launch's event.
-    static MEASURE: std::cell::RefCell<Option<(String, u64)>> = const { std::cell::RefCell::new(None) };
-}
-
 /// kernel (`Job::kernel_id`) → ns per work-group of its last forwarded launch measured on the app's
 /// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
 static FORWARDED: Lazy<Mutex<FxHashMap<String, f64>>> = Lazy::new(Default::default);
-
-/// Asks the hook to measure the launch it is about to forward (see [`watch_forwarded`]).
-pub fn request_measure(kernel: &str, work_groups: u64) {
-    MEASURE.with(|m| *m.borrow_mut() = Some((kernel.to_string(), work_groups)));
-}
-
-/// Whether this thread's last launch handed back for forwarding asked to be measured (see
-/// [`watch_forwarded`]); clears the request.
-pub fn take_measure_request() -> Option<(String, u64)> {
-    MEASURE.with(|m| m.borrow_mut().take())
-}
 
 /// Measures a forwarded launch: once `ev` has completed, its device time (the app's queue
 /// has profiling while clprism times launches) divided by `work_groups` becomes the kernel's

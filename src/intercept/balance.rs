@@ -2,9 +2,10 @@
 //! the start/end markers on the application's queue and hands the launch to `exec`
 //! (DESIGN.md §7, "Ordering"). Also marks replicas stale when the app writes a buffer.
 
-use crate::exec::{self, cl, Job};
+use super::launch::Launch;
+use crate::exec::{self, cl, Forward, Job};
 use crate::log::LaunchRecord;
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
+use crate::registry::tables::{buffer_named_by, KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use opencl_sys::*;
 
@@ -27,58 +28,39 @@ pub fn choose_local(dim: usize, global: &[usize; 3]) -> [usize; 3] {
     l
 }
 
-/// Every buffer argument of kernel `k` may have been written by a native launch.
-///
-/// Except the buffers that exec reported unwritten for a launch it kept whole and handed
-/// back (`exec::take_unwritten`, same thread, just before): the native run only reads them.
-pub fn invalidate_args(k: cl_kernel) {
-    let unwritten = exec::take_unwritten();
+/// Every buffer argument of kernel `k` may have been written by a native launch, except
+/// `unwritten`: the buffers exec found the kernel only reads when it handed the launch back
+/// ([`exec::Forward::unwritten`]).
+pub fn invalidate_args(k: cl_kernel, unwritten: &[Key]) {
     let args = TABLES
         .kernels
         .with(k as Key, |i| i.args.clone())
         .unwrap_or_default();
-    for a in args.iter().flatten() {
-        if let KernelArg::Value(b) = a {
-            if b.as_slice().len() == 8 {
-                let m = usize::from_ne_bytes(b.as_slice().try_into().unwrap_or([0; 8]));
-                if TABLES.buffers.with(m, |_| ()).is_some() && !unwritten.contains(&m) {
-                    exec::invalidate(m);
-                }
-            }
+    for m in args.iter().flatten().filter_map(buffer_named_by) {
+        if !unwritten.contains(&m) {
+            exec::invalidate(m);
         }
     }
 }
 
-/// Tries to run the launch balanced. `Ok(code)`: handled (code from the driver's marker
-/// enqueue); `Err(reason)`: the caller runs it natively and logs the reason.
+/// Tries to run `launch` balanced. `Ok(code)`: handled (code from the driver's marker
+/// enqueue); `Err(forward)`: the caller runs it natively, logs the reason and applies the
+/// rest of the hand-back (unwritten buffers, a measurement to take).
 ///
 /// # Safety
-/// Arguments as received by `clEnqueueNDRangeKernel`.
-#[allow(clippy::too_many_arguments)]
+/// `event` is null or writable, as received by the hook.
 pub unsafe fn try_balance(
-    q: cl_command_queue,
-    k: cl_kernel,
-    work_dim: cl_uint,
-    offset: *const usize,
-    global: *const usize,
-    local: *const usize,
-    n_wait: cl_uint,
-    wait: *const cl_event,
+    launch: &Launch,
     event: *mut cl_event,
     rec: &LaunchRecord,
-) -> Result<cl_int, String> {
-    if !local.is_null() {
+) -> Result<cl_int, Forward> {
+    if launch.work_groups().is_some_and(|g| g < 2) {
         // checked first: the cheapest verdict, and launch-latency loops are full of these
-        let groups: usize = (0..work_dim as usize)
-            .map(|d| *global.add(d) / (*local.add(d)).max(1))
-            .product();
-        if groups < 2 {
-            return Err("kept whole on the app's device: one work-group cannot be split".into());
-        }
+        return Err("kept whole on the app's device: one work-group cannot be split".into());
     }
     let kinfo = TABLES
         .kernels
-        .get(k as Key)
+        .get(launch.kernel as Key)
         .ok_or("kernel unknown to clprism")?;
     let prog = TABLES
         .programs
@@ -92,9 +74,7 @@ pub unsafe fn try_balance(
             }
         }
         ProgramOrigin::Binary(_) => {
-            return Err(format!(
-                "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
-            ))
+            return Err(format!("{UNMAPPED_BINARY}: NDRange queries cannot be rewritten").into())
         }
         ProgramOrigin::Il(_) => {
             return Err("program created from IL: NDRange queries cannot be rewritten".into())
@@ -107,26 +87,17 @@ pub unsafe fn try_balance(
         .cloned()
         .collect::<Option<Vec<_>>>()
         .ok_or("not every kernel argument is set")?;
-    let dim = work_dim as usize;
-    let mut g = [1usize; 3];
-    let mut o = [0usize; 3];
-    for d in 0..dim {
-        g[d] = *global.add(d);
-        if !offset.is_null() {
-            o[d] = *offset.add(d);
-        }
-    }
-    let l = if local.is_null() {
-        choose_local(dim, &g)
-    } else {
-        let mut l = [1usize; 3];
-        for d in 0..dim {
-            l[d] = *local.add(d);
-            if l[d] == 0 || g[d] % l[d] != 0 {
+    let (q, dim) = (launch.queue, launch.work_dim as usize);
+    let g = launch.global;
+    let o = launch.offset.unwrap_or([0; 3]);
+    let l = match launch.local {
+        None => choose_local(dim, &g),
+        Some(l) => {
+            if (0..dim).any(|d| l[d] == 0 || g[d] % l[d] != 0) {
                 return Err("global size is not a multiple of the local size".into());
             }
+            l
         }
-        l
     };
     crate::config::debug(|| format!("try_balance {}", rec.seq));
     let ready = exec::engine_for_launch();
@@ -134,7 +105,7 @@ pub unsafe fn try_balance(
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
     let mut epochs = rustc_hash::FxHashMap::default();
     for a in &args {
-        if let Some(m) = exec_buffer(a) {
+        if let Some(m) = buffer_named_by(a) {
             epochs.insert(m, exec::epoch(m));
         }
     }
@@ -147,11 +118,11 @@ pub unsafe fn try_balance(
         program: prog,
         kernel: kinfo.name.to_string(),
         args,
-        work_dim,
+        work_dim: launch.work_dim,
         global: g,
         offset: o,
         local: l,
-        local_given: !local.is_null(),
+        local_given: launch.local.is_some(),
         epochs,
     };
     // Forwarded before the start barrier, so the app's queue keeps running asynchronously:
@@ -162,11 +133,11 @@ pub unsafe fn try_balance(
             // measured meanwhile: the split decision of a later launch needs this figure
             // (under the key the later launches look it up by, not the bare name)
             let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
-            exec::request_measure(&job.kernel_id(), groups as u64);
-            return Err(
-                "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)"
-                    .into(),
-            );
+            return Err(Forward {
+                reason: "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)".into(),
+                measure: Some((job.kernel_id(), groups as u64)),
+                ..Default::default()
+            });
         }
     };
     if engine.devices.iter().all(|d| !d.available()) {
@@ -175,12 +146,7 @@ pub unsafe fn try_balance(
     exec::pre_decide(engine, &job)?;
     // Start barrier: the launch's wait list and every earlier command of the queue. The
     // balanced launch then runs synchronously (see `exec` for why).
-    let waits = if n_wait == 0 || wait.is_null() {
-        &[][..]
-    } else {
-        std::slice::from_raw_parts(wait, n_wait as usize)
-    };
-    let start = match cl::barrier(q, waits) {
+    let start = match cl::barrier(q, launch.wait_list()) {
         Ok(e) => e,
         Err(e) => return Ok(e.code), // the driver's verdict on the wait list or queue
     };
@@ -196,7 +162,7 @@ pub unsafe fn try_balance(
         )
     });
     if let Err(e) = waited {
-        return Err(format!("a command the launch waits for failed ({e})"));
+        return Err(format!("a command the launch waits for failed ({e})").into());
     }
     let done = exec::run(&job)?;
     // the event the app gets: a marker after the (completed) launch
@@ -209,9 +175,9 @@ pub unsafe fn try_balance(
             }
         }
         Err(e) => {
-            return Err(format!(
-                "the launch completed but its event could not be created ({e})"
-            ))
+            return Err(
+                format!("the launch completed but its event could not be created ({e})").into(),
+            )
         }
     }
     let mut rec = rec.clone();
@@ -230,16 +196,6 @@ pub unsafe fn try_balance(
         }),
     );
     Ok(CL_SUCCESS)
-}
-
-fn exec_buffer(a: &KernelArg) -> Option<Key> {
-    match a {
-        KernelArg::Value(b) if b.as_slice().len() == 8 => {
-            let m = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
-            TABLES.buffers.with(m, |_| ()).map(|_| m)
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+use super::launch::Launch;
 use super::passthrough;
 use crate::log::{self, LaunchRecord};
 use crate::registry::tables::*;
@@ -974,14 +975,6 @@ pub unsafe fn clReleaseKernel(k: cl_kernel) -> cl_int {
 }
 // ---------------------------------------------------------------- launches
 
-unsafe fn dims(p: *const usize, n: u32) -> Option<Vec<u64>> {
-    if p.is_null() {
-        None
-    } else {
-        Some((0..n as usize).map(|i| *p.add(i) as u64).collect())
-    }
-}
-
 unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
     if let Some(i) = TABLES.queues.get(q as Key) {
         return Some(i);
@@ -1018,14 +1011,9 @@ unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
     Some(info)
 }
 
-pub(crate) unsafe fn launch_record(
-    q: cl_command_queue,
-    k: cl_kernel,
-    work_dim: cl_uint,
-    offset: *const usize,
-    global: *const usize,
-    local: *const usize,
-) -> LaunchRecord {
+/// The pending log record of `launch` (counts the kernel's launches for the timing sample).
+pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
+    let (q, k, work_dim) = (launch.queue, launch.kernel, launch.work_dim);
     let (name, program, nth) = TABLES
         .kernels
         .with_mut(k as Key, |i| {
@@ -1050,9 +1038,9 @@ pub(crate) unsafe fn launch_record(
         kernel: name,
         program,
         work_dim,
-        global: dims(global, work_dim).unwrap_or_default(),
-        local: dims(local, work_dim),
-        offset: dims(offset, work_dim),
+        global: Launch::dims(&launch.global, work_dim),
+        local: launch.local.map(|l| Launch::dims(&l, work_dim)),
+        offset: launch.offset.map(|o| Launch::dims(&o, work_dim)),
         device,
         status: "pending",
         error_code: None,
@@ -1131,85 +1119,18 @@ pub unsafe fn clEnqueueNDRangeKernel(
     event: *mut cl_event,
 ) -> cl_int {
     let f = real!(clEnqueueNDRangeKernel, crate::loader::UNAVAILABLE);
-    if passthrough() || !(1..=3).contains(&work_dim) || global.is_null() {
-        return f(q, k, work_dim, offset, global, local, n_wait, wait, event);
-    }
-    let mut rec = launch_record(q, k, work_dim, offset, global, local);
-    if crate::config::get().mode == crate::config::Mode::Balance {
-        let t = std::time::Instant::now();
-        match super::balance::try_balance(
-            q, k, work_dim, offset, global, local, n_wait, wait, event, &rec,
-        ) {
-            Ok(code) => return code,
-            Err(reason) => {
-                // decision_ns: what clprism spent on the app's thread before forwarding
-                let decision_ns = t.elapsed().as_nanos() as u64;
-                rec.extra.insert("schedule".into(), serde_json::json!({"merge": "none", "fallback": reason, "decision_ns": decision_ns, "devices": [], "chunks": []}));
-                super::balance::invalidate_args(k);
-            }
-        }
-    }
-    if crate::config::get().mode == crate::config::Mode::Project {
-        return projected_launch(
-            q,
-            k,
-            work_dim,
-            offset,
-            global,
-            local,
-            n_wait,
-            wait,
-            rec,
-            event,
-            |n, w, slot| f(q, k, work_dim, offset, global, local, n, w, slot),
-        );
-    }
-    let measure = crate::exec::take_measure_request();
-    logged_launch(rec, event, |slot| {
-        let r = f(q, k, work_dim, offset, global, local, n_wait, wait, slot);
-        if let Some(m) = measure {
-            if r == CL_SUCCESS && !slot.is_null() && !(*slot).is_null() {
-                crate::exec::watch_forwarded(*slot, m);
-            }
-        }
-        r
-    })
-}
-
-/// Project mode (see `super::project`): snapshot before the kernel, emulation and projection
-/// on the worker thread after it. `enqueue` gets the wait list to use and the event slot.
-unsafe fn projected_launch(
-    q: cl_command_queue,
-    k: cl_kernel,
-    work_dim: cl_uint,
-    offset: *const usize,
-    global: *const usize,
-    local: *const usize,
-    n_wait: cl_uint,
-    wait: *const cl_event,
-    mut rec: LaunchRecord,
-    event: *mut cl_event,
-    enqueue: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> cl_int,
-) -> cl_int {
-    let app_wait: &[cl_event] = if wait.is_null() || n_wait == 0 {
-        &[]
+    let launch = if passthrough() {
+        None
     } else {
-        std::slice::from_raw_parts(wait, n_wait as usize)
+        Launch::ndrange(q, k, work_dim, offset, global, local, n_wait, wait)
     };
-    let plan =
-        super::project::before_launch(q, k, work_dim, offset, global, local, app_wait, &mut rec);
-    let (n, w) = match &plan {
-        super::project::Plan::Job(p) if p.kernel_wait(app_wait).len() > app_wait.len() => {
-            let kw = p.kernel_wait(app_wait);
-            (kw.len() as cl_uint, kw.as_ptr())
-        }
-        _ => (n_wait, wait),
-    };
-    let r = logged_launch(rec, event, |slot| enqueue(n, w, slot));
-    super::project::after_launch(plan, r == CL_SUCCESS);
-    r
+    match launch {
+        Some(launch) => launched(&launch, event),
+        None => f(q, k, work_dim, offset, global, local, n_wait, wait, event),
+    }
 }
 
+/// A one-dimensional launch of one work-item through the same path as any NDRange.
 pub unsafe fn clEnqueueTask(
     q: cl_command_queue,
     k: cl_kernel,
@@ -1221,25 +1142,55 @@ pub unsafe fn clEnqueueTask(
     if passthrough() {
         return f(q, k, n_wait, wait, event);
     }
-    let one = [1usize];
-    let rec = launch_record(q, k, 1, std::ptr::null(), one.as_ptr(), one.as_ptr());
-    if crate::config::get().mode == crate::config::Mode::Project {
-        let (g, l) = (one.as_ptr(), one.as_ptr());
-        return projected_launch(
-            q,
-            k,
-            1,
-            std::ptr::null(),
-            g,
-            l,
-            n_wait,
-            wait,
-            rec,
-            event,
-            |n, w, slot| f(q, k, n, w, slot),
-        );
+    launched(&Launch::task(q, k, n_wait, wait), event)
+}
+
+/// One launch in the configured mode: balance tries to split it, project emulates it, and
+/// whatever is forwarded is logged (with the reason it was not split, in balance mode).
+unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
+    let mut rec = launch_record(launch);
+    let mut measure = None;
+    if crate::config::get().mode == crate::config::Mode::Balance {
+        let t = std::time::Instant::now();
+        match super::balance::try_balance(launch, event, &rec) {
+            Ok(code) => return code,
+            Err(forward) => {
+                // decision_ns: what clprism spent on the app's thread before forwarding
+                let decision_ns = t.elapsed().as_nanos() as u64;
+                rec.extra.insert("schedule".into(), serde_json::json!({"merge": "none", "fallback": forward.reason, "decision_ns": decision_ns, "devices": [], "chunks": []}));
+                super::balance::invalidate_args(launch.kernel, &forward.unwritten);
+                measure = forward.measure;
+            }
+        }
     }
-    logged_launch(rec, event, |slot| f(q, k, n_wait, wait, slot))
+    if crate::config::get().mode == crate::config::Mode::Project {
+        return projected_launch(launch, rec, event);
+    }
+    logged_launch(rec, event, |slot| {
+        let r = launch.forward(None, slot);
+        if let Some(m) = measure {
+            if r == CL_SUCCESS && !slot.is_null() && !(*slot).is_null() {
+                crate::exec::watch_forwarded(*slot, m);
+            }
+        }
+        r
+    })
+}
+
+/// Project mode (see `super::project`): snapshot before the kernel, emulation and projection
+/// on the worker thread after it.
+unsafe fn projected_launch(launch: &Launch, mut rec: LaunchRecord, event: *mut cl_event) -> cl_int {
+    let app_wait = launch.wait_list();
+    let plan = super::project::before_launch(launch, &mut rec);
+    let kernel_wait = match &plan {
+        super::project::Plan::Job(p) if p.kernel_wait(app_wait).len() > app_wait.len() => {
+            Some(p.kernel_wait(app_wait))
+        }
+        _ => None,
+    };
+    let r = logged_launch(rec, event, |slot| launch.forward(kernel_wait, slot));
+    super::project::after_launch(plan, r == CL_SUCCESS);
+    r
 }
 
 // ---------------------------------------------------------------- extension functions

@@ -5,6 +5,7 @@
 
 pub mod balance;
 pub mod hooks;
+pub mod launch;
 pub mod project;
 
 use crate::registry::{tables, TABLES};

@@ -31,12 +31,11 @@
 //! `"projection": <ProjectionSet> + {"launch_device_profile": <name or null>}` (absent when
 //! there are no statistics; with an `"error"` string when no profile could be used).
 
-#![allow(clippy::too_many_arguments)]
-
+use super::launch::Launch;
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
 use crate::emu::{self, ArgKind, ArgValue, EmuConfig, EmuError, Module, WorkGroupStats};
 use crate::model::{self, ModelOptions, Profile};
-use crate::registry::tables::{KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
+use crate::registry::tables::{buffer_named_by, KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use once_cell::sync::Lazy;
 use opencl_sys::*;
@@ -195,20 +194,9 @@ fn divisor_at_most(g: u64, cap: u64) -> u64 {
 /// record. Never fails: problems go into the record.
 ///
 /// # Safety
-/// The arguments are those of `clEnqueueNDRangeKernel` (pointers valid for `work_dim`).
-pub unsafe fn before_launch(
-    q: cl_command_queue,
-    k: cl_kernel,
-    work_dim: u32,
-    offset: *const usize,
-    global: *const usize,
-    local: *const usize,
-    wait: &[cl_event],
-    rec: &mut crate::log::LaunchRecord,
-) -> Plan {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        plan(q, k, work_dim, offset, global, local, wait, rec)
-    }));
+/// `launch` holds the app's live handles.
+pub unsafe fn before_launch(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Plan {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan(launch, rec)));
     match r {
         Ok(Ok(p)) => p,
         Ok(Err(reason)) => {
@@ -230,16 +218,8 @@ pub unsafe fn before_launch(
     }
 }
 
-unsafe fn plan(
-    q: cl_command_queue,
-    k: cl_kernel,
-    work_dim: u32,
-    offset: *const usize,
-    global: *const usize,
-    local: *const usize,
-    wait: &[cl_event],
-    rec: &mut crate::log::LaunchRecord,
-) -> Result<Plan, String> {
+unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Plan, String> {
+    let (q, k, wait) = (launch.queue, launch.kernel, launch.wait_list());
     let worker = WORKER
         .as_ref()
         .map_err(|e| format!("no emulation thread: {e}"))?;
@@ -264,23 +244,20 @@ unsafe fn plan(
             true,
         ),
     };
-    let n = work_dim as usize;
-    let g: Vec<u64> = (0..n).map(|i| *global.add(i) as u64).collect();
+    let n = launch.work_dim;
+    let g = Launch::dims(&launch.global, n);
     if g.contains(&0) {
         return Err("empty NDRange".into());
     }
-    let (l, local_assumed) = if local.is_null() {
-        let mut l = vec![1u64; n];
-        l[0] = divisor_at_most(g[0], 64);
-        (l, true)
-    } else {
-        (
-            (0..n).map(|i| *local.add(i) as u64).collect::<Vec<_>>(),
-            false,
-        )
+    let (l, local_assumed) = match &launch.local {
+        None => {
+            let mut l = vec![1u64; n as usize];
+            l[0] = divisor_at_most(g[0], 64);
+            (l, true)
+        }
+        Some(l) => (Launch::dims(l, n), false),
     };
-    let off: Option<Vec<u64>> =
-        (!offset.is_null()).then(|| (0..n).map(|i| *offset.add(i) as u64).collect());
+    let off = launch.offset.map(|o| Launch::dims(&o, n));
     let mut locals = Vec::new();
     let mut dynamic_local = 0u64;
     for a in &kinfo.args {
@@ -410,16 +387,10 @@ unsafe fn snapshot(q: cl_command_queue, p: &mut Pending, wait: &[cl_event]) -> R
         .clEnqueueCopyBuffer
         .ok_or("clEnqueueCopyBuffer unavailable")?;
     let mut handles: Vec<(Key, usize)> = Vec::new();
-    for a in p.info.args.iter().flatten() {
-        if let KernelArg::Value(b) = a {
-            let b = b.as_slice();
-            if b.len() == std::mem::size_of::<cl_mem>() {
-                let h = usize::from_ne_bytes(b.try_into().unwrap_or_default());
-                if h != 0 && !handles.iter().any(|x| x.0 == h) {
-                    if let Some(size) = TABLES.buffers.with(h, |i| i.size) {
-                        handles.push((h, size));
-                    }
-                }
+    for h in p.info.args.iter().flatten().filter_map(buffer_named_by) {
+        if !handles.iter().any(|x| x.0 == h) {
+            if let Some(size) = TABLES.buffers.with(h, |i| i.size) {
+                handles.push((h, size));
             }
         }
     }
@@ -775,12 +746,9 @@ fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
         .args
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| match a {
-            Some(KernelArg::Value(b)) if b.as_slice().len() == 8 => {
-                let h = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
-                TABLES.buffers.with(h, |x| (i as u32, x.size as u64))
-            }
-            _ => None,
+        .filter_map(|(i, a)| {
+            let h = buffer_named_by(a.as_ref()?)?;
+            TABLES.buffers.with(h, |x| (i as u32, x.size as u64))
         })
         .collect();
     let shape = match crate::exec::best::launch_shape(

@@ -262,6 +262,20 @@ pub fn content_hash(parts: &[&[u8]]) -> Arc<str> {
         .into()
 }
 
+/// The buffer kernel argument `a` names: a pointer-sized value that is a buffer clprism
+/// recorded. `None` for `__local` sizes, by-value arguments, NULL and unknown handles.
+///
+/// The one answer to "which buffer does argument i name" for every mode.
+pub fn buffer_named_by(a: &KernelArg) -> Option<Key> {
+    match a {
+        KernelArg::Value(b) if b.as_slice().len() == std::mem::size_of::<usize>() => {
+            let k = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
+            (k != 0 && super::TABLES.buffers.with(k, |_| ()).is_some()).then_some(k)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
