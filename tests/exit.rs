@@ -124,3 +124,38 @@ fn the_exit_does_not_wait_for_devices_still_opening() {
         "the app took {elapsed:?} to exit: its exit waited for the devices still opening\n{text}"
     );
 }
+
+#[test]
+fn an_app_that_exits_at_once_on_cold_caches_never_crashes() {
+    // Empty clprism and PoCL caches: the app's own build is PoCL's first LLVM compile, which
+    // registers LLVM's static destructors, while clprism builds the program on the balance
+    // devices in the background. Before the `__cxa_atexit` interposer (src/api/exit.rs) those
+    // destructors ran before clprism's exit hook, under its build thread: 16 of 20 runs died
+    // (SIGSEGV or "LLVM ERROR: Do not know how to split the result of this operator").
+    let runs: usize = std::env::var("CLPRISM_EXIT_COLD_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let mut failures = Vec::new();
+    for i in 0..runs {
+        let cache = scratch(&format!("exit-cold-{i}"));
+        let pocl = cache.join("pocl");
+        let (xdg, pocl) = (cache.to_str().unwrap(), pocl.to_str().unwrap());
+        let (code, text, _) = quick_exit(
+            &[
+                ("XDG_CACHE_HOME", xdg),
+                ("POCL_CACHE_DIR", pocl),
+            ],
+            Duration::from_secs(120),
+        );
+        if code != Some(0) || !text.contains("kernels: 1") {
+            failures.push(format!("run {i}: exit {code:?}\n{text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} cold runs failed (None = killed after 120 s or ended by a signal):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -170,6 +170,7 @@ mod tests {
         let bg: &'static Background = Box::leak(Box::new(Background {
             shutting_down: AtomicBool::new(false),
             gate: RwLock::new(()),
+            in_flight: AtomicUsize::new(0),
         }));
         let (entered_tx, entered_rx) = std::sync::mpsc::channel();
         let finished = std::sync::Arc::new(AtomicBool::new(false));
