@@ -8,6 +8,7 @@
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
 //! record.
 
+pub mod schema;
 pub mod summary;
 pub mod trace;
 

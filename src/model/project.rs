@@ -190,6 +190,7 @@ pub struct Skipped {
 
 /// Projections of one launch on every profiled device, ranked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProjectionSet {
     /// The options used.
     pub options: ModelOptions,
