@@ -538,7 +538,7 @@ pub struct Chunk {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Phase {
-    /// `build`, `footprint`, `upload`, `run`, `read_back`, `write_back`, ...
+    /// `build`, `footprint`, `snapshot`, `chunks`, `read_back`, `write_back`, ...
     pub name: String,
     /// Start, ns since the launch's start.
     pub start_ns: u64,
@@ -874,7 +874,12 @@ fn diff_values(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
                 }
             }
             for k in y.keys().filter(|k| !x.contains_key(*k)) {
-                out.push(format!("{path}.{k}: added by the schema"));
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                out.push(format!("{p}: added by the schema"));
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
@@ -920,6 +925,17 @@ pub fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
     let mut out = Default::default();
     walk("", v, &mut out);
     out
+}
+
+/// Whether a key path from [`key_paths`] is documented in [`FIELDS`]: a row, or (for an
+/// empty array or an object written as `null`) the parent of rows.
+pub fn documented(path: &str) -> bool {
+    FIELDS.iter().any(|f| {
+        f.path == path
+            || f.path
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with("[].") || rest.starts_with('.'))
+    })
 }
 
 /// Paths documented as one row whose inner structure is another module's type.
@@ -1817,7 +1833,7 @@ mod tests {
         let table: std::collections::BTreeSet<String> =
             FIELDS.iter().map(|f| f.path.to_string()).collect();
         // the table's intermediate rows (`schedule.footprint`, ...) describe objects
-        let missing: Vec<_> = paths.difference(&table).collect();
+        let missing: Vec<_> = paths.iter().filter(|p| !documented(p)).collect();
         assert!(missing.is_empty(), "fields not in FIELDS: {missing:?}");
         let stale: Vec<_> = table
             .iter()
