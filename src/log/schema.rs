@@ -538,6 +538,43 @@ pub struct Chunk {
     pub start_ns: Option<u64>,
 }
 
+impl Chunk {
+    /// A chunk just enqueued: `count` units of `wgs_per_unit` work-groups from unit
+    /// `first_wg` on device position `device`, enqueued `enqueue_ns` after the launch's start.
+    pub fn enqueued(
+        device: usize,
+        first_wg: u64,
+        count: u64,
+        wgs_per_unit: u64,
+        enqueue_ns: u64,
+    ) -> Chunk {
+        Chunk {
+            device,
+            first_wg,
+            count,
+            work_groups: Some(count * wgs_per_unit),
+            enqueue_ns: Some(enqueue_ns),
+            ..Default::default()
+        }
+    }
+
+    /// Records the completion seen at `end_ns` (since the launch's start) and the chunk's
+    /// device time (ns), when profiling gave one: `start_ns = end_ns − device_ns`.
+    pub fn completed(&mut self, end_ns: u64, device_ns: Option<u64>) {
+        self.end_ns = Some(end_ns);
+        if let Some(dn) = device_ns {
+            self.device_ns = Some(dn);
+            self.start_ns = Some(end_ns.saturating_sub(dn));
+        }
+    }
+
+    /// The chunk's work did not count on its device (abandoned as a straggler, or its
+    /// enqueue failed).
+    pub fn lost(&self) -> bool {
+        self.abandoned || self.failed.is_some()
+    }
+}
+
 /// A host phase of a balanced launch (`schedule.phases[]`): ns since the launch's start.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -648,6 +685,24 @@ pub struct Verify {
     /// Why the native run could not be compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Verify {
+    /// The comparison ran: `n` bytes differ.
+    pub fn differing(n: u64) -> Verify {
+        Verify {
+            differing_bytes: Some(n),
+            error: None,
+        }
+    }
+
+    /// The comparison could not run.
+    pub fn failed(e: impl Into<String>) -> Verify {
+        Verify {
+            differing_bytes: None,
+            error: Some(e.into()),
+        }
+    }
 }
 
 /// The `schedule` object (balance mode). Two shapes: a launch forwarded unsplit has
@@ -1344,6 +1399,28 @@ mod tests {
             "split_decision": null, "footprint": null, "best": null});
         round_trip_value::<Schedule>(&v).unwrap();
         round_trip_value::<Schedule>(&serde_json::to_value(&s).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn chunk_helpers_write_what_exec_wrote() {
+        let mut c = Chunk::enqueued(1, 8, 4, 2, 100);
+        assert_eq!(
+            to_value(&c),
+            serde_json::json!({"device": 1, "first_wg": 8, "count": 4, "work_groups": 8,
+                "enqueue_ns": 100})
+        );
+        c.completed(500, Some(300));
+        assert_eq!(
+            (c.end_ns, c.device_ns, c.start_ns, c.lost()),
+            (Some(500), Some(300), Some(200), false)
+        );
+        c.abandoned = true;
+        assert_eq!(to_value(&c)["abandoned"], true);
+        assert!(c.lost());
+        assert_eq!(
+            to_value(&Verify::differing(0)),
+            serde_json::json!({"differing_bytes": 0})
+        );
     }
 
     #[test]
