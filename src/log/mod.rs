@@ -794,6 +794,46 @@ mod tests {
     }
 
     #[test]
+    fn summary_reads_the_typed_attachments() {
+        let stats = crate::emu::stats::WorkGroupStats {
+            emulation_ns: 7000,
+            ..Default::default()
+        };
+        let set: crate::model::ProjectionSet = serde_json::from_value(serde_json::json!({
+            "devices": [{"device": "a", "t_compute_ns": 1.0, "t_global_ns": 2.0,
+                "t_local_ns": 0.0, "bound": "global", "projected_ns": 2000.0, "rank": 1}]
+        }))
+        .unwrap();
+        let proj = schema::Projection {
+            set,
+            launch_device_profile: Some("a".into()),
+            ..Default::default()
+        };
+        // the first launch emulated, two more reuse its (shared) result
+        let mut first = rec();
+        first.set_emulation(&schema::Emulation::with_stats(stats.clone(), false));
+        first.set_projection(&proj);
+        let shared = Arc::new(SharedExtra::new(vec![
+            (
+                "emulation".into(),
+                schema::to_value(&schema::Emulation::with_stats(stats, true)),
+            ),
+            ("projection".into(), schema::to_value(&proj)),
+        ]));
+        let mut s = summary::Summary::default();
+        s.add(&first);
+        for _ in 0..2 {
+            let mut r = rec();
+            r.shared_extra = Some(shared.clone());
+            s.add(&r);
+        }
+        let k = &s.kernels["k"];
+        assert_eq!((k.launches, k.emulations, k.emulation_ns), (3, 1, 7000));
+        assert_eq!(k.projected["a"], (6000.0, 3));
+        assert_eq!(k.launch_profile.as_deref(), Some("a"));
+    }
+
+    #[test]
     fn shared_extra_is_written_like_extra() {
         let emu = schema::Emulation {
             status: Some(schema::EmulationStatus::Reused),
