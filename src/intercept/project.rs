@@ -831,7 +831,7 @@ mod tests {
         let st = WorkGroupStats::default();
         let e = schema::to_value(&Emulation::with_stats(st, false));
         assert_eq!(e["status"], "ok");
-        assert!(e.as_object().unwrap().get("reason").is_none());
+        assert!(!e.as_object().unwrap().contains_key("reason"));
         assert!(e["stats"]["instructions"].is_object());
     }
 }
