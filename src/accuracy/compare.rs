@@ -435,7 +435,6 @@ mod tests {
     use crate::accuracy::records::parse_line;
     use crate::emu::stats::WorkGroupStats;
     use crate::model::{load_dir, LaunchShape};
-    use serde_json::json;
 
     /// Statistics produced by `clprism emulate` (commands in tests/data/accuracy/README.md).
     fn stats(file: &str) -> WorkGroupStats {
@@ -463,19 +462,34 @@ mod tests {
         st: Option<&WorkGroupStats>,
         dev: &str,
     ) -> String {
-        let mut v = json!({
-            "schema": "clprism.launch/1", "seq": 0, "kernel": kernel, "program": "00",
-            "work_dim": global.len(), "global": global, "local": local,
-            "device": {"index": "0:0", "name": dev, "type": "cpu"},
-            "status": if ns.is_some() { "complete" } else { "incomplete" },
-            "device_ns": ns, "queued_ns": 1,
-        });
-        if let Some(s) = st {
-            v["emulation"] = json!({"status": "ok", "reused": false, "stats": s});
-            v["projection"] = json!({"options": {}, "devices": [], "skipped": [],
-                                     "launch_device_profile": dev});
-        }
-        v.to_string()
+        use crate::log::schema;
+        let rec = schema::Launch {
+            schema: schema::SCHEMA_VERSION.into(),
+            kernel: kernel.into(),
+            program: "00".into(),
+            work_dim: global.len() as u32,
+            global: global.to_vec(),
+            local: Some(local.to_vec()),
+            device: schema::Device {
+                index: "0:0".into(),
+                name: dev.into(),
+                kind: "cpu".into(),
+            },
+            status: if ns.is_some() {
+                schema::LaunchStatus::Complete
+            } else {
+                schema::LaunchStatus::Incomplete
+            },
+            device_ns: ns,
+            queued_ns: Some(1),
+            emulation: st.map(|s| schema::Emulation::with_stats(s.clone(), false)),
+            projection: st.map(|_| schema::Projection {
+                launch_device_profile: Some(dev.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        serde_json::to_string(&rec).unwrap()
     }
 
     fn proj(st: &WorkGroupStats, g: &[u64], l: &[u64], p: &Profile, o: ModelOptions) -> f64 {

@@ -4,13 +4,13 @@
 //! Keys read: `kernel`, `program`, `global`, `local`, `device` (`index`, `name`), `status`,
 //! `device_ns`, and from project mode `emulation` (`status`, `stats`, `local_assumed`) and
 //! `projection` (a `ProjectionSet` with `launch_device_profile`, and `launch_shape` when
-//! the interposer records the [`LaunchShape`] it projected with). Unknown keys are
-//! ignored, so the reader works on logs of other modes too (launches without statistics
-//! are counted, not compared).
+//! the interposer records the [`LaunchShape`] it projected with), all through the typed
+//! schema ([`crate::log::schema::Launch`]). Unknown keys are ignored, so the reader works on
+//! logs of other modes too (launches without statistics are counted, not compared).
 
 use crate::emu::stats::WorkGroupStats;
+use crate::log::schema;
 use crate::model::{LaunchShape, ProjectionSet};
-use serde_json::Value;
 use std::path::Path;
 
 /// One kernel launch as the accuracy comparison needs it.
@@ -44,70 +44,58 @@ pub struct Launch {
     pub recorded: Option<ProjectionSet>,
 }
 
-fn u64s(v: Option<&Value>) -> Option<Vec<u64>> {
-    v?.as_array()?.iter().map(|x| x.as_u64()).collect()
-}
-
 /// Parses one log line. `Ok(None)` for lines that are not launch records (other
 /// schemas, blank lines).
 ///
-/// Errors: invalid JSON, or a launch record without `kernel` / `global`.
+/// Errors: invalid JSON, or a launch record without `kernel` / `global`, or whose fields do
+/// not fit the schema ([`crate::log::schema::Launch`]).
 pub fn parse_line(line: &str) -> Result<Option<Launch>, String> {
     let line = line.trim();
     if line.is_empty() {
         return Ok(None);
     }
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    let is_launch = v
-        .get("schema")
-        .and_then(Value::as_str)
-        .is_some_and(|s| s.starts_with("clprism.launch/"));
-    if !is_launch {
-        return Ok(None);
+    // (unreadable `emulation` / `projection` objects are dropped: the launch is counted,
+    // not compared)
+    let rec = match schema::parse_lenient(line)? {
+        Some((rec, _)) if rec.schema.starts_with(schema::SCHEMA_PREFIX) => rec,
+        _ => return Ok(None),
+    };
+    if rec.kernel.is_empty() {
+        return Err("launch record without `kernel`".into());
     }
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let kernel = s("kernel").ok_or("launch record without `kernel`")?;
-    let global = u64s(v.get("global")).ok_or("launch record without `global`")?;
-    let emu = v.get("emulation");
-    let stats = emu
-        .and_then(|e| e.get("stats"))
-        .and_then(|x| serde_json::from_value::<WorkGroupStats>(x.clone()).ok());
-    let local = u64s(v.get("local")).or_else(|| u64s(emu.and_then(|e| e.get("local_assumed"))));
-    let proj = v.get("projection");
+    if rec.global.is_empty() {
+        return Err("launch record without `global`".into());
+    }
+    let emu = rec.emulation.as_ref();
+    let proj = rec.projection.as_ref();
+    let local = rec
+        .local
+        .clone()
+        .or_else(|| emu.and_then(|e| e.local_assumed.clone()));
     let shape = proj
-        .and_then(|p| p.get("launch_shape"))
-        .or_else(|| emu.and_then(|e| e.get("launch_shape")))
-        .and_then(|x| serde_json::from_value::<LaunchShape>(x.clone()).ok());
-    let recorded = proj
-        .filter(|p| p.get("error").is_none())
-        .and_then(|p| serde_json::from_value::<ProjectionSet>(p.clone()).ok());
-    let dev = v.get("device");
-    let ds = |k: &str| {
-        dev.and_then(|d| d.get(k))
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string()
+        .and_then(|p| p.launch_shape)
+        .or_else(|| emu.and_then(|e| e.launch_shape));
+    let dev = |s: &str| {
+        if s.is_empty() {
+            "?".to_string()
+        } else {
+            s.to_string()
+        }
     };
     Ok(Some(Launch {
-        kernel,
-        program: s("program").unwrap_or_default(),
-        global,
+        program: rec.program.clone(),
+        global: rec.global.clone(),
         local,
-        device_index: ds("index"),
-        device_name: ds("name"),
-        status: s("status").unwrap_or_default(),
-        device_ns: v.get("device_ns").and_then(Value::as_u64),
-        emulation_status: emu
-            .and_then(|e| e.get("status"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        stats,
+        device_index: dev(&rec.device.index),
+        device_name: dev(&rec.device.name),
+        status: rec.status.to_string(),
+        device_ns: rec.device_ns,
+        emulation_status: emu.and_then(|e| e.status.as_ref()).map(|s| s.to_string()),
+        stats: emu.and_then(|e| e.stats.clone()),
         shape,
-        launch_device_profile: proj
-            .and_then(|p| p.get("launch_device_profile"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        recorded,
+        launch_device_profile: proj.and_then(|p| p.launch_device_profile.clone()),
+        recorded: proj.filter(|p| p.error.is_none()).map(|p| p.set.clone()),
+        kernel: rec.kernel,
     }))
 }
 

@@ -22,6 +22,9 @@ commands:
                                  (see `clprism accuracy --help`)
   trace-check TRACE.json...      check Chrome trace files (CLPRISM_TRACE) against the
                                  trace event format; print what they contain
+  schema --markdown | --check LOG.jsonl...
+                                 print the log schema table (docs/log-schema.md), or
+                                 check log records against the typed schema
 ";
 
 fn main() {
@@ -35,6 +38,7 @@ fn main() {
         Some("characterize") => OpenCL::characterize::characterize_main(rest),
         Some("accuracy") => OpenCL::accuracy::accuracy_main(rest),
         Some("trace-check") => OpenCL::log::trace::check::check_main(rest),
+        Some("schema") => OpenCL::log::schema::schema_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

@@ -34,13 +34,14 @@
 use super::launch::Launch;
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
 use crate::emu::{self, ArgKind, ArgValue, EmuConfig, EmuError, Module, WorkGroupStats};
+use crate::log::schema::{self, Emulation, EmulationStatus, Projection};
 use crate::model::{self, ModelOptions, Profile};
 use crate::registry::tables::{buffer_named_by, KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
 use crate::registry::TABLES;
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,7 +49,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type ModuleCache = HashMap<String, Result<Arc<Module>, EmuError>>;
-type ResultCache = HashMap<EmuKey, (Value, Option<Value>)>;
+type ResultCache = HashMap<EmuKey, (Emulation, Option<Projection>)>;
 type ReusedMap = HashMap<(EmuKey, Key), Arc<crate::log::SharedExtra>>;
 type InflightMap = HashMap<EmuKey, Vec<(u64, Key)>>;
 
@@ -146,39 +147,20 @@ struct LaunchInfo {
     dynamic_local: u64,
 }
 
-fn emulation_json(
-    status: &str,
-    reason: Option<String>,
-    reused: bool,
-    stats: Option<&WorkGroupStats>,
-) -> Value {
-    let mut m = serde_json::Map::new();
-    m.insert("status".into(), json!(status));
-    if let Some(r) = reason {
-        m.insert("reason".into(), json!(r));
-    }
-    m.insert("reused".into(), json!(reused));
-    if let Some(s) = stats {
-        m.insert(
-            "stats".into(),
-            serde_json::to_value(s).unwrap_or(Value::Null),
-        );
-    }
-    Value::Object(m)
+/// The `emulation` record of a launch whose emulation did not run (or failed).
+fn emulation_failed(status: EmulationStatus, reason: String) -> Emulation {
+    Emulation::failed(status, reason, false)
 }
 
-fn status_of(e: &EmuError) -> &'static str {
+fn status_of(e: &EmuError) -> EmulationStatus {
     match e {
-        EmuError::NoToolchain(_) | EmuError::Unsupported(_) => "unavailable",
-        _ => "error",
+        EmuError::NoToolchain(_) | EmuError::Unsupported(_) => EmulationStatus::Unavailable,
+        _ => EmulationStatus::Error,
     }
 }
 
 fn unavailable(rec: &mut crate::log::LaunchRecord, reason: String) {
-    rec.extra.insert(
-        "emulation".into(),
-        emulation_json("unavailable", Some(reason), false, None),
-    );
+    rec.set_emulation(&emulation_failed(EmulationStatus::Unavailable, reason));
 }
 
 /// Largest divisor of `g` not above `cap`.
@@ -204,15 +186,10 @@ pub unsafe fn before_launch(launch: &Launch, rec: &mut crate::log::LaunchRecord)
             Plan::Done
         }
         Err(_) => {
-            rec.extra.insert(
-                "emulation".into(),
-                emulation_json(
-                    "error",
-                    Some("internal error in project mode".into()),
-                    false,
-                    None,
-                ),
-            );
+            rec.set_emulation(&emulation_failed(
+                EmulationStatus::Error,
+                "internal error in project mode".into(),
+            ));
             Plan::Done
         }
     }
@@ -320,7 +297,7 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
         bytes: 0,
     };
     if let Err(reason) = snapshot(q, &mut pending, wait) {
-        let e = emulation_json("unavailable", Some(reason.clone()), false, None);
+        let e = emulation_failed(EmulationStatus::Unavailable, reason.clone());
         finish_key(&pending.key, &e, None);
         return Err(reason);
     }
@@ -340,44 +317,46 @@ fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<crate::log::SharedExt
         return Some(e.clone());
     }
     let (e, p) = RESULTS.lock().get(key).cloned()?;
-    let mut extra = serde_json::Map::new();
-    attach_reused(&mut extra, e, p, device);
-    let entries = Arc::new(crate::log::SharedExtra::new(extra.into_iter().collect()));
+    let entries = Arc::new(crate::log::SharedExtra::new(reused_attachments(
+        e, p, device,
+    )));
     REUSED.lock().insert(k, entries.clone());
     Some(entries)
 }
 
 /// Ends the in-flight state of `key`: the launches that waited for it get `emulation`
 /// (marked reused) and `projection`.
-fn finish_key(key: &EmuKey, emulation: &Value, projection: Option<&Value>) {
+fn finish_key(key: &EmuKey, emulation: &Emulation, projection: Option<&Projection>) {
     let waiting = INFLIGHT.lock().remove(key).unwrap_or_default();
     for (seq, device) in waiting {
-        let mut extra = serde_json::Map::new();
-        attach_reused(&mut extra, emulation.clone(), projection.cloned(), device);
-        crate::log::release(seq, extra.into_iter().collect());
+        let extra = reused_attachments(emulation.clone(), projection.cloned(), device);
+        crate::log::release(seq, extra);
     }
 }
 
-fn attach_reused(
-    extra: &mut serde_json::Map<String, Value>,
-    mut e: Value,
-    p: Option<Value>,
+/// The `emulation` (marked reused) and `projection` (with the launch device's profile)
+/// objects of a launch that takes an earlier launch's result.
+fn reused_attachments(
+    mut e: Emulation,
+    p: Option<Projection>,
     device: Key,
-) {
-    if let Some(o) = e.as_object_mut() {
-        o.insert("reused".into(), json!(true));
-        if o.get("status").and_then(Value::as_str) == Some("ok") {
-            o.insert("status".into(), json!("reused"));
-        }
+) -> Vec<(String, Value)> {
+    e.reused = true;
+    if e.status == Some(EmulationStatus::Ok) {
+        e.status = Some(EmulationStatus::Reused);
     }
-    extra.insert("emulation".into(), e);
+    attachments(&e, p, device)
+}
+
+/// The `emulation` and `projection` attachments of a launch on `device`, as the log takes
+/// them.
+fn attachments(e: &Emulation, p: Option<Projection>, device: Key) -> Vec<(String, Value)> {
+    let mut extra = vec![(schema::KEY_EMULATION.to_string(), schema::to_value(e))];
     if let Some(mut p) = p {
-        let dp = device_profile(device);
-        if let Some(o) = p.as_object_mut() {
-            o.insert("launch_device_profile".into(), json!(dp));
-        }
-        extra.insert("projection".into(), p);
+        p.launch_device_profile = device_profile(device);
+        extra.push((schema::KEY_PROJECTION.to_string(), schema::to_value(&p)));
     }
+    extra
 }
 
 /// Copies every buffer argument into a clprism-owned buffer on the app's queue.
@@ -479,9 +458,9 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
     let Plan::Job(mut p) = plan else { return };
     let fail = |p: &mut Pending, reason: String| {
         release_snapshot(p);
-        let e = emulation_json("unavailable", Some(reason), false, None);
+        let e = emulation_failed(EmulationStatus::Unavailable, reason);
         finish_key(&p.key, &e, None);
-        crate::log::release(p.seq, vec![("emulation".into(), e)]);
+        crate::log::release(p.seq, attachments(&e, None, 0));
     };
     if !enqueued {
         // the record itself was written as enqueue_failed (never held)
@@ -519,16 +498,12 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         let DeferredJob { key, prepare, .. } = *job;
         drop(prepare);
         SNAPSHOT_BYTES.fetch_sub(bytes, Ordering::AcqRel);
-        let e = emulation_json(
-            "unavailable",
-            Some(format!(
-                "emulation queue full ({QUEUE_CAPACITY} launches waiting)"
-            )),
-            false,
-            None,
+        let e = emulation_failed(
+            EmulationStatus::Unavailable,
+            format!("emulation queue full ({QUEUE_CAPACITY} launches waiting)"),
         );
         finish_key(&key, &e, None);
-        crate::log::release(seq, vec![("emulation".into(), e)]);
+        crate::log::release(seq, attachments(&e, None, 0));
     }
 }
 
@@ -724,18 +699,15 @@ fn device_profile(device: Key) -> Option<String> {
 }
 
 /// Projection of `stats` for the launch (without `launch_device_profile`).
-fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
+fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
     let static_local = MODULES
         .lock()
         .get(&info.program_key)
         .and_then(|m| m.as_ref().ok().map(|m| m.local_static))
         .unwrap_or(0);
-    let err = |e: String| {
-        let mut v = serde_json::to_value(model::ProjectionSet::default()).unwrap_or(json!({}));
-        if let Some(o) = v.as_object_mut() {
-            o.insert("error".into(), json!(e));
-        }
-        v
+    let err = |e: String| Projection {
+        error: Some(e),
+        ..Default::default()
     };
     let profiles = match PROFILES.as_ref() {
         Ok(p) => p,
@@ -767,14 +739,12 @@ fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
         profiles,
         &ModelOptions::default(),
     ) {
-        Ok(set) => {
-            let mut v = serde_json::to_value(set).unwrap_or(Value::Null);
+        Ok(set) => Projection {
+            set,
             // the shape projected with, so `clprism accuracy` re-projects the same launch
-            if let (Some(o), Ok(s)) = (v.as_object_mut(), serde_json::to_value(shape)) {
-                o.insert("launch_shape".into(), s);
-            }
-            v
-        }
+            launch_shape: Some(shape),
+            ..Default::default()
+        },
         Err(e) => err(e.to_string()),
     }
 }
@@ -783,17 +753,14 @@ fn projection_json(stats: &WorkGroupStats, info: &LaunchInfo) -> Value {
 fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
     let (emulation, projection) = match &o.result {
         Ok(st) => {
-            let status = if o.reused { "reused" } else { "ok" };
-            let mut e = emulation_json(status, None, o.reused, Some(st));
+            let mut e = Emulation::with_stats(st.clone(), o.reused);
             if info.local_assumed {
-                if let Some(m) = e.as_object_mut() {
-                    m.insert("local_assumed".into(), json!(info.local));
-                }
+                e.local_assumed = Some(info.local.clone());
             }
-            (e, Some(projection_json(st, info)))
+            (e, Some(projection_record(st, info)))
         }
         Err(err) => (
-            emulation_json(status_of(err), Some(err.to_string()), o.reused, None),
+            Emulation::failed(status_of(err), err.to_string(), o.reused),
             None,
         ),
     };
@@ -804,15 +771,7 @@ fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
             .insert(key.clone(), (emulation.clone(), projection.clone()));
     }
     finish_key(key, &emulation, projection.as_ref());
-    let mut entries = vec![("emulation".to_string(), emulation)];
-    if let Some(mut p) = projection {
-        let dp = device_profile(info.device);
-        if let Some(m) = p.as_object_mut() {
-            m.insert("launch_device_profile".into(), json!(dp));
-        }
-        entries.push(("projection".to_string(), p));
-    }
-    crate::log::release(seq, entries);
+    crate::log::release(seq, attachments(&emulation, projection, info.device));
 }
 
 #[cfg(test)]
@@ -829,14 +788,18 @@ mod tests {
 
     #[test]
     fn emulation_record_keys() {
-        let e = emulation_json("unavailable", Some("why".into()), false, None);
-        assert_eq!(e["status"], "unavailable");
-        assert_eq!(e["reason"], "why");
-        assert_eq!(e["reused"], false);
-        assert!(e.get("stats").is_none());
+        let e = schema::to_value(&emulation_failed(
+            EmulationStatus::Unavailable,
+            "why".into(),
+        ));
+        assert_eq!(
+            e,
+            serde_json::json!({"status": "unavailable", "reason": "why", "reused": false})
+        );
         let st = WorkGroupStats::default();
-        let e = emulation_json("ok", None, false, Some(&st));
-        assert!(e.get("reason").is_none());
+        let e = schema::to_value(&Emulation::with_stats(st, false));
+        assert_eq!(e["status"], "ok");
+        assert!(!e.as_object().unwrap().contains_key("reason"));
         assert!(e["stats"]["instructions"].is_object());
     }
 }

@@ -8,6 +8,7 @@
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
 //! record.
 
+pub mod schema;
 pub mod summary;
 pub mod trace;
 
@@ -22,20 +23,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Version tag of the launch record schema; bumped on incompatible changes.
-pub const SCHEMA: &str = "clprism.launch/1";
+pub const SCHEMA: &str = schema::SCHEMA_VERSION;
 
-/// The device a command ran on.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DeviceRef {
-    /// `platform:device` indices as `clGetPlatformIDs`/`clGetDeviceIDs(ALL)` enumerate them
-    /// (the form `CLPRISM_DEVICES` accepts); `"?"` for sub-devices.
-    pub index: String,
-    /// `CL_DEVICE_NAME`.
-    pub name: String,
-    /// `gpu`, `cpu`, `accelerator` or `other`.
-    #[serde(rename = "type")]
-    pub kind: String,
-}
+/// The device a command ran on (the record's `device`; one definition with the readers').
+pub type DeviceRef = schema::Device;
 
 /// One kernel launch (`clEnqueueNDRangeKernel` or `clEnqueueTask`).
 #[derive(Debug, Clone, Serialize)]
@@ -103,6 +94,46 @@ impl LaunchRecord {
                 .as_ref()
                 .and_then(|s| s.entries.iter().find(|e| e.0 == key).map(|e| &e.1))
         })
+    }
+
+    /// A top-level extra object, typed (`None`: absent, `null`, or not of that type).
+    fn extra_typed<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.extra_value(key)
+            .filter(|v| !v.is_null())
+            .and_then(|v| T::deserialize(v).ok())
+    }
+
+    /// The `schedule` object (balance mode), typed.
+    pub fn schedule(&self) -> Option<schema::Schedule> {
+        self.extra_typed(schema::KEY_SCHEDULE)
+    }
+
+    /// The `emulation` object (project mode), typed.
+    pub fn emulation(&self) -> Option<schema::Emulation> {
+        self.extra_typed(schema::KEY_EMULATION)
+    }
+
+    /// The `projection` object (project mode), typed.
+    pub fn projection(&self) -> Option<schema::Projection> {
+        self.extra_typed(schema::KEY_PROJECTION)
+    }
+
+    /// Sets the `schedule` object.
+    pub fn set_schedule(&mut self, s: &schema::Schedule) {
+        self.extra
+            .insert(schema::KEY_SCHEDULE.into(), schema::to_value(s));
+    }
+
+    /// Sets the `emulation` object.
+    pub fn set_emulation(&mut self, e: &schema::Emulation) {
+        self.extra
+            .insert(schema::KEY_EMULATION.into(), schema::to_value(e));
+    }
+
+    /// Sets the `projection` object.
+    pub fn set_projection(&mut self, p: &schema::Projection) {
+        self.extra
+            .insert(schema::KEY_PROJECTION.into(), schema::to_value(p));
     }
 }
 
@@ -632,15 +663,12 @@ fn writer_thread(rx: Receiver<Msg>) {
     rest.extend(done_held.into_values());
     rest.sort_by_key(|r| r.seq);
     for mut rec in rest {
-        if held.contains(&rec.seq) && !rec.extra.contains_key("emulation") {
-            rec.extra.insert(
-                "emulation".into(),
-                serde_json::json!({
-                    "status": "unavailable",
-                    "reason": UNFINISHED_AT_EXIT,
-                    "reused": false,
-                }),
-            );
+        if held.contains(&rec.seq) && !rec.extra.contains_key(schema::KEY_EMULATION) {
+            rec.set_emulation(&schema::Emulation::failed(
+                schema::EmulationStatus::Unavailable,
+                UNFINISHED_AT_EXIT,
+                false,
+            ));
         }
         summary.add(&rec);
         out.write(&rec);
@@ -766,13 +794,58 @@ mod tests {
     }
 
     #[test]
-    fn shared_extra_is_written_like_extra() {
-        let entries = vec![
+    fn summary_reads_the_typed_attachments() {
+        let stats = crate::emu::stats::WorkGroupStats {
+            emulation_ns: 7000,
+            ..Default::default()
+        };
+        let set: crate::model::ProjectionSet = serde_json::from_value(serde_json::json!({
+            "devices": [{"device": "a", "t_compute_ns": 1.0, "t_global_ns": 2.0,
+                "t_local_ns": 0.0, "bound": "global", "projected_ns": 2000.0, "rank": 1}]
+        }))
+        .unwrap();
+        let proj = schema::Projection {
+            set,
+            launch_device_profile: Some("a".into()),
+            ..Default::default()
+        };
+        // the first launch emulated, two more reuse its (shared) result
+        let mut first = rec();
+        first.set_emulation(&schema::Emulation::with_stats(stats.clone(), false));
+        first.set_projection(&proj);
+        let shared = Arc::new(SharedExtra::new(vec![
             (
-                "emulation".to_string(),
-                serde_json::json!({"status": "reused", "reused": true}),
+                "emulation".into(),
+                schema::to_value(&schema::Emulation::with_stats(stats, true)),
             ),
-            ("projection".to_string(), serde_json::json!({"devices": []})),
+            ("projection".into(), schema::to_value(&proj)),
+        ]));
+        let mut s = summary::Summary::default();
+        s.add(&first);
+        for _ in 0..2 {
+            let mut r = rec();
+            r.shared_extra = Some(shared.clone());
+            s.add(&r);
+        }
+        let k = &s.kernels["k"];
+        assert_eq!((k.launches, k.emulations, k.emulation_ns), (3, 1, 7000));
+        assert_eq!(k.projected["a"], (6000.0, 3));
+        assert_eq!(k.launch_profile.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn shared_extra_is_written_like_extra() {
+        let emu = schema::Emulation {
+            status: Some(schema::EmulationStatus::Reused),
+            reused: true,
+            ..Default::default()
+        };
+        let entries = vec![
+            ("emulation".to_string(), schema::to_value(&emu)),
+            (
+                "projection".to_string(),
+                schema::to_value(&schema::Projection::default()),
+            ),
         ];
         let mut a = rec();
         a.extra.extend(entries.clone());
@@ -781,8 +854,8 @@ mod tests {
         let va: serde_json::Value = serde_json::from_str(&record_line(&a)).unwrap();
         let vb: serde_json::Value = serde_json::from_str(&record_line(&b)).unwrap();
         assert_eq!(va, vb);
-        assert_eq!(b.extra_value("emulation").unwrap()["status"], "reused");
-        assert!(b.extra_value("schedule").is_none());
+        assert_eq!(b.emulation().unwrap(), emu);
+        assert!(b.schedule().is_none());
         // no shared entries: the plain serialization
         let c = rec();
         assert_eq!(record_line(&c), serde_json::to_string(&c).unwrap());

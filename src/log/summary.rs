@@ -3,8 +3,9 @@
 //! beside the measured time, with the mean emulation time (Panwar §IV-C).
 
 use super::LaunchRecord;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Device-time statistics of one kernel name.
 #[derive(Debug, Default, Clone)]
@@ -34,6 +35,46 @@ pub struct KernelTotals {
 pub struct Summary {
     /// Per kernel name.
     pub kernels: BTreeMap<String, KernelTotals>,
+    /// Project mode's contributions of shared attachments ([`super::SharedExtra`], one per
+    /// reused result and device), read from the typed records once, not per launch.
+    /// Keyed by the address of the `Arc` held beside it (so the address is not reused).
+    shared: HashMap<usize, (Arc<super::SharedExtra>, Contribution)>,
+}
+
+/// What a launch's `emulation` and `projection` records add to its kernel's totals.
+#[derive(Debug, Default, Clone)]
+struct Contribution {
+    /// Wall time of an emulation run for this launch (not reused), ns.
+    emulation_ns: Option<u64>,
+    /// (profile, projected ns) per projected device.
+    projected: Vec<(String, f64)>,
+    /// Profile of the launch's device.
+    launch_profile: Option<String>,
+}
+
+impl Contribution {
+    fn of(rec: &LaunchRecord) -> Contribution {
+        let emulation_ns = rec
+            .emulation()
+            .filter(|e| !e.reused)
+            .and_then(|e| e.stats.map(|s| s.emulation_ns));
+        let (projected, launch_profile) = match rec.projection() {
+            Some(p) => (
+                p.set
+                    .devices
+                    .into_iter()
+                    .map(|d| (d.device, d.projected_ns))
+                    .collect(),
+                p.launch_device_profile,
+            ),
+            None => (Vec::new(), None),
+        };
+        Contribution {
+            emulation_ns,
+            projected,
+            launch_profile,
+        }
+    }
 }
 
 impl Summary {
@@ -49,29 +90,27 @@ impl Summary {
             k.timed += 1;
             k.total_ns += ns;
         }
-        if let Some(e) = rec.extra_value("emulation") {
-            if e["reused"] == false {
-                if let Some(ns) = e["stats"]["emulation_ns"].as_u64() {
-                    k.emulations += 1;
-                    k.emulation_ns += ns;
-                }
+        let c = match (&rec.shared_extra, rec.extra.is_empty()) {
+            (Some(sh), true) => {
+                &self
+                    .shared
+                    .entry(Arc::as_ptr(sh) as usize)
+                    .or_insert_with(|| (sh.clone(), Contribution::of(rec)))
+                    .1
             }
+            _ => &Contribution::of(rec),
+        };
+        if let Some(ns) = c.emulation_ns {
+            k.emulations += 1;
+            k.emulation_ns += ns;
         }
-        if let Some(p) = rec.extra_value("projection") {
-            if let Some(devs) = p["devices"].as_array() {
-                for d in devs {
-                    if let (Some(name), Some(t)) =
-                        (d["device"].as_str(), d["projected_ns"].as_f64())
-                    {
-                        let e = k.projected.entry(name.to_string()).or_default();
-                        e.0 += t;
-                        e.1 += 1;
-                    }
-                }
-            }
-            if let Some(l) = p["launch_device_profile"].as_str() {
-                k.launch_profile = Some(l.to_string());
-            }
+        for (name, t) in &c.projected {
+            let e = k.projected.entry(name.clone()).or_default();
+            e.0 += t;
+            e.1 += 1;
+        }
+        if let Some(l) = &c.launch_profile {
+            k.launch_profile = Some(l.clone());
         }
     }
 

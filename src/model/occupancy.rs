@@ -25,10 +25,11 @@ pub struct KernelResources {
 }
 
 /// The resource that bounds the active work-groups per compute unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limiter {
-    /// `limits.max_work_groups_per_cu`.
+    /// `limits.max_work_groups_per_cu` (the default, for records that do not say).
+    #[default]
     WorkGroupSlots,
     /// `limits.max_warps_per_cu`.
     Warps,

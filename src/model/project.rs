@@ -168,14 +168,18 @@ pub struct Projection {
     /// 1 = fastest among the devices projected together; equal times share a rank
     /// (1, 1, 3); 0 before ranking.
     pub rank: u32,
-    /// Occupancy fraction used for the throughput curves.
+    /// Occupancy fraction used for the throughput curves. (absent in hand-written logs: the default)
+    #[serde(default)]
     pub occupancy: f64,
-    /// Resource limiting the occupancy.
+    /// Resource limiting the occupancy. (absent in hand-written logs: the default)
+    #[serde(default)]
     pub limiter: Limiter,
-    /// Resident work-groups per compute unit.
+    /// Resident work-groups per compute unit. (absent in hand-written logs: the default)
+    #[serde(default)]
     pub active_work_groups_per_cu: u64,
     /// Waves, `ceil(W / (active WGs per CU × CUs))` (reported whether or not the `waves`
-    /// refinement is on).
+    /// refinement is on; absent in hand-written logs: 0).
+    #[serde(default)]
     pub waves: u64,
 }
 
@@ -190,6 +194,7 @@ pub struct Skipped {
 
 /// Projections of one launch on every profiled device, ranked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProjectionSet {
     /// The options used.
     pub options: ModelOptions,

@@ -177,7 +177,10 @@ impl Baseline {
     /// when `log_mode_too`, also mode `log` launches (no schedule). Only timed launches count.
     pub fn add(&mut self, launches: &[Launch], log_mode_too: bool) {
         for l in launches {
-            let single = l.schedule.as_ref().is_some_and(|s| s.scheduler == "single");
+            let single = l
+                .schedule
+                .as_ref()
+                .is_some_and(|s| s.scheduler.as_deref() == Some("single"));
             let logged = log_mode_too && l.schedule.is_none() && l.mode == "log";
             if !(single || logged) {
                 continue;
@@ -233,7 +236,7 @@ fn kernel_rows(launches: &[Launch]) -> (Vec<KernelRow>, Totals) {
             ..Default::default()
         });
         k.launches += 1;
-        *k.statuses.entry(l.status.clone()).or_default() += 1;
+        *k.statuses.entry(l.status.to_string()).or_default() += 1;
         let dev = l.device_label();
         if !dev.is_empty() {
             *k.devices.entry(dev).or_default() += 1;
@@ -278,18 +281,17 @@ fn projection_rows(launches: &[Launch], order: &[String]) -> Vec<ProjectionRow> 
     let mut map: BTreeMap<(&str, &str), P> = BTreeMap::new();
     for l in launches {
         let Some(p) = &l.projection else { continue };
-        for d in &p.devices {
+        let best = p.best_device();
+        for d in &p.set.devices {
             let e = map.entry((&l.kernel, &d.device)).or_default();
             e.launches += 1;
-            e.projected.add(d.projected_ns);
-            e.compute.add(d.t_compute_ns);
-            e.global.add(d.t_global_ns);
-            e.local.add(d.t_local_ns);
-            e.rank.add(d.rank.map(f64::from));
-            if !d.bound.is_empty() {
-                *e.bounds.entry(d.bound.clone()).or_default() += 1;
-            }
-            if p.best.as_deref() == Some(d.device.as_str()) {
+            e.projected.add(Some(d.projected_ns));
+            e.compute.add(Some(d.t_compute_ns));
+            e.global.add(Some(d.t_global_ns));
+            e.local.add(Some(d.t_local_ns));
+            e.rank.add(Some(f64::from(d.rank)));
+            *e.bounds.entry(d.bound.to_string()).or_default() += 1;
+            if best.as_deref() == Some(d.device.as_str()) {
                 e.best += 1;
             }
         }
@@ -345,12 +347,12 @@ fn emulation_rows(launches: &[Launch], order: &[String]) -> Vec<EmulationRow> {
         });
         r.launches += 1;
         r.reused += e.reused as u64;
-        r.budget_exhausted += e.budget_exhausted as u64;
-        if let Some(reason) = &e.error {
+        r.budget_exhausted += e.budget_exhausted() as u64;
+        if let Some(reason) = e.failure() {
             r.errors += 1;
-            *r.error_reasons.entry(reason.clone()).or_default() += 1;
+            *r.error_reasons.entry(reason).or_default() += 1;
         }
-        if let Some(ns) = e.emulation_ns {
+        if let Some(ns) = e.wall_ns() {
             acc.add(Some(ns as f64));
             r.total_emulation_ns += ns;
         }
@@ -396,7 +398,10 @@ fn balance_rows(
         let b = map.entry(&l.kernel).or_default();
         b.row.kernel = l.kernel.clone();
         b.row.launches += 1;
-        *b.row.schedulers.entry(s.scheduler.clone()).or_default() += 1;
+        *b.row
+            .schedulers
+            .entry(s.scheduler.clone().unwrap_or_default())
+            .or_default() += 1;
         b.time.add(l.measured_ns().map(|n| n as f64));
         if let (Some(ns), Some((base, n))) = (l.measured_ns(), baseline.get(&l.kernel, &l.global)) {
             b.row.matched += 1;
@@ -408,7 +413,10 @@ fn balance_rows(
         }
         if let Some(reason) = &s.fallback {
             b.row.fallbacks += 1;
-            *b.row.fallback_reasons.entry(reason.clone()).or_default() += 1;
+            *b.row
+                .fallback_reasons
+                .entry(reason.to_string())
+                .or_default() += 1;
             continue;
         }
         b.chunks.add(Some(s.chunks.len() as f64));
@@ -503,8 +511,8 @@ pub fn build(log: &LoadedLog, baseline: &Baseline) -> Report {
     let mut modes = BTreeMap::new();
     let mut pids = BTreeSet::new();
     for l in &log.launches {
-        *modes.entry(l.mode.clone()).or_default() += 1;
-        if let Some(p) = l.pid {
+        *modes.entry(l.mode.to_string()).or_default() += 1;
+        if let Some(p) = l.pid() {
             pids.insert(p);
         }
     }

@@ -388,7 +388,7 @@ pub fn compare_table(c: &Comparison) -> Table {
 /// The `launches` section: every launch of one kernel, by pid then sequence number.
 pub fn launches_table(log: &LoadedLog, kernel: &str) -> Table {
     let mut ls: Vec<&Launch> = log.launches.iter().filter(|l| l.kernel == kernel).collect();
-    ls.sort_by_key(|l| (l.pid, l.seq));
+    ls.sort_by_key(|l| (l.pid(), l.seq));
     let dims = |v: &Option<Vec<u64>>| {
         v.as_ref().map_or(Cell::None, |v| {
             Cell::Text(v.iter().map(u64::to_string).collect::<Vec<_>>().join("x"))
@@ -416,17 +416,17 @@ pub fn launches_table(log: &LoadedLog, kernel: &str) -> Table {
     for l in ls {
         let s = l.schedule.as_ref();
         t.rows.push(vec![
-            l.pid.map(u64::from).into(),
+            l.pid().map(u64::from).into(),
             l.seq.into(),
             dims(&Some(l.global.clone())),
             dims(&l.local),
             dims(&l.offset),
             or_dash(l.device_label()),
-            l.status.clone().into(),
+            l.status.to_string().into(),
             l.device_ns.into(),
             l.queued_ns.into(),
-            l.projection.as_ref().and_then(|p| p.best.clone()).into(),
-            l.emulation.as_ref().and_then(|e| e.emulation_ns).into(),
+            l.projection.as_ref().and_then(|p| p.best_device()).into(),
+            l.emulation.as_ref().and_then(|e| e.wall_ns()).into(),
             s.map(|s| s.chunks.len() as u64).into(),
             s.and_then(|s| s.idle_tail_ns).into(),
             s.and_then(|s| s.wall_ns).into(),
@@ -538,7 +538,7 @@ pub fn render(opts: &ReportOptions, logs: &[LoadedLog]) -> Result<String, String
                     .map(|l| {
                         let mut ls: Vec<&Launch> =
                             l.launches.iter().filter(|x| &x.kernel == k).collect();
-                        ls.sort_by_key(|x| (x.pid, x.seq));
+                        ls.sort_by_key(|x| (x.pid(), x.seq));
                         serde_json::json!({"file": l.name, "kernel": k, "launches": ls})
                     })
                     .collect();

@@ -66,7 +66,7 @@ pub struct SplitInputs {
 }
 
 /// The verdict, with the estimates behind it (for the `schedule` record).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SplitDecision {
     /// True: split across the devices; false: run whole on the app's device.
     pub split: bool,

@@ -28,6 +28,7 @@
 
 use super::clock::Mapping;
 use super::{Finished, Span};
+use crate::log::schema::Chunk;
 use crate::log::LaunchRecord;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -135,19 +136,7 @@ pub struct Timeline {
 
 /// Whether a record is a balanced launch (its device times are not one device's).
 pub fn is_balanced(rec: &LaunchRecord) -> bool {
-    match rec.extra.get("schedule") {
-        Some(s) => {
-            s.get("fallback").is_none_or(Value::is_null)
-                && s.get("chunks")
-                    .and_then(Value::as_array)
-                    .is_some_and(|c| !c.is_empty())
-        }
-        None => false,
-    }
-}
-
-fn u(v: &Value, k: &str) -> Option<u64> {
-    v.get(k).and_then(Value::as_u64)
+    rec.schedule().is_some_and(|s| s.is_balanced())
 }
 
 /// Builds the timeline (see the module docs of [`super`] for what it draws).
@@ -257,10 +246,10 @@ pub fn build(input: &Input) -> Timeline {
             "device": rec.device.index,
             "thread": rec.thread,
         });
-        if is_balanced(rec) {
-            let s = &rec.extra["schedule"];
-            let wall = u(s, "wall_ns").or_else(|| u(s, "makespan_ns")).unwrap_or(0);
-            let (t0, how) = match u(s, "t0_unix_ns") {
+        let schedule = rec.schedule();
+        if let Some(s) = schedule.as_ref().filter(|s| s.is_balanced()) {
+            let wall = s.wall_ns.or(s.makespan_ns).unwrap_or(0);
+            let (t0, how) = match s.t0_unix_ns {
                 Some(t) => (t, "schedule.t0_unix_ns"),
                 None => match host_span_end(rec.thread, rec.time_ns) {
                     Some(end) if end >= rec.time_ns + wall => (
@@ -279,17 +268,17 @@ pub fn build(input: &Input) -> Timeline {
                 t0,
                 Some(wall),
             );
-            for k in [
-                "scheduler",
-                "work_groups",
-                "share",
-                "idle_tail_ns",
-                "makespan_ns",
-                "merged_bytes",
-                "split_dim",
+            for (k, v) in [
+                ("scheduler", json!(s.scheduler)),
+                ("work_groups", json!(s.work_groups)),
+                ("share", json!(s.share)),
+                ("idle_tail_ns", json!(s.idle_tail_ns)),
+                ("makespan_ns", json!(s.makespan_ns)),
+                ("merged_bytes", json!(s.merged_bytes)),
+                ("split_dim", json!(s.split_dim)),
             ] {
-                if let Some(v) = s.get(k) {
-                    kargs[k] = v.clone();
+                if !v.is_null() {
+                    kargs[k] = v;
                 }
             }
             kargs["t0"] = json!(how);
@@ -297,46 +286,30 @@ pub fn build(input: &Input) -> Timeline {
             e.group = BALANCE_GROUP.into();
             let launch_end = e.end();
             ev.push(e);
-            let units = u(s, "work_groups").unwrap_or(0).max(1);
-            let devices = s
-                .get("devices")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
+            let units = s.work_groups.unwrap_or(0).max(1);
             let dev_key = |i: usize, g: &mut dyn FnMut(&str, &str) -> String| -> String {
-                let d = devices.get(i).cloned().unwrap_or(Value::Null);
-                let index = d
-                    .get("index")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_string();
-                let name = d
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown")
-                    .to_string();
-                g(&index, &name)
+                match s.devices.get(i) {
+                    Some(d) => g(&d.index, &d.name),
+                    None => g("?", "unknown"),
+                }
             };
-            let chunks: Vec<Value> = s["chunks"].as_array().cloned().unwrap_or_default();
-            let spans = chunk_spans(&chunks);
+            let chunks = &s.chunks;
+            let spans = chunk_spans(chunks);
             for (ci, c) in chunks.iter().enumerate() {
-                let di = u(c, "device").unwrap_or(0) as usize;
-                let group = dev_key(di, &mut device_group);
-                let count = u(c, "count").unwrap_or(0);
+                let group = dev_key(c.device, &mut device_group);
+                let count = c.count;
                 let pct = 100.0 * count as f64 / units as f64;
-                let enq = u(c, "enqueue_ns").map(|x| t0 + x as i128);
-                let mut cargs = json!({"seq": rec.seq, "chunk": ci, "first_wg": c.get("first_wg"), "count": count,
-                    "work_groups": c.get("work_groups"), "device_ns": c.get("device_ns"), "share_pct": (pct * 100.0).round() / 100.0});
-                let abandoned = c.get("abandoned") == Some(&json!(true));
-                let failed = c.get("failed").is_some_and(|v| !v.is_null());
+                let enq = c.enqueue_ns.map(|x| t0 + x as i128);
+                let mut cargs = json!({"seq": rec.seq, "chunk": ci, "first_wg": c.first_wg, "count": count,
+                    "work_groups": c.work_groups, "device_ns": c.device_ns, "share_pct": (pct * 100.0).round() / 100.0});
                 let mut label = format!("{} chunk {ci}: {pct:.1}%", rec.kernel);
-                if abandoned {
+                if c.abandoned {
                     label.push_str(" (abandoned)");
                     cargs["abandoned"] = json!(true);
                 }
-                if failed {
+                if let Some(code) = c.failed {
                     label.push_str(" (failed)");
-                    cargs["failed"] = c["failed"].clone();
+                    cargs["failed"] = json!(code);
                 }
                 // Boyer's uptick (Figure 4.4, §4.3.4): when the scheduler enqueued the chunk
                 let tick = enq.map(|t| {
@@ -386,20 +359,15 @@ pub fn build(input: &Input) -> Timeline {
                 }
             }
             // transfers and host phases, when the schedule record carries them
-            for t in s
-                .get("transfers")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let (Some(a), Some(b)) = (u(t, "start_ns"), u(t, "end_ns")) else {
+            for t in s.transfers.iter().flatten() {
+                let (Some(a), Some(b)) = (t.start_ns, t.end_ns) else {
                     continue;
                 };
                 // a transfer without a device (e.g. the write into the app's buffer) is host
                 // work inside the launch: drawn nested in the launch slice
-                let (group, a, b) = match u(t, "device") {
+                let (group, a, b) = match t.device {
                     Some(d) => (
-                        dev_key(d as usize, &mut device_group),
+                        dev_key(d, &mut device_group),
                         t0 + a as i128,
                         t0 + b as i128,
                     ),
@@ -412,32 +380,24 @@ pub fn build(input: &Input) -> Timeline {
                         )
                     }
                 };
-                let kind = t.get("kind").and_then(Value::as_str).unwrap_or("transfer");
-                let name = match u(t, "bytes") {
+                let kind = t.kind.as_deref().unwrap_or("transfer");
+                let name = match t.bytes {
                     Some(n) => format!("{kind} {}", human_bytes(n)),
                     None => kind.to_string(),
                 };
                 let mut e = Event::new("X", "transfer", name, a, Some((b - a).max(0) as u64));
-                e.args = json!({"seq": rec.seq, "kind": kind, "bytes": t.get("bytes")});
+                e.args = json!({"seq": rec.seq, "kind": kind, "bytes": t.bytes});
                 e.group = group;
                 ev.push(e);
             }
-            for p in s
-                .get("phases")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let (Some(a), Some(b)) = (u(p, "start_ns"), u(p, "end_ns")) else {
-                    continue;
+            for p in s.phases.iter().flatten() {
+                let a = (t0 + p.start_ns as i128).clamp(t0, launch_end);
+                let b = (t0 + p.end_ns as i128).clamp(a, launch_end);
+                let name = if p.name.is_empty() {
+                    "phase".to_string()
+                } else {
+                    p.name.clone()
                 };
-                let a = (t0 + a as i128).clamp(t0, launch_end);
-                let b = (t0 + b as i128).clamp(a, launch_end);
-                let name = p
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("phase")
-                    .to_string();
                 let mut e = Event::new("X", "balance", name, a, Some((b - a) as u64));
                 e.args = json!({"seq": rec.seq});
                 e.group = BALANCE_GROUP.into();
@@ -466,23 +426,23 @@ pub fn build(input: &Input) -> Timeline {
                     None,
                 ),
             };
-            if let Some(s) = rec.extra.get("schedule") {
-                kargs["balance_fallback"] = s.get("fallback").cloned().unwrap_or(Value::Null);
+            if let Some(s) = &schedule {
+                kargs["balance_fallback"] = json!(s.fallback);
             }
             e.args = kargs;
             e.group = group;
             ev.push(e);
         }
         // emulation (project mode)
-        if let Some(m) = rec.extra_value("emulation") {
-            let status = m.get("status").and_then(Value::as_str).unwrap_or("unknown");
-            let reused = m.get("reused") == Some(&json!(true));
-            let emu_ns = m.get("stats").and_then(|s| u(s, "emulation_ns"));
+        if let Some(m) = rec.emulation() {
+            let status = m.status.as_ref().map_or("unknown", |s| s.as_str());
+            let reused = m.reused;
+            let emu_ns = m.stats.as_ref().map(|s| s.emulation_ns);
             let mut args = json!({"seq": rec.seq, "status": status, "reused": reused,
-                "reason": m.get("reason"), "emulation_ns": emu_ns});
+                "reason": m.reason, "emulation_ns": emu_ns});
             let e = match emu_ns.filter(|_| !reused) {
                 Some(ns) => {
-                    let (start, how) = match u(m, "start_unix_ns") {
+                    let (start, how) = match m.start_unix_ns {
                         Some(t) => (t as i128, "emulation.start_unix_ns"),
                         None => (
                             (rec.time_ns as i128).max(emu_free),
@@ -606,26 +566,26 @@ pub fn build(input: &Input) -> Timeline {
 /// device queue can seem to overlap. Walking each device's chunks backwards from its last
 /// one, an end is moved to no later than the next chunk's start: measured durations are
 /// kept, and nothing changes when the times do not overlap. `None`: never completed.
-fn chunk_spans(chunks: &[Value]) -> Vec<Option<(Option<i128>, i128)>> {
+fn chunk_spans(chunks: &[Chunk]) -> Vec<Option<(Option<i128>, i128)>> {
     let mut out: Vec<Option<(Option<i128>, i128)>> = chunks
         .iter()
         .map(|c| {
-            let end = u(c, "end_ns")? as i128;
-            Some((u(c, "start_ns").map(|x| x as i128), end))
+            let end = c.end_ns? as i128;
+            Some((c.start_ns.map(|x| x as i128), end))
         })
         .collect();
-    let mut devices: Vec<u64> = chunks.iter().filter_map(|c| u(c, "device")).collect();
+    let mut devices: Vec<usize> = chunks.iter().map(|c| c.device).collect();
     devices.sort_unstable();
     devices.dedup();
     for d in devices {
         let mut idx: Vec<usize> = (0..chunks.len())
-            .filter(|&i| u(&chunks[i], "device") == Some(d) && out[i].is_some())
+            .filter(|&i| chunks[i].device == d && out[i].is_some())
             .collect();
-        idx.sort_by_key(|&i| u(&chunks[i], "enqueue_ns").unwrap_or(0));
+        idx.sort_by_key(|&i| chunks[i].enqueue_ns.unwrap_or(0));
         let mut next_start: Option<i128> = None;
         for &i in idx.iter().rev() {
             let Some((start, end)) = out[i] else { continue };
-            let Some(dn) = u(&chunks[i], "device_ns") else {
+            let Some(dn) = chunks[i].device_ns else {
                 next_start = start;
                 continue;
             };
@@ -1010,12 +970,14 @@ mod tests {
         let mut a = rec(0, 1000, "0:0");
         a.extra.insert(
             "emulation".into(),
-            json!({"status": "ok", "reused": false, "stats": {"emulation_ns": 5000}}),
+            json!({"status": "ok", "reused": false, "stats": crate::emu::stats::WorkGroupStats {
+                emulation_ns: 5000, ..Default::default() }}),
         );
         let mut b = rec(1, 2000, "0:0");
         b.extra.insert(
             "emulation".into(),
-            json!({"status": "ok", "reused": false, "stats": {"emulation_ns": 100}}),
+            json!({"status": "ok", "reused": false, "stats": crate::emu::stats::WorkGroupStats {
+                emulation_ns: 100, ..Default::default() }}),
         );
         let mut c = rec(2, 3000, "0:0");
         c.extra
@@ -1087,12 +1049,13 @@ mod chunk_tests {
     #[test]
     fn late_completion_notices_do_not_make_one_device_overlap() {
         // device 0 ran chunk a then b back to back; a's completion was seen 50 ns late
-        let chunks = vec![
-            json!({"device": 0, "enqueue_ns": 0, "end_ns": 150, "start_ns": 50, "device_ns": 100}),
-            json!({"device": 1, "enqueue_ns": 5, "end_ns": 400, "start_ns": 100, "device_ns": 300}),
-            json!({"device": 0, "enqueue_ns": 10, "end_ns": 300, "start_ns": 100, "device_ns": 200}),
-            json!({"device": 0, "enqueue_ns": 20}),
-        ];
+        let chunks: Vec<Chunk> = serde_json::from_value(json!([
+            {"device": 0, "enqueue_ns": 0, "end_ns": 150, "start_ns": 50, "device_ns": 100},
+            {"device": 1, "enqueue_ns": 5, "end_ns": 400, "start_ns": 100, "device_ns": 300},
+            {"device": 0, "enqueue_ns": 10, "end_ns": 300, "start_ns": 100, "device_ns": 200},
+            {"device": 0, "enqueue_ns": 20},
+        ]))
+        .unwrap();
         let s = chunk_spans(&chunks);
         assert_eq!(s[2], Some((Some(100), 300)));
         assert_eq!(s[0], Some((Some(0), 100)), "a ends where b starts");

@@ -1,0 +1,1479 @@
+//! The typed schema of the per-kernel log (DESIGN.md §4, §9 "one typed schema"): one JSON
+//! object per kernel launch ([`Launch`]), with the optional `emulation` ([`Emulation`]),
+//! `projection` ([`Projection`]) and `schedule` ([`Schedule`], its `chunks` [`Chunk`])
+//! objects. Writers and readers use these types; `docs/log-schema.md` is generated from
+//! [`FIELDS`] ([`markdown`]; regenerate with `clprism schema --markdown > docs/log-schema.md`
+//! or `CLPRISM_BLESS=1 cargo test --lib log::schema`).
+//!
+//! Compatibility rules:
+//! * Every field has a serde default, so older or hand-written logs still parse (readers
+//!   that need a field check it themselves, e.g. a launch without `kernel` is malformed).
+//! * Fields a writer only sometimes emits are `Option` with `skip_serializing_if`; fields a
+//!   writer always emits, possibly as `null`, are written as `null` (`Option` without skip),
+//!   or, when another writer of the same object leaves them out, [`Nullable`]
+//!   (`None`: absent, `Some(None)`: `null`). Re-serializing a record the interposer wrote
+//!   gives the same JSON value ([`round_trip`]; `tests/log_schema.rs` checks real runs).
+//! * Closed sets of strings are enums with an `Other(String)` escape that keeps unknown
+//!   values verbatim ([`LaunchStatus`], [`Mode`], [`EmulationStatus`], [`Merge`],
+//!   [`BestBy`]); [`FallbackReason`] names the fixed reasons and keeps the rest as text.
+//! * Key order inside an object follows the struct declaration (JSON objects are unordered;
+//!   the `json!` records written before this module had alphabetical order).
+
+use crate::emu::stats::WorkGroupStats;
+use crate::model::{LaunchShape, ProjectionSet};
+pub use crate::sched::split::SplitDecision;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
+
+/// Value of the record's `schema` field: the version of the launch record; bumped on
+/// incompatible changes (same as [`crate::log::SCHEMA`]).
+pub const SCHEMA_VERSION: &str = "clprism.launch/1";
+
+/// Prefix of the `schema` values readers accept (any minor revision of version 1).
+pub const SCHEMA_PREFIX: &str = "clprism.launch/1";
+
+/// Top-level key of the [`Emulation`] object.
+pub const KEY_EMULATION: &str = "emulation";
+/// Top-level key of the [`Projection`] object.
+pub const KEY_PROJECTION: &str = "projection";
+/// Top-level key of the [`Schedule`] object.
+pub const KEY_SCHEDULE: &str = "schedule";
+
+/// A field that one writer always emits (possibly `null`) and another leaves out:
+/// `None` = absent, `Some(None)` = `null`, `Some(Some(v))` = `v`. Use with
+/// `#[serde(default, deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]`.
+pub type Nullable<T> = Option<Option<T>>;
+
+/// Deserializes a present field (also `null`) of a [`Nullable`] as `Some(..)`.
+fn nullable<'de, D, T>(d: D) -> Result<Nullable<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A closed set of strings as an enum, with `Other(String)` for values this build does not
+/// know; (de)serialized as the plain string.
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident, default $def:expr, { $($(#[$vm:meta])* $v:ident = $s:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+            /// A value this build does not know, kept verbatim.
+            Other(String),
+        }
+        impl $name {
+            /// Every known value, as written.
+            pub const KNOWN: &'static [&'static str] = &[$($s),*];
+            /// The value as written in the log.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$v => $s,)*
+                    $name::Other(s) => s,
+                }
+            }
+            /// The variant for a logged string (unknown ones as `Other`).
+            pub fn parse(s: &str) -> $name {
+                match s {
+                    $($s => $name::$v,)*
+                    o => $name::Other(o.to_string()),
+                }
+            }
+        }
+        impl Default for $name {
+            fn default() -> $name {
+                $def
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s: Cow<'de, str> = Deserialize::deserialize(d)?;
+                Ok($name::parse(&s))
+            }
+        }
+        impl PartialEq<&str> for $name {
+            fn eq(&self, o: &&str) -> bool {
+                self.as_str() == *o
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// `CLPRISM_MODE` in effect for a launch (`mode`; absent in a record: `log`).
+    Mode, default Mode::Log, {
+        /// Pure forwarding (no records are written in this mode).
+        Off = "off",
+        /// Per-kernel log only.
+        Log = "log",
+        /// Emulation and projection (`emulation`, `projection`).
+        Project = "project",
+        /// Split across devices (`schedule`).
+        Balance = "balance",
+    }
+);
+
+string_enum!(
+    /// What became of a launch (`status`; absent in a record: `unknown`).
+    LaunchStatus, default LaunchStatus::Other("unknown".into()), {
+        /// The command completed and its profiling times were read.
+        Complete = "complete",
+        /// The command ended with a negative execution status (`error_code`).
+        Failed = "failed",
+        /// The driver rejected the enqueue (`error_code`).
+        EnqueueFailed = "enqueue_failed",
+        /// No completion was seen before the process exited.
+        Incomplete = "incomplete",
+        /// The command completed but the device gave no profiling timestamps.
+        NoProfiling = "no_profiling",
+        /// Not timed (`CLPRISM_DEVICE_TIMING`): final at enqueue.
+        Untimed = "untimed",
+    }
+);
+
+string_enum!(
+    /// Outcome of the mini-emulation of a launch (`emulation.status`).
+    EmulationStatus, default EmulationStatus::Other(String::new()), {
+        /// Emulated now; `stats` present.
+        Ok = "ok",
+        /// Statistics of an earlier launch of the same key; `stats` present.
+        Reused = "reused",
+        /// Not emulated (no toolchain, unsupported feature, snapshot too large, ...): `reason`.
+        Unavailable = "unavailable",
+        /// The emulation failed: `reason`.
+        Error = "error",
+    }
+);
+
+string_enum!(
+    /// How the results of a balanced launch were merged (`schedule.merge`).
+    Merge, default Merge::None, {
+        /// Each device's written ranges from the footprint model were copied back.
+        Footprint = "footprint",
+        /// The devices' buffers were compared with the pre-launch snapshot.
+        Diff = "diff",
+        /// No merge: the launch was forwarded (`fallback`).
+        None = "none",
+    }
+);
+
+string_enum!(
+    /// How the `best` scheduler picked its device (`schedule.best.by`).
+    BestBy, default BestBy::Other(String::new()), {
+        /// The projected-fastest device.
+        Projection = "projection",
+        /// The fastest measured device.
+        Measured = "measured",
+        /// No figure yet: a device not tried before.
+        FirstTry = "first-try",
+    }
+);
+
+/// Why a launch in balance mode was forwarded to the driver unsplit (`schedule.fallback`).
+/// Serialized as the exact text; the fixed texts are variants, the rest keeps its words.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FallbackReason {
+    /// `kept whole on the app's device: <why>` (the split decision, `exec::decide`,
+    /// `sched::split`, or one work-group).
+    KeptWhole(String),
+    /// The program was created from IL, whose NDRange queries cannot be rewritten.
+    ProgramFromIl,
+    /// The program was linked or built-in.
+    UnknownProgramOrigin,
+    /// The global size is not a multiple of the local size.
+    GlobalNotMultipleOfLocal,
+    /// Every balance device is busy with abandoned straggler chunks.
+    AllDevicesBusy,
+    /// Any other reason, in words (atomics, images, printf, unset arguments, errors, ...).
+    Other(String),
+}
+
+impl FallbackReason {
+    /// Prefix of [`FallbackReason::KeptWhole`].
+    pub const KEPT_WHOLE: &'static str = "kept whole on the app's device: ";
+    const FIXED: [(&'static str, FallbackReason); 4] = [
+        (
+            "program created from IL: NDRange queries cannot be rewritten",
+            FallbackReason::ProgramFromIl,
+        ),
+        (
+            "program origin unknown to clprism (linked or built-in)",
+            FallbackReason::UnknownProgramOrigin,
+        ),
+        (
+            "global size is not a multiple of the local size",
+            FallbackReason::GlobalNotMultipleOfLocal,
+        ),
+        (
+            "every balance device is busy with abandoned work",
+            FallbackReason::AllDevicesBusy,
+        ),
+    ];
+
+    /// The reason for a logged text.
+    pub fn parse(s: &str) -> FallbackReason {
+        if let Some(w) = s.strip_prefix(Self::KEPT_WHOLE) {
+            return FallbackReason::KeptWhole(w.to_string());
+        }
+        for (t, r) in Self::FIXED {
+            if s == t {
+                return r;
+            }
+        }
+        FallbackReason::Other(s.to_string())
+    }
+
+    /// The text as written in the log.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            FallbackReason::KeptWhole(w) => Cow::Owned(format!("{}{w}", Self::KEPT_WHOLE)),
+            FallbackReason::Other(s) => Cow::Borrowed(s),
+            r => Cow::Borrowed(
+                Self::FIXED
+                    .iter()
+                    .find(|(_, v)| v == r)
+                    .map_or("", |(t, _)| t),
+            ),
+        }
+    }
+
+    /// True for [`FallbackReason::KeptWhole`]: clprism chose not to split (not a refusal).
+    pub fn is_kept_whole(&self) -> bool {
+        matches!(self, FallbackReason::KeptWhole(_))
+    }
+}
+
+impl fmt::Display for FallbackReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl From<String> for FallbackReason {
+    fn from(s: String) -> FallbackReason {
+        FallbackReason::parse(&s)
+    }
+}
+
+impl Serialize for FallbackReason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
+impl<'de> Deserialize<'de> for FallbackReason {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FallbackReason, D::Error> {
+        let s: Cow<'de, str> = Deserialize::deserialize(d)?;
+        Ok(FallbackReason::parse(&s))
+    }
+}
+
+/// The device of a launch's command queue (`device`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Device {
+    /// `platform:device` indices as `clGetPlatformIDs`/`clGetDeviceIDs(ALL)` enumerate them
+    /// (the form `CLPRISM_DEVICES` accepts); `"?"` for sub-devices.
+    pub index: String,
+    /// `CL_DEVICE_NAME`.
+    pub name: String,
+    /// `gpu`, `cpu`, `accelerator` or `other`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// One launch record: one line of the log (written by `intercept::hooks` through
+/// [`crate::log::LaunchRecord`], which holds the same top-level fields).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Launch {
+    /// [`SCHEMA_VERSION`].
+    pub schema: String,
+    /// Launch sequence number in the process, from 0, in enqueue order.
+    pub seq: u64,
+    /// Wall-clock time of the enqueue, ns since the Unix epoch.
+    pub time_ns: u64,
+    /// Process id.
+    pub pid: u32,
+    /// OS thread id of the enqueuing thread.
+    pub thread: u64,
+    /// `CLPRISM_MODE` in effect.
+    pub mode: Mode,
+    /// Kernel function name.
+    pub kernel: String,
+    /// 16 hex digits identifying the program content (source, IL or binaries).
+    pub program: String,
+    /// Number of NDRange dimensions (1..3).
+    pub work_dim: u32,
+    /// Global size per dimension, work-items.
+    pub global: Vec<u64>,
+    /// Local (work-group) size per dimension, work-items; `null` when the app let the driver
+    /// choose.
+    pub local: Option<Vec<u64>>,
+    /// Global offset per dimension, work-items; `null` when none was given.
+    pub offset: Option<Vec<u64>>,
+    /// The device of the command queue.
+    pub device: Device,
+    /// What became of the launch.
+    pub status: LaunchStatus,
+    /// The driver's error code for `enqueue_failed` / `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i32>,
+    /// Device execution time, ns (`CL_PROFILING_COMMAND_END − START`; for a balanced launch
+    /// the makespan of its chunks).
+    pub device_ns: Option<u64>,
+    /// Time from submission to start on the device, ns (`START − SUBMIT`).
+    pub queued_ns: Option<u64>,
+    /// Project mode: the mini-emulation of one work-group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<Emulation>,
+    /// Project mode: the projected time on every profiled device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+    /// Balance mode: how the launch was split, or why it was not (`fallback`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+}
+
+/// The `emulation` object (project mode, `intercept::project`; Panwar et al. §IV-C).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Emulation {
+    /// Outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<EmulationStatus>,
+    /// Why the launch was not emulated (absent when `ok` / `reused`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The statistics (or the failure) are an earlier launch's of the same key.
+    pub reused: bool,
+    /// Statistics of the emulated work-group (`emu::stats::WorkGroupStats`; its
+    /// `emulation_ns` is the emulation's wall time, ns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<WorkGroupStats>,
+    /// The local size project mode assumed when the app gave none, work-items per dimension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_assumed: Option<Vec<u64>>,
+    /// Start of the emulation, ns since the Unix epoch (read by the trace; not written by
+    /// this version, which reconstructs it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_unix_ns: Option<u64>,
+    /// Read only (older logs): the launch shape, now under `projection.launch_shape`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_shape: Option<LaunchShape>,
+    /// Read only (older and hand-written logs): emulation wall time, ns, at the top level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation_ns: Option<u64>,
+    /// Read only (older logs): the budget ran out and the counts were extrapolated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_exhausted: Option<bool>,
+    /// Read only (older logs): why the emulation failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Emulation {
+    /// A record without statistics (`unavailable` / `error`, with the reason).
+    pub fn failed(status: EmulationStatus, reason: impl Into<String>, reused: bool) -> Emulation {
+        Emulation {
+            status: Some(status),
+            reason: Some(reason.into()),
+            reused,
+            ..Default::default()
+        }
+    }
+
+    /// A record with statistics (`ok`, or `reused` when `reused`).
+    pub fn with_stats(stats: WorkGroupStats, reused: bool) -> Emulation {
+        Emulation {
+            status: Some(if reused {
+                EmulationStatus::Reused
+            } else {
+                EmulationStatus::Ok
+            }),
+            reused,
+            stats: Some(stats),
+            ..Default::default()
+        }
+    }
+
+    /// Emulation wall time, ns: `stats.emulation_ns` (or the older top-level field); `None`
+    /// for a reused result (it cost nothing) or a failure.
+    pub fn wall_ns(&self) -> Option<u64> {
+        if self.reused {
+            return self.emulation_ns;
+        }
+        self.emulation_ns
+            .or_else(|| self.stats.as_ref().map(|s| s.emulation_ns))
+    }
+
+    /// The budget ran out and the counts were extrapolated.
+    pub fn budget_exhausted(&self) -> bool {
+        self.budget_exhausted
+            .or_else(|| self.stats.as_ref().map(|s| s.budget_exhausted))
+            .unwrap_or(false)
+    }
+
+    /// Why the emulation failed, when it did (`unavailable` / `error` with their reason, or
+    /// an older log's `error`).
+    pub fn failure(&self) -> Option<String> {
+        if let Some(e) = &self.error {
+            return Some(e.clone());
+        }
+        match &self.status {
+            Some(EmulationStatus::Unavailable) | Some(EmulationStatus::Error) => Some(
+                self.reason
+                    .clone()
+                    .unwrap_or_else(|| "unavailable".to_string()),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The `projection` object (project mode, `intercept::project`; Panwar et al. §IV-D): a
+/// [`ProjectionSet`] (`options`, `devices`, `skipped`) and where it came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Projection {
+    /// Projected times per profiled device, ranked; the devices skipped; the model options.
+    #[serde(flatten)]
+    pub set: ProjectionSet,
+    /// The launch shape the projection used (work-groups, work-group size, local memory,
+    /// read set), so `clprism accuracy` re-projects the same launch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_shape: Option<LaunchShape>,
+    /// Profile name of the launch's own device; `null` when no profile matches it.
+    pub launch_device_profile: Option<String>,
+    /// Why no device could be projected (no profiles, bad launch shape, model error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Read only (hand-written logs): profile name of the fastest device; see
+    /// [`Projection::best`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best: Option<String>,
+}
+
+impl Projection {
+    /// Profile name of the projected-fastest device: `best`, else the rank-1 device.
+    pub fn best_device(&self) -> Option<String> {
+        self.best
+            .clone()
+            .or_else(|| self.set.best().map(|p| p.device.clone()))
+    }
+}
+
+/// A device that took part in a balanced launch (`schedule.devices[]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ScheduleDevice {
+    /// `platform:device` index.
+    pub index: String,
+    /// `CL_DEVICE_NAME`.
+    pub name: String,
+}
+
+/// A balance device that sat a launch out (`schedule.devices_excluded[]`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExcludedDevice {
+    /// `platform:device` index.
+    pub index: String,
+    /// Why (the kernel did not build there, the device failed earlier, busy with abandoned
+    /// straggler chunks).
+    pub reason: String,
+}
+
+/// One chunk of whole work-groups given to one device (`schedule.chunks[]`; Boyer ch. 4,
+/// Figure 4.4). Times are ns since the start of the balanced launch (host clock).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Chunk {
+    /// Position of the device in `schedule.devices`.
+    pub device: usize,
+    /// First unit of the chunk along the split dimension (units of `wgs_per_unit`
+    /// work-groups).
+    pub first_wg: u64,
+    /// Units in the chunk.
+    pub count: u64,
+    /// Work-groups in the chunk (`count × wgs_per_unit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_groups: Option<u64>,
+    /// Host time of the enqueue, ns since the launch's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enqueue_ns: Option<u64>,
+    /// The driver's error code when the enqueue failed (its work was reassigned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<i32>,
+    /// The chunk was abandoned as a straggler (its work-groups were given to another
+    /// device); written only when true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub abandoned: bool,
+    /// Host time the completion was seen, ns since the launch's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_ns: Option<u64>,
+    /// Device execution time of the chunk, ns (profiling `END − START`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ns: Option<u64>,
+    /// `end_ns − device_ns`: the estimated start on the device, ns since the launch's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_ns: Option<u64>,
+}
+
+impl Chunk {
+    /// A chunk just enqueued: `count` units of `wgs_per_unit` work-groups from unit
+    /// `first_wg` on device position `device`, enqueued `enqueue_ns` after the launch's start.
+    pub fn enqueued(
+        device: usize,
+        first_wg: u64,
+        count: u64,
+        wgs_per_unit: u64,
+        enqueue_ns: u64,
+    ) -> Chunk {
+        Chunk {
+            device,
+            first_wg,
+            count,
+            work_groups: Some(count * wgs_per_unit),
+            enqueue_ns: Some(enqueue_ns),
+            ..Default::default()
+        }
+    }
+
+    /// Records the completion seen at `end_ns` (since the launch's start) and the chunk's
+    /// device time (ns), when profiling gave one: `start_ns = end_ns − device_ns`.
+    pub fn completed(&mut self, end_ns: u64, device_ns: Option<u64>) {
+        self.end_ns = Some(end_ns);
+        if let Some(dn) = device_ns {
+            self.device_ns = Some(dn);
+            self.start_ns = Some(end_ns.saturating_sub(dn));
+        }
+    }
+
+    /// The chunk's work did not count on its device (abandoned as a straggler, or its
+    /// enqueue failed).
+    pub fn lost(&self) -> bool {
+        self.abandoned || self.failed.is_some()
+    }
+}
+
+/// A host phase of a balanced launch (`schedule.phases[]`): ns since the launch's start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Phase {
+    /// `build`, `footprint`, `snapshot`, `chunks`, `read_back`, `write_back`, ...
+    pub name: String,
+    /// Start, ns since the launch's start.
+    pub start_ns: u64,
+    /// End, ns since the launch's start.
+    pub end_ns: u64,
+}
+
+/// A transfer of a balanced launch (`schedule.transfers[]`; read by the trace, not written
+/// by this version).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Transfer {
+    /// Position of the device in `schedule.devices`; absent: host work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<usize>,
+    /// What was moved (`upload`, `read_back`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Bytes moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Start, ns since the launch's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_ns: Option<u64>,
+    /// End, ns since the launch's start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_ns: Option<u64>,
+}
+
+/// The split decision of `CLPRISM_SPLIT=auto` (`schedule.split_decision`, `sched::split`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitDecisionLog {
+    /// The verdict and its estimates (`split`, `reason`, `est_home_ns`, `est_split_ns`,
+    /// `est_transfer_ns`; ns).
+    #[serde(flatten)]
+    pub decision: SplitDecision,
+    /// Bytes the other devices would need uploaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_bytes: Option<u64>,
+    /// The host transfer rate was measured (else the default was assumed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_rate_measured: Option<bool>,
+}
+
+/// How the footprint model (the written ranges per work-group) was obtained
+/// (`schedule.footprint`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FootprintLog {
+    /// Time to derive it by emulating sampled work-groups, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derived_ms: Option<f64>,
+    /// Work-groups emulated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_groups: Option<u64>,
+    /// Write-free loops jumped over while emulating.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_loops: Option<u64>,
+    /// Read from the on-disk cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_cache: Option<bool>,
+    /// Why there is no usable model (the merge then compares buffers: `merge: diff`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The `best` scheduler's choice (`schedule.best`, `exec::best`). Lists are per entry of
+/// `schedule.devices`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BestChoice {
+    /// What decided.
+    pub by: BestBy,
+    /// Position of the chosen device in the balance devices.
+    pub device: usize,
+    /// Projected time per device, ns (`null` per device without a projection; `null` when
+    /// there is no projection at all).
+    pub projected_ns: Option<Vec<Option<f64>>>,
+    /// Device profile name per device (`null`: no profile matched).
+    pub profiles: Vec<Option<String>>,
+    /// Measured ns per work-group per device (`null`: not measured yet).
+    pub measured_ns_per_wg: Vec<Option<f64>>,
+    /// The projection came from the per-shape cache.
+    pub cached: bool,
+    /// Time to choose, ms.
+    pub choose_ms: f64,
+    /// `zero-filled`: the projection emulated on zero-filled buffers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<String>,
+    /// Why the projection was not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `CLPRISM_VERIFY`'s comparison of a balanced launch with a native run
+/// (`schedule.verify`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Verify {
+    /// Bytes of the written buffers that differ from the native run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differing_bytes: Option<u64>,
+    /// Why the native run could not be compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Verify {
+    /// The comparison ran: `n` bytes differ.
+    pub fn differing(n: u64) -> Verify {
+        Verify {
+            differing_bytes: Some(n),
+            error: None,
+        }
+    }
+
+    /// The comparison could not run.
+    pub fn failed(e: impl Into<String>) -> Verify {
+        Verify {
+            differing_bytes: None,
+            error: Some(e.into()),
+        }
+    }
+}
+
+/// The `schedule` object (balance mode). Two shapes: a launch forwarded unsplit has
+/// `merge: none`, `fallback`, `decision_ns` and empty `devices`/`chunks` (written by
+/// `intercept::hooks`); a launch that went through the balanced path has the rest
+/// (`exec::launch`, with `wall_ns`, `one_device_reason` from `exec::launch::run` and
+/// `devices_ready_ms` from `intercept::balance`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Schedule {
+    /// `CLPRISM_SCHEDULER` in effect (`boyer`, `static`, `css`, `gss`, `tss`, `single:N`,
+    /// `best`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    /// The scheduler started from the previous launch's measured speeds (Boyer's warm start).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_start: Option<bool>,
+    /// `CLPRISM_SPLIT=auto`'s decision (`null`: not consulted).
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub split_decision: Nullable<SplitDecisionLog>,
+    /// Balance devices that sat this launch out, with why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices_excluded: Option<Vec<ExcludedDevice>>,
+    /// Devices taking part (chunks refer to them by position).
+    pub devices: Vec<ScheduleDevice>,
+    /// The NDRange dimension split (0-based).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split_dim: Option<u32>,
+    /// Units along the split dimension (each `wgs_per_unit` work-groups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_groups: Option<u64>,
+    /// Work-groups per unit (the product of the other dimensions' work-group counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wgs_per_unit: Option<u64>,
+    /// Work-groups one wave of each device holds (occupancy), per device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wave_work_groups: Option<Vec<u64>>,
+    /// Registers per work-item reported by each device's build (`null`: unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registers_per_work_item: Option<Vec<Option<u32>>>,
+    /// Chunks in enqueue order.
+    pub chunks: Vec<Chunk>,
+    /// Fraction of the work-groups each device ran (same order as `devices`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<Vec<f64>>,
+    /// Time between the first and the last device finishing, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_tail_ns: Option<u64>,
+    /// From the first enqueue to the last chunk's completion, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makespan_ns: Option<u64>,
+    /// How the results were merged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<Merge>,
+    /// Bytes copied into the app's buffers by the merge.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_bytes: Option<u64>,
+    /// Chunks whose results were read back while others still ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_read_chunks: Option<u64>,
+    /// Pinned host staging memory held by clprism, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned_staging_bytes: Option<u64>,
+    /// How the footprint model was obtained (`null`: not needed).
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub footprint: Nullable<FootprintLog>,
+    /// The app's device ran its chunks directly on the app's buffers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_device_direct: Option<bool>,
+    /// Host phases of the launch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Vec<Phase>>,
+    /// The app gave no local size and clprism chose one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_chosen: Option<bool>,
+    /// Why the launch was forwarded unsplit; `null` when it went through the balanced path.
+    pub fallback: Option<FallbackReason>,
+    /// The `best` scheduler's choice (`null`: another scheduler).
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Option::is_none")]
+    pub best: Nullable<BestChoice>,
+    /// `CLPRISM_VERIFY`: comparison with a native run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
+    /// Wall time of the whole balanced launch on the app's thread, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_ns: Option<u64>,
+    /// Why a launch that went through the balanced path ran on one device only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_device_reason: Option<String>,
+    /// Time the balance devices took to open (once per process), ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices_ready_ms: Option<f64>,
+    /// Time clprism spent on the app's thread before forwarding, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_ns: Option<u64>,
+    /// Start of the launch, ns since the Unix epoch (read by the trace; not written by this
+    /// version).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t0_unix_ns: Option<u64>,
+    /// Transfers (read by the trace; not written by this version).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfers: Option<Vec<Transfer>>,
+}
+
+impl Schedule {
+    /// The record of a launch forwarded unsplit: `merge: none`, the reason, the time spent
+    /// deciding (ns), no devices or chunks.
+    pub fn forwarded(reason: impl Into<String>, decision_ns: u64) -> Schedule {
+        Schedule {
+            merge: Some(Merge::None),
+            fallback: Some(FallbackReason::parse(&reason.into())),
+            decision_ns: Some(decision_ns),
+            ..Default::default()
+        }
+    }
+
+    /// Went through the balanced path with chunks (not forwarded).
+    pub fn is_balanced(&self) -> bool {
+        self.fallback.is_none() && !self.chunks.is_empty()
+    }
+
+    /// Distinct devices whose chunks ran.
+    pub fn devices_used(&self) -> usize {
+        let mut d: Vec<usize> = self.chunks.iter().map(|c| c.device).collect();
+        d.sort_unstable();
+        d.dedup();
+        d.len()
+    }
+
+    /// End of the named phase, ns since the launch's start.
+    pub fn phase_end(&self, name: &str) -> Option<u64> {
+        self.phases
+            .as_ref()?
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.end_ns)
+    }
+
+    /// The split decision, when one was made.
+    pub fn split_decision(&self) -> Option<&SplitDecisionLog> {
+        self.split_decision.as_ref()?.as_ref()
+    }
+
+    /// Serializes to a JSON value (for `LaunchRecord::extra`; never fails for these types).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Converts a typed record to a JSON value (for [`crate::log::LaunchRecord::extra`]);
+/// `null` if serialization failed (it cannot for the types here: no maps with non-string
+/// keys).
+pub fn to_value<T: Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).unwrap_or(Value::Null)
+}
+
+/// Reads one log line leniently: `Ok(None)` for a line of another schema; the launch and
+/// how many of its `emulation` / `projection` / `schedule` objects were unreadable (those
+/// are dropped, the launch is kept).
+///
+/// Errors: not JSON, not an object, or the top-level fields do not fit [`Launch`].
+pub fn parse_lenient(line: &str) -> Result<Option<(Launch, usize)>, String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(mut o) = v else {
+        return Err("not a JSON object".into());
+    };
+    if let Some(s) = o.get("schema") {
+        if !s.as_str().is_some_and(|s| s.starts_with(SCHEMA_PREFIX)) {
+            return Ok(None);
+        }
+    }
+    let mut bad = 0;
+    let mut take = |k: &str| o.remove(k).filter(|v| !v.is_null());
+    let (e, p, s) = (
+        take(KEY_EMULATION),
+        take(KEY_PROJECTION),
+        take(KEY_SCHEDULE),
+    );
+    let mut launch: Launch =
+        serde_json::from_value(Value::Object(o)).map_err(|e| format!("launch record: {e}"))?;
+    fn part<T: serde::de::DeserializeOwned>(v: Option<Value>, bad: &mut usize) -> Option<T> {
+        let r = serde_json::from_value(v?).ok();
+        *bad += r.is_none() as usize;
+        r
+    }
+    launch.emulation = part(e, &mut bad);
+    launch.projection = part(p, &mut bad);
+    launch.schedule = part(s, &mut bad);
+    Ok(Some((launch, bad)))
+}
+
+/// Checks that a record the interposer wrote is exactly what the schema describes: it
+/// deserializes into [`Launch`] and serializes back to the same JSON value (no unknown
+/// field, no field of another type or nesting). Returns the differing paths.
+pub fn round_trip(line: &str) -> Result<(), String> {
+    let orig: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    round_trip_value::<Launch>(&orig)
+}
+
+/// [`round_trip`] for any part of a record (a `schedule` object as [`Schedule`], ...).
+pub fn round_trip_value<T: Serialize + serde::de::DeserializeOwned>(
+    orig: &Value,
+) -> Result<(), String> {
+    let typed: T =
+        serde_json::from_value(orig.clone()).map_err(|e| format!("does not parse: {e}"))?;
+    let back = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
+    let mut diffs = Vec::new();
+    diff_values("", orig, &back, &mut diffs);
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(diffs.join("; "))
+    }
+}
+
+fn diff_values(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, va) in x {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match y.get(k) {
+                    Some(vb) => diff_values(&p, va, vb, out),
+                    None => out.push(format!("{p}: not in the schema (dropped)")),
+                }
+            }
+            for k in y.keys().filter(|k| !x.contains_key(*k)) {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                out.push(format!("{p}: added by the schema"));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                diff_values(&format!("{path}[{i}]"), va, vb, out);
+            }
+        }
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => {}
+        _ if a == b => {}
+        _ => out.push(format!("{path}: {a} became {b}")),
+    }
+}
+
+/// Every key path of a JSON value (`schedule.chunks[].device`), objects and arrays walked;
+/// paths under an entry of [`OPAQUE`] are reported as that entry.
+pub fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
+    fn walk(path: &str, v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        if OPAQUE.contains(&path) {
+            out.insert(path.to_string());
+            return;
+        }
+        match v {
+            Value::Object(o) => {
+                for (k, x) in o {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(&p, x, out);
+                }
+            }
+            Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+                for x in a {
+                    walk(&format!("{path}[]"), x, out);
+                }
+            }
+            _ => {
+                out.insert(path.to_string());
+            }
+        }
+    }
+    let mut out = Default::default();
+    walk("", v, &mut out);
+    out
+}
+
+/// Whether a key path from [`key_paths`] is documented in [`FIELDS`]: a row, or (for an
+/// empty array or an object written as `null`) the parent of rows.
+pub fn documented(path: &str) -> bool {
+    FIELDS.iter().any(|f| {
+        f.path == path
+            || f.path
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with("[].") || rest.starts_with('.'))
+    })
+}
+
+/// Paths documented as one row whose inner structure is another module's type.
+pub const OPAQUE: &[&str] = &[
+    "emulation.stats",
+    "emulation.launch_shape",
+    "projection.options",
+    "projection.launch_shape",
+];
+
+/// One row of the schema table: a key path, its JSON type, unit and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldDoc {
+    /// Key path (`schedule.chunks[].device`).
+    pub path: &'static str,
+    /// JSON type (`u64`, `string`, `[u64]`, `u64|null`, ...; `?` = may be absent).
+    pub ty: &'static str,
+    /// Unit (ns, ms, bytes, work-items, work-groups, ...), empty when none.
+    pub unit: &'static str,
+    /// Meaning.
+    pub meaning: &'static str,
+}
+
+macro_rules! fields {
+    ($(($p:literal, $t:literal, $u:literal, $m:literal)),* $(,)?) => {
+        &[$(FieldDoc { path: $p, ty: $t, unit: $u, meaning: $m }),*]
+    };
+}
+
+/// The schema table (`docs/log-schema.md`); a unit test checks it against the types.
+#[rustfmt::skip]
+pub const FIELDS: &[FieldDoc] = fields![
+    ("schema", "string", "", "schema version, `clprism.launch/1`"),
+    ("seq", "u64", "", "launch sequence number in the process, from 0, in enqueue order"),
+    ("time_ns", "u64", "ns", "wall-clock time of the enqueue, since the Unix epoch"),
+    ("pid", "u32", "", "process id"),
+    ("thread", "u64", "", "OS thread id of the enqueuing thread"),
+    ("mode", "string", "", "`CLPRISM_MODE`: `log`, `project`, `balance`"),
+    ("kernel", "string", "", "kernel function name"),
+    ("program", "string", "", "16 hex digits identifying the program content"),
+    ("work_dim", "u32", "", "NDRange dimensions (1..3)"),
+    ("global", "[u64]", "work-items", "global size per dimension"),
+    ("local", "[u64]|null", "work-items", "local size per dimension; null: the driver chose"),
+    ("offset", "[u64]|null", "work-items", "global offset per dimension; null: none"),
+    ("device.index", "string", "", "`platform:device` of the app's queue (`?`: sub-device)"),
+    ("device.name", "string", "", "`CL_DEVICE_NAME`"),
+    ("device.type", "string", "", "`gpu`, `cpu`, `accelerator` or `other`"),
+    ("status", "string", "", "`complete`, `failed`, `enqueue_failed`, `incomplete`, `no_profiling`, `untimed`"),
+    ("error_code", "i32?", "", "driver error code of `failed` / `enqueue_failed`"),
+    ("device_ns", "u64|null", "ns", "device time (`END − START`; balanced: the chunks' makespan)"),
+    ("queued_ns", "u64|null", "ns", "submission to start (`START − SUBMIT`)"),
+    ("emulation.status", "string", "", "`ok`, `reused`, `unavailable`, `error`"),
+    ("emulation.reason", "string?", "", "why not emulated (absent when ok / reused)"),
+    ("emulation.reused", "bool", "", "the result is an earlier launch's of the same key"),
+    ("emulation.stats", "object?", "", "`emu::stats::WorkGroupStats` of the emulated work-group (`emulation_ns`: wall time, ns)"),
+    ("emulation.local_assumed", "[u64]?", "work-items", "local size assumed when the app gave none"),
+    ("emulation.start_unix_ns", "u64?", "ns", "emulation start since the Unix epoch (read by the trace; not written yet)"),
+    ("emulation.launch_shape", "object?", "", "read only (older logs): now `projection.launch_shape`"),
+    ("emulation.emulation_ns", "u64?", "ns", "read only (older logs): emulation wall time"),
+    ("emulation.budget_exhausted", "bool?", "", "read only (older logs): counts extrapolated"),
+    ("emulation.error", "string?", "", "read only (older logs): why the emulation failed"),
+    ("projection.options", "object", "", "`model::ModelOptions` (refinements switched on)"),
+    ("projection.devices[].device", "string", "", "profile name"),
+    ("projection.devices[].t_compute_ns", "f64", "ns", "instruction time"),
+    ("projection.devices[].t_global_ns", "f64", "ns", "global memory time"),
+    ("projection.devices[].t_local_ns", "f64", "ns", "local memory time"),
+    ("projection.devices[].bound", "string", "", "`compute`, `global`, `local` or `launch`"),
+    ("projection.devices[].projected_ns", "f64", "ns", "projected kernel time"),
+    ("projection.devices[].rank", "u32", "", "1 = fastest; ties share a rank"),
+    ("projection.devices[].occupancy", "f64", "fraction", "occupancy used for the throughput curves"),
+    ("projection.devices[].limiter", "string", "", "resource limiting occupancy: `work_group_slots`, `warps`, `registers`, `local_memory`"),
+    ("projection.devices[].active_work_groups_per_cu", "u64", "work-groups", "resident work-groups per compute unit"),
+    ("projection.devices[].waves", "u64", "waves", "`ceil(W / (active WGs per CU × CUs))`"),
+    ("projection.skipped[].device", "string", "", "profile that could not run the launch"),
+    ("projection.skipped[].reason", "string", "", "why"),
+    ("projection.launch_shape", "object?", "", "`model::LaunchShape` projected with"),
+    ("projection.launch_device_profile", "string|null", "", "profile of the launch's own device"),
+    ("projection.error", "string?", "", "why no device could be projected"),
+    ("projection.best", "string?", "", "read only (hand-written logs): fastest profile; else rank 1"),
+    ("schedule.scheduler", "string?", "", "`CLPRISM_SCHEDULER` in effect"),
+    ("schedule.warm_start", "bool?", "", "started from the previous launch's measured speeds"),
+    ("schedule.split_decision", "object|null?", "", "`CLPRISM_SPLIT=auto` decision; null: not consulted"),
+    ("schedule.split_decision.split", "bool", "", "split across devices (else whole on the app's device)"),
+    ("schedule.split_decision.reason", "string", "", "why, in words"),
+    ("schedule.split_decision.est_home_ns", "f64|null", "ns", "estimated time whole on the app's device"),
+    ("schedule.split_decision.est_split_ns", "f64|null", "ns", "estimated time split, transfers included"),
+    ("schedule.split_decision.est_transfer_ns", "f64|null", "ns", "estimated transfer time"),
+    ("schedule.split_decision.upload_bytes", "u64?", "bytes", "bytes the other devices need uploaded"),
+    ("schedule.split_decision.host_rate_measured", "bool?", "", "host transfer rate measured (else assumed)"),
+    ("schedule.devices_excluded[].index", "string", "", "`platform:device` of a device that sat out"),
+    ("schedule.devices_excluded[].reason", "string", "", "why it sat out"),
+    ("schedule.devices[].index", "string", "", "`platform:device` of a device taking part"),
+    ("schedule.devices[].name", "string", "", "`CL_DEVICE_NAME`"),
+    ("schedule.split_dim", "u32?", "", "NDRange dimension split (0-based)"),
+    ("schedule.work_groups", "u64?", "units", "units along the split dimension"),
+    ("schedule.wgs_per_unit", "u64?", "work-groups", "work-groups per unit"),
+    ("schedule.wave_work_groups", "[u64]?", "work-groups", "one wave per device (occupancy)"),
+    ("schedule.registers_per_work_item", "[u32|null]?", "registers", "per device build; null: unknown"),
+    ("schedule.chunks[].device", "usize", "", "position in `schedule.devices`"),
+    ("schedule.chunks[].first_wg", "u64", "units", "first unit of the chunk"),
+    ("schedule.chunks[].count", "u64", "units", "units in the chunk"),
+    ("schedule.chunks[].work_groups", "u64", "work-groups", "`count × wgs_per_unit`"),
+    ("schedule.chunks[].enqueue_ns", "u64", "ns", "enqueue, since the launch's start (host)"),
+    ("schedule.chunks[].failed", "i32?", "", "driver error of a failed enqueue (work reassigned)"),
+    ("schedule.chunks[].abandoned", "bool?", "", "abandoned as a straggler (only written when true)"),
+    ("schedule.chunks[].end_ns", "u64?", "ns", "completion seen, since the launch's start (host)"),
+    ("schedule.chunks[].device_ns", "u64?", "ns", "device time of the chunk (`END − START`)"),
+    ("schedule.chunks[].start_ns", "u64?", "ns", "`end_ns − device_ns`"),
+    ("schedule.share", "[f64]?", "fraction", "work-groups each device ran"),
+    ("schedule.idle_tail_ns", "u64?", "ns", "first to last device finishing"),
+    ("schedule.makespan_ns", "u64?", "ns", "first enqueue to last completion"),
+    ("schedule.merge", "string?", "", "`footprint`, `diff` or `none` (forwarded)"),
+    ("schedule.merged_bytes", "u64?", "bytes", "copied into the app's buffers by the merge"),
+    ("schedule.early_read_chunks", "u64?", "chunks", "read back while others still ran"),
+    ("schedule.pinned_staging_bytes", "u64?", "bytes", "pinned host staging memory held"),
+    ("schedule.footprint", "object|null?", "", "how the footprint model was obtained; null: not needed"),
+    ("schedule.footprint.derived_ms", "f64?", "ms", "time to derive it by emulation"),
+    ("schedule.footprint.sampled_groups", "u64?", "work-groups", "work-groups emulated"),
+    ("schedule.footprint.skipped_loops", "u64?", "loops", "write-free loops jumped over"),
+    ("schedule.footprint.from_cache", "bool?", "", "read from the on-disk cache"),
+    ("schedule.footprint.reason", "string?", "", "why there is no usable model (merge by diff)"),
+    ("schedule.app_device_direct", "bool?", "", "the app's device ran on the app's buffers"),
+    ("schedule.phases[].name", "string", "", "host phase (`build`, `footprint`, ...)"),
+    ("schedule.phases[].start_ns", "u64", "ns", "since the launch's start"),
+    ("schedule.phases[].end_ns", "u64", "ns", "since the launch's start"),
+    ("schedule.local_chosen", "bool?", "", "clprism chose the local size"),
+    ("schedule.fallback", "string|null", "", "why forwarded unsplit; null: balanced path"),
+    ("schedule.best", "object|null?", "", "`best` scheduler's choice; null: another scheduler"),
+    ("schedule.best.by", "string", "", "`projection`, `measured`, `first-try`"),
+    ("schedule.best.device", "usize", "", "chosen position among the balance devices"),
+    ("schedule.best.projected_ns", "[f64|null]|null", "ns", "projected time per device"),
+    ("schedule.best.profiles", "[string|null]", "", "device profile per device"),
+    ("schedule.best.measured_ns_per_wg", "[f64|null]", "ns/work-group", "measured speed per device"),
+    ("schedule.best.cached", "bool", "", "projection from the per-shape cache"),
+    ("schedule.best.choose_ms", "f64", "ms", "time to choose"),
+    ("schedule.best.inputs", "string?", "", "`zero-filled`: emulated on zero-filled buffers"),
+    ("schedule.best.reason", "string?", "", "why the projection was not used"),
+    ("schedule.verify.differing_bytes", "u64?", "bytes", "`CLPRISM_VERIFY`: bytes differing from a native run"),
+    ("schedule.verify.error", "string?", "", "`CLPRISM_VERIFY`: why no comparison"),
+    ("schedule.wall_ns", "u64?", "ns", "wall time of the balanced launch on the app's thread"),
+    ("schedule.one_device_reason", "string?", "", "why a balanced-path launch ran on one device"),
+    ("schedule.devices_ready_ms", "f64?", "ms", "time the balance devices took to open"),
+    ("schedule.decision_ns", "u64?", "ns", "time spent on the app's thread before forwarding"),
+    ("schedule.t0_unix_ns", "u64?", "ns", "launch start since the Unix epoch (read by the trace; not written yet)"),
+    ("schedule.transfers[].device", "usize?", "", "read by the trace; not written yet"),
+    ("schedule.transfers[].kind", "string?", "", "read by the trace; not written yet"),
+    ("schedule.transfers[].bytes", "u64?", "bytes", "read by the trace; not written yet"),
+    ("schedule.transfers[].start_ns", "u64?", "ns", "read by the trace; not written yet"),
+    ("schedule.transfers[].end_ns", "u64?", "ns", "read by the trace; not written yet"),
+];
+
+/// `docs/log-schema.md`: the table of [`FIELDS`].
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# Per-kernel log schema (`clprism.launch/1`)\n\n\
+         Generated from `src/log/schema.rs` (`FIELDS`); do not edit. Regenerate with\n\
+         `clprism schema --markdown > docs/log-schema.md` or\n\
+         `CLPRISM_BLESS=1 cargo test --lib log::schema`.\n\n\
+         One JSON object per kernel launch, one per line. Type `?`: the key may be absent;\n\
+         `|null`: present but null. `emulation` and `projection` are written in project mode,\n\
+         `schedule` in balance mode. Times in `schedule` are host times since the start of\n\
+         the balanced launch unless said otherwise.\n\n\
+         | path | type | unit | meaning |\n|---|---|---|---|\n",
+    );
+    for f in FIELDS {
+        s.push_str(&format!(
+            "| `{}` | `{}` | {} | {} |\n",
+            f.path,
+            f.ty.replace('|', "\\|"),
+            f.unit,
+            f.meaning.replace('|', "\\|")
+        ));
+    }
+    s
+}
+
+/// `clprism schema --markdown`: prints `docs/log-schema.md`; `clprism schema --check
+/// LOG.jsonl...`: checks that every record of the logs is exactly what the schema describes
+/// ([`round_trip`]). Returns the exit code.
+pub fn schema_main(args: &[String]) -> i32 {
+    match args.first().map(String::as_str) {
+        Some("--markdown") if args.len() == 1 => {
+            print!("{}", markdown());
+            0
+        }
+        Some("--check") if args.len() > 1 => {
+            let mut bad = 0usize;
+            for f in &args[1..] {
+                let text = match std::fs::read_to_string(f) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        eprintln!("clprism schema: {f}: {e}");
+                        return 1;
+                    }
+                };
+                for (i, l) in text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                {
+                    if let Err(e) = round_trip(l) {
+                        bad += 1;
+                        eprintln!("{f}:{}: {e}", i + 1);
+                    }
+                }
+            }
+            i32::from(bad > 0)
+        }
+        _ => {
+            eprintln!(
+                "usage: clprism schema --markdown          print the log schema table (docs/log-schema.md)\n       \
+                 clprism schema --check LOG.jsonl...  check every record against the schema"
+            );
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record with every field of the writers set (both schedule shapes are covered by
+    /// `forwarded` below).
+    fn full() -> Launch {
+        let chunk = Chunk {
+            device: 1,
+            first_wg: 2,
+            count: 3,
+            work_groups: Some(6),
+            enqueue_ns: Some(10),
+            failed: Some(-5),
+            abandoned: true,
+            end_ns: Some(30),
+            device_ns: Some(15),
+            start_ns: Some(15),
+        };
+        let set: ProjectionSet = serde_json::from_value(serde_json::json!({
+            "options": {}, "skipped": [{"device": "x", "reason": "too big"}],
+            "devices": [{"device": "a", "t_compute_ns": 1.0, "t_global_ns": 2.0,
+                "t_local_ns": 0.5, "bound": "global", "projected_ns": 2.0, "rank": 1,
+                "occupancy": 0.5, "limiter": "warps", "active_work_groups_per_cu": 4,
+                "waves": 2}]
+        }))
+        .unwrap();
+        Launch {
+            schema: SCHEMA_VERSION.into(),
+            seq: 1,
+            time_ns: 2,
+            pid: 3,
+            thread: 4,
+            mode: Mode::Balance,
+            kernel: "k".into(),
+            program: "0123456789abcdef".into(),
+            work_dim: 1,
+            global: vec![64],
+            local: Some(vec![16]),
+            offset: Some(vec![0]),
+            device: Device {
+                index: "0:0".into(),
+                name: "d".into(),
+                kind: "cpu".into(),
+            },
+            status: LaunchStatus::Complete,
+            error_code: Some(-5),
+            device_ns: Some(7),
+            queued_ns: Some(8),
+            emulation: Some(Emulation {
+                reason: Some("r".into()),
+                local_assumed: Some(vec![16]),
+                start_unix_ns: Some(5),
+                launch_shape: Some(LaunchShape::default()),
+                emulation_ns: Some(1),
+                budget_exhausted: Some(false),
+                error: Some("e".into()),
+                ..Emulation::with_stats(WorkGroupStats::default(), false)
+            }),
+            projection: Some(Projection {
+                set,
+                launch_shape: Some(LaunchShape::default()),
+                launch_device_profile: Some("a".into()),
+                error: Some("e".into()),
+                best: Some("a".into()),
+            }),
+            schedule: Some(Schedule {
+                scheduler: Some("boyer".into()),
+                warm_start: Some(false),
+                split_decision: Some(Some(SplitDecisionLog {
+                    decision: SplitDecision {
+                        split: true,
+                        reason: "r".into(),
+                        est_home_ns: Some(1.0),
+                        est_split_ns: None,
+                        est_transfer_ns: Some(2.0),
+                    },
+                    upload_bytes: Some(3),
+                    host_rate_measured: Some(true),
+                })),
+                devices_excluded: Some(vec![ExcludedDevice {
+                    index: "0:2".into(),
+                    reason: "r".into(),
+                }]),
+                devices: vec![ScheduleDevice {
+                    index: "0:0".into(),
+                    name: "d".into(),
+                }],
+                split_dim: Some(0),
+                work_groups: Some(4),
+                wgs_per_unit: Some(1),
+                wave_work_groups: Some(vec![4]),
+                registers_per_work_item: Some(vec![Some(8), None]),
+                chunks: vec![chunk],
+                share: Some(vec![1.0]),
+                idle_tail_ns: Some(0),
+                makespan_ns: Some(30),
+                merge: Some(Merge::Footprint),
+                merged_bytes: Some(64),
+                early_read_chunks: Some(0),
+                pinned_staging_bytes: Some(0),
+                footprint: Some(Some(FootprintLog {
+                    derived_ms: Some(1.5),
+                    sampled_groups: Some(2),
+                    skipped_loops: Some(0),
+                    from_cache: Some(false),
+                    reason: Some("r".into()),
+                })),
+                app_device_direct: Some(true),
+                phases: Some(vec![Phase {
+                    name: "build".into(),
+                    start_ns: 0,
+                    end_ns: 5,
+                }]),
+                local_chosen: Some(false),
+                fallback: None,
+                best: Some(Some(BestChoice {
+                    by: BestBy::Projection,
+                    device: 0,
+                    projected_ns: Some(vec![Some(1.0), None]),
+                    profiles: vec![Some("a".into()), None],
+                    measured_ns_per_wg: vec![None, Some(2.0)],
+                    cached: false,
+                    choose_ms: 0.5,
+                    inputs: Some("zero-filled".into()),
+                    reason: Some("r".into()),
+                })),
+                verify: Some(Verify {
+                    differing_bytes: Some(0),
+                    error: Some("e".into()),
+                }),
+                wall_ns: Some(40),
+                one_device_reason: Some("r".into()),
+                devices_ready_ms: Some(1.25),
+                decision_ns: Some(3),
+                t0_unix_ns: Some(9),
+                transfers: Some(vec![Transfer {
+                    device: Some(0),
+                    kind: Some("upload".into()),
+                    bytes: Some(64),
+                    start_ns: Some(1),
+                    end_ns: Some(2),
+                }]),
+            }),
+        }
+    }
+
+    #[test]
+    fn full_record_round_trips_and_matches_the_table() {
+        let line = serde_json::to_string(&full()).unwrap();
+        round_trip(&line).unwrap();
+        let back: Launch = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, full());
+        let paths = key_paths(&serde_json::from_str(&line).unwrap());
+        let table: std::collections::BTreeSet<String> =
+            FIELDS.iter().map(|f| f.path.to_string()).collect();
+        // the table's intermediate rows (`schedule.footprint`, ...) describe objects
+        let missing: Vec<_> = paths.iter().filter(|p| !documented(p)).collect();
+        assert!(missing.is_empty(), "fields not in FIELDS: {missing:?}");
+        let stale: Vec<_> = table
+            .iter()
+            .filter(|t| {
+                !paths.contains(*t) && !paths.iter().any(|p| p.starts_with(&format!("{t}.")))
+            })
+            .collect();
+        assert!(stale.is_empty(), "FIELDS rows the types lack: {stale:?}");
+    }
+
+    #[test]
+    fn forwarded_schedule_is_compact() {
+        let s = Schedule::forwarded(
+            "kept whole on the app's device: one work-group cannot be split",
+            12,
+        );
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"merge": "none", "fallback": "kept whole on the app's device: one work-group cannot be split",
+                "decision_ns": 12, "devices": [], "chunks": []})
+        );
+        assert!(s.fallback.as_ref().unwrap().is_kept_whole());
+        // a balanced-path schedule writes `fallback: null` and keeps null objects null
+        let v = serde_json::json!({"devices": [], "chunks": [], "fallback": null,
+            "split_decision": null, "footprint": null, "best": null});
+        round_trip_value::<Schedule>(&v).unwrap();
+        round_trip_value::<Schedule>(&serde_json::to_value(&s).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn chunk_helpers_write_what_exec_wrote() {
+        let mut c = Chunk::enqueued(1, 8, 4, 2, 100);
+        assert_eq!(
+            to_value(&c),
+            serde_json::json!({"device": 1, "first_wg": 8, "count": 4, "work_groups": 8,
+                "enqueue_ns": 100})
+        );
+        c.completed(500, Some(300));
+        assert_eq!(
+            (c.end_ns, c.device_ns, c.start_ns, c.lost()),
+            (Some(500), Some(300), Some(200), false)
+        );
+        c.abandoned = true;
+        assert_eq!(to_value(&c)["abandoned"], true);
+        assert!(c.lost());
+        assert_eq!(
+            to_value(&Verify::differing(0)),
+            serde_json::json!({"differing_bytes": 0})
+        );
+    }
+
+    #[test]
+    fn closed_sets_keep_unknown_values() {
+        for s in LaunchStatus::KNOWN {
+            assert_eq!(LaunchStatus::parse(s).as_str(), *s);
+            assert!(!matches!(LaunchStatus::parse(s), LaunchStatus::Other(_)));
+        }
+        assert_eq!(
+            LaunchStatus::parse("weird"),
+            LaunchStatus::Other("weird".into())
+        );
+        for t in [
+            "global size is not a multiple of the local size",
+            "kept whole on the app's device: it is the only balance device",
+            "kernel uses global atomics",
+        ] {
+            let r: FallbackReason = serde_json::from_value(Value::String(t.into())).unwrap();
+            assert_eq!(serde_json::to_value(&r).unwrap(), Value::String(t.into()));
+        }
+        assert_eq!(
+            FallbackReason::parse("every balance device is busy with abandoned work"),
+            FallbackReason::AllDevicesBusy
+        );
+    }
+
+    #[test]
+    fn lenient_reading_drops_unreadable_parts() {
+        let (l, bad) = parse_lenient(
+            r#"{"kernel":"k","projection":{"devices":"oops"},"schedule":{"chunks":[{"device":0,"first_wg":0,"count":4}]}}"#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(bad, 1);
+        assert!(l.projection.is_none());
+        assert_eq!(l.schedule.unwrap().chunks[0].count, 4);
+        assert_eq!(l.mode, Mode::Log);
+        assert!(parse_lenient(r#"{"schema":"other/2"}"#).unwrap().is_none());
+    }
+
+    /// `docs/log-schema.md` is what [`markdown`] generates (`CLPRISM_BLESS=1` rewrites it).
+    #[test]
+    fn docs_table_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/log-schema.md");
+        let want = markdown();
+        if std::env::var_os("CLPRISM_BLESS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/log-schema.md is out of date: run `clprism schema --markdown > docs/log-schema.md` \
+             or `CLPRISM_BLESS=1 cargo test --lib log::schema`"
+        );
+    }
+}
