@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 5 GPU benchmark: balance mode against native single-GPU runs, side by side in one run
 # on a multi-GPU machine (results/gpu-*/balance-*.txt holds the output and the command).
-# Expects the build products in .gpu/ (see README "Reproducing the GPU results"):
+# Expects the build products in .gpu/ (see docs/results.md, first paragraph; bench/gpu_bundle.sh builds them):
 #   .gpu/libOpenCL.so  .gpu/examples/*  .gpu/gpu-env.sh  .gpu/emu-cache/ (SPIR-V of the
 #   example kernels, so footprints work on a machine without clang)
 # Prints one line per run: app, config, the app's own time_ms (uploads, every launch,

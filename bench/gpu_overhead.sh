@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 overhead benchmark on one NVIDIA GPU (build products in .gpu/, see README).
+# Issue 2 overhead benchmark on one NVIDIA GPU (build products in .gpu/, see docs/results.md).
 set -uo pipefail
 G=$PWD/.gpu
 . "$(dirname "$0")/gpu-common.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job (README.md): builds clprism and the example apps, runs every example under the
 # interposer on PoCL's CPU devices and prints the per-kernel summaries. Logs go to results/demo/.
-# Usage: scripts/demo.sh [MODE]   (MODE = log (default) | off)
+# Usage: scripts/demo.sh [MODE]   (MODE = off | log (default) | project | balance)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

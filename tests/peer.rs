@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 /// Tests whose result through clprism legitimately differs from native (with the cause);
-/// each is listed in README.md's known limitations. (suite, test, mode)
+/// each is listed in docs/usage.md's known limitations. (suite, test, mode)
 const KNOWN: &[(&str, &str, &str)] = &[];
 
 fn results(p: &std::path::Path) -> BTreeMap<(String, String), String> {

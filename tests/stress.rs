@@ -104,7 +104,7 @@ fn check_records(log: &std::path::Path, n: usize, what: &str) {
 
 /// `bound`: whether the 10x/1x ratio of the whole-run peak RSS is asserted (< 3). Project
 /// mode only prints it: its pending records (emulation + projection, ~12-15 KiB each in
-/// memory) pile up while the log writer catches up, most of it during the exit drain (README,
+/// memory) pile up while the log writer catches up, most of it during the exit drain (docs/usage.md,
 /// known limitations).
 fn stress_mode(mode: &'static str, bound: bool) {
     let d = scratch(&format!("stress-{mode}"));

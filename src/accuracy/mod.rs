@@ -171,9 +171,7 @@ pub fn accuracy(o: &Options) -> Result<(compare::Report, String, Vec<String>), S
         let exe = std::env::current_exe().ok();
         let lib = crate::launcher::find_library(
             o.lib.as_deref(),
-            std::env::var_os("CLPRISM_LIB")
-                .map(PathBuf::from)
-                .as_deref(),
+            crate::config::from_env_quiet().lib.as_deref(),
             exe.as_deref(),
         )?;
         let logs = match &o.out {

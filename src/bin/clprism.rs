@@ -25,7 +25,52 @@ commands:
   schema --markdown | --check LOG.jsonl...
                                  print the log schema table (docs/log-schema.md), or
                                  check log records against the typed schema
+  controls [--markdown]          list the CLPRISM_* environment variables (--markdown:
+                                 the text of docs/controls.md)
+
+`clprism COMMAND --help` describes each command; docs/usage.md has them all.
 ";
+
+const CONTROLS_USAGE: &str = "\
+usage: clprism controls [--markdown]
+
+Lists every CLPRISM_* environment variable: its values, default, who reads it and what it
+does, from the table in src/config/controls.rs. With --markdown, prints docs/controls.md
+(regenerate it with `clprism controls --markdown > docs/controls.md`).
+";
+
+/// `clprism controls [--markdown]`.
+fn controls_main(args: &[String]) -> i32 {
+    use OpenCL::config::{controls, Reader};
+    match args.first().map(String::as_str) {
+        None => {
+            for (title, r) in [
+                (
+                    "read by the interposer in the app's process",
+                    Reader::Library,
+                ),
+                ("read by the clprism command", Reader::Command),
+                ("read by the example apps", Reader::Examples),
+                ("read by the tests", Reader::Tests),
+            ] {
+                println!("{title}:\n{}", controls::usage_lines(r));
+            }
+            0
+        }
+        Some("--markdown") if args.len() == 1 => {
+            print!("{}", controls::markdown());
+            0
+        }
+        Some("-h") | Some("--help") => {
+            print!("{CONTROLS_USAGE}");
+            0
+        }
+        Some(_) => {
+            eprint!("clprism controls: unexpected argument\n{CONTROLS_USAGE}");
+            2
+        }
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -39,6 +84,7 @@ fn main() {
         Some("accuracy") => OpenCL::accuracy::accuracy_main(rest),
         Some("trace-check") => OpenCL::log::trace::check::check_main(rest),
         Some("schema") => OpenCL::log::schema::schema_main(rest),
+        Some("controls") => controls_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

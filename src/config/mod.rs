@@ -1,8 +1,12 @@
-//! The `CLPRISM_*` environment variables (DESIGN.md §3), parsed once.
+//! The `CLPRISM_*` environment variables (DESIGN.md §3), parsed once, from the one table in
+//! [`controls`] (which also generates `docs/controls.md` and `clprism run --help`).
 //!
 //! A malformed value never aborts the application: it produces one warning line on stderr
 //! naming the variable, the bad value and the value used instead.
 
+pub mod controls;
+
+pub use controls::{Config, Control, Reader, CONTROLS};
 use once_cell::sync::Lazy;
 use std::path::PathBuf;
 
@@ -62,7 +66,7 @@ pub enum LogTarget {
 ///
 /// Timing a launch needs an event on a queue with `CL_QUEUE_PROFILING_ENABLE`, and drivers
 /// charge for both (NVIDIA: ~1.6 µs per event, several µs per launch on a profiled queue;
-/// README "Interposer overhead"). Sampling keeps the event cost off most launches.
+/// docs/results.md, "Interposer overhead"). Sampling keeps the event cost off most launches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceTiming {
     /// Every launch gets an event and a measured `device_ns` (default).
@@ -99,61 +103,6 @@ pub fn parse_device_timing(s: &str) -> Option<DeviceTiming> {
             }
         }
     }
-}
-
-/// The parsed configuration.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// `CLPRISM_MODE`, default `log`.
-    pub mode: Mode,
-    /// `CLPRISM_REAL_OPENCL`: explicit path of the real OpenCL library.
-    pub real_opencl: Option<PathBuf>,
-    /// `CLPRISM_LOG`, default `clprism-%p.jsonl` in the working directory.
-    pub log: LogTarget,
-    /// `CLPRISM_SUMMARY`, default stderr.
-    pub summary: SummaryTarget,
-    /// `CLPRISM_TRACE`: Chrome trace event JSON path, default off.
-    pub trace: Option<PathBuf>,
-    /// `CLPRISM_DEVICES`, raw (parsed by `exec`), default `gpu` else `all`.
-    pub devices: Option<String>,
-    /// `CLPRISM_SCHEDULER`, raw (parsed by `sched`), default `boyer`.
-    pub scheduler: Option<String>,
-    /// `CLPRISM_BOYER`, raw (parsed by `sched`).
-    pub boyer: Option<String>,
-    /// `CLPRISM_PROFILES`: directory of device profiles.
-    pub profiles: Option<PathBuf>,
-    /// `CLPRISM_TOOLCHAIN`: directory with clang and llvm-spirv of one LLVM version.
-    pub toolchain: Option<PathBuf>,
-    /// `CLPRISM_CACHE`: SPIR-V and projection cache directory.
-    pub cache: Option<PathBuf>,
-    /// `CLPRISM_VERIFY=1`: run balanced launches natively too and compare bytes.
-    pub verify: bool,
-    /// `CLPRISM_EMU_SNAPSHOT_MAX`: most bytes of buffer snapshots that project mode holds at
-    /// once (device copies plus their host read-backs); a launch whose buffer arguments
-    /// would exceed it is not emulated (the record says why). Default 256 MiB.
-    pub emu_snapshot_max: u64,
-    /// `CLPRISM_DEVICE_TIMING`: which launches get a measured device time, default all.
-    pub device_timing: DeviceTiming,
-    /// `CLPRISM_PINNED_MAX`: most bytes of page-locked host staging that balance mode keeps
-    /// (snapshots of inputs for the other devices, read-back of their chunks); transfers
-    /// beyond it use ordinary heap memory. 0 turns pinned staging off. Default 4 GiB.
-    pub pinned_max: u64,
-    /// `CLPRISM_SPLIT`: whether balance mode may keep a launch whole on the app's device when
-    /// splitting would not pay for its transfers (`sched::split`), default `auto`.
-    pub split: SplitPolicy,
-    /// `CLPRISM_BALANCE_EARLY`: whether balance mode opens its devices and builds the app's
-    /// programs on them in the background once the app has built a program, instead of at
-    /// the first launch. Default on.
-    pub balance_early: bool,
-    /// `CLPRISM_FAULT`: test-only fault injection in balance mode (`block:I`, `fail:I`,
-    /// `open-delay:MS`; parsed by `exec::devices::parse_fault`).
-    pub fault: Option<String>,
-    /// `CLPRISM_LOG_POLL_US`: shortest time between two passes of the log writer over the
-    /// pending launch events, µs (benchmark aid; `None`: the writer's default).
-    pub log_poll_us: Option<u64>,
-    /// `CLPRISM_DEBUG`: set (any value) to print timestamped `clprism-debug:` lines on
-    /// stderr for balance mode's device opening, builds and launches.
-    pub debug: bool,
 }
 
 /// `CLPRISM_SPLIT` values.
@@ -196,158 +145,74 @@ pub fn malformed(var: &str, value: &str, expected: &str, used: &str) -> String {
     format!("{var}='{value}' is not valid (expected {expected}); using {used}")
 }
 
-fn path_var(v: Option<String>) -> Option<PathBuf> {
-    v.filter(|s| !s.is_empty()).map(PathBuf::from)
+/// Parses a `CLPRISM_MODE` value (case-insensitive).
+pub fn parse_mode(v: &str) -> Option<Mode> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "off" => Some(Mode::Off),
+        "log" => Some(Mode::Log),
+        "project" => Some(Mode::Project),
+        "balance" => Some(Mode::Balance),
+        _ => None,
+    }
 }
 
 impl Config {
     /// Parses the configuration from a variable lookup (the environment in production, a map
-    /// in tests). Returns the configuration and the warning lines to print.
+    /// in tests), row by row of [`CONTROLS`]. Returns the configuration and the warning lines
+    /// to print (one per malformed variable).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>, pid: u32) -> (Config, Vec<String>) {
         let mut warnings = Vec::new();
-        let mode = match get("CLPRISM_MODE").as_deref().map(str::trim) {
-            None | Some("") => Mode::Log,
-            Some(v) => {
-                let parsed = match v.to_ascii_lowercase().as_str() {
-                    "off" => Some(Mode::Off),
-                    "log" => Some(Mode::Log),
-                    "project" => Some(Mode::Project),
-                    "balance" => Some(Mode::Balance),
-                    _ => None,
-                };
-                match parsed {
-                    None => {
-                        warnings.push(malformed(
-                            "CLPRISM_MODE",
-                            v,
-                            "off|log|project|balance",
-                            "log",
-                        ));
-                        Mode::Log
-                    }
-                    Some(m) if !IMPLEMENTED_MODES.contains(&m) => {
-                        warnings.push(format!(
-                            "CLPRISM_MODE={} is not implemented in this build yet; using log",
-                            m.as_str()
-                        ));
-                        Mode::Log
-                    }
-                    Some(m) => m,
-                }
-            }
-        };
-        let log = match get("CLPRISM_LOG").as_deref() {
-            None | Some("") => LogTarget::File(PathBuf::from(format!("clprism-{pid}.jsonl"))),
-            Some("-") => LogTarget::Stderr,
-            Some("off") => LogTarget::Off,
-            Some(p) => LogTarget::File(PathBuf::from(p.replace("%p", &pid.to_string()))),
-        };
-        let summary = match get("CLPRISM_SUMMARY").as_deref() {
-            None | Some("") | Some("stderr") => SummaryTarget::Stderr,
-            Some("off") => SummaryTarget::Off,
-            Some(p) => SummaryTarget::File(PathBuf::from(p.replace("%p", &pid.to_string()))),
-        };
-        let verify = match get("CLPRISM_VERIFY").as_deref().map(str::trim) {
-            None | Some("") | Some("0") => false,
-            Some("1") => true,
-            Some(v) => {
-                warnings.push(malformed("CLPRISM_VERIFY", v, "0 or 1", "0"));
-                false
-            }
-        };
-        let emu_snapshot_max = match get("CLPRISM_EMU_SNAPSHOT_MAX").as_deref().map(str::trim) {
-            None | Some("") => DEFAULT_EMU_SNAPSHOT_MAX,
-            Some(v) => match parse_bytes(v) {
-                Some(n) => n,
-                None => {
-                    warnings.push(malformed(
-                        "CLPRISM_EMU_SNAPSHOT_MAX",
-                        v,
-                        "a byte count such as 268435456 or 256M",
-                        "256M",
-                    ));
-                    DEFAULT_EMU_SNAPSHOT_MAX
-                }
-            },
-        };
-        let pinned_max = match get("CLPRISM_PINNED_MAX").as_deref().map(str::trim) {
-            None | Some("") => DEFAULT_PINNED_MAX,
-            Some(v) => parse_bytes(v).unwrap_or_else(|| {
-                warnings.push(malformed(
-                    "CLPRISM_PINNED_MAX",
-                    v,
-                    "a byte count such as 1073741824 or 1G (0: off)",
-                    "4G",
-                ));
-                DEFAULT_PINNED_MAX
-            }),
-        };
-        let split = match get("CLPRISM_SPLIT").as_deref().map(str::trim) {
-            None | Some("") | Some("auto") => SplitPolicy::Auto,
-            Some("always") => SplitPolicy::Always,
-            Some(v) => {
-                warnings.push(malformed("CLPRISM_SPLIT", v, "auto or always", "auto"));
-                SplitPolicy::Auto
-            }
-        };
-        let balance_early = match get("CLPRISM_BALANCE_EARLY").as_deref().map(str::trim) {
-            None | Some("") | Some("on") | Some("1") => true,
-            Some("off") | Some("0") => false,
-            Some(v) => {
-                warnings.push(malformed("CLPRISM_BALANCE_EARLY", v, "on or off", "on"));
-                true
-            }
-        };
-        let device_timing = match get("CLPRISM_DEVICE_TIMING").as_deref().map(str::trim) {
-            None | Some("") => DeviceTiming::All,
-            Some(v) => parse_device_timing(v).unwrap_or_else(|| {
-                warnings.push(malformed(
-                    "CLPRISM_DEVICE_TIMING",
-                    v,
-                    "all, off or sample:N with N >= 1",
-                    "all",
-                ));
-                DeviceTiming::All
-            }),
-        };
-        let log_poll_us = match get("CLPRISM_LOG_POLL_US").as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(v) => v.parse::<u64>().ok().or_else(|| {
-                warnings.push(malformed(
-                    "CLPRISM_LOG_POLL_US",
-                    v,
-                    "microseconds, e.g. 0 or 1000",
-                    "1000",
-                ));
-                None
-            }),
-        };
-        let trace = path_var(get("CLPRISM_TRACE"))
-            .map(|p| PathBuf::from(p.to_string_lossy().replace("%p", &pid.to_string())));
-        let cfg = Config {
-            mode,
-            real_opencl: path_var(get("CLPRISM_REAL_OPENCL")),
-            log,
-            summary,
-            trace,
-            devices: get("CLPRISM_DEVICES").filter(|s| !s.is_empty()),
-            scheduler: get("CLPRISM_SCHEDULER").filter(|s| !s.is_empty()),
-            boyer: get("CLPRISM_BOYER").filter(|s| !s.is_empty()),
-            profiles: path_var(get("CLPRISM_PROFILES")),
-            toolchain: path_var(get("CLPRISM_TOOLCHAIN")),
-            cache: path_var(get("CLPRISM_CACHE")),
-            verify,
-            emu_snapshot_max,
-            device_timing,
-            pinned_max,
-            split,
-            balance_early,
-            debug: get("CLPRISM_DEBUG").is_some_and(|v| !v.is_empty()),
-            fault: get("CLPRISM_FAULT").filter(|s| !s.trim().is_empty()),
-            log_poll_us,
-        };
+        let mut cfg = Config::parse_rows(&get, pid, &mut warnings);
+        if !IMPLEMENTED_MODES.contains(&cfg.mode) {
+            warnings.push(format!(
+                "CLPRISM_MODE={} is not implemented in this build yet; using log",
+                cfg.mode.as_str()
+            ));
+            cfg.mode = Mode::Log;
+        }
         (cfg, warnings)
     }
+}
+
+/// The configuration read from the environment now, without printing warnings: for the
+/// `clprism` command (which reads its own rows, such as `CLPRISM_LIB`, and leaves the warnings
+/// to the interposer in the app's process) and for the library constructor.
+pub fn from_env_quiet() -> Config {
+    Config::from_lookup(|k| std::env::var(k).ok(), std::process::id()).0
+}
+
+/// Whether the Chrome trace is on when the library is loaded: `CLPRISM_TRACE` is set and
+/// `CLPRISM_MODE` is not `off`. Reads only those two rows and prints nothing, so processes
+/// that never use OpenCL stay silent.
+pub fn trace_at_load() -> bool {
+    let (cfg, _) = Config::from_lookup(
+        |k| match k {
+            "CLPRISM_TRACE" | "CLPRISM_MODE" => std::env::var(k).ok(),
+            _ => None,
+        },
+        std::process::id(),
+    );
+    cfg.trace.is_some() && cfg.mode != Mode::Off
+}
+
+/// clprism's cache directory (not created): [`cache_dir_from`] with the process's
+/// `CLPRISM_CACHE` ([`get`]).
+pub fn cache_dir() -> Option<PathBuf> {
+    cache_dir_from(get().cache.as_deref())
+}
+
+/// `CLPRISM_CACHE`, else `$XDG_CACHE_HOME/clprism`, else `$HOME/.cache/clprism` (not created).
+/// `cache` is the parsed `CLPRISM_CACHE` ([`Config::cache`]).
+pub fn cache_dir_from(cache: Option<&std::path::Path>) -> Option<PathBuf> {
+    if let Some(d) = cache {
+        return Some(d.to_path_buf());
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d).join("clprism"));
+    }
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache").join("clprism"))
 }
 
 /// When the configuration was read: the app's first OpenCL call through clprism.
@@ -510,6 +375,57 @@ mod tests {
             assert_eq!(w.len(), 1, "{bad}");
             assert!(w[0].contains("CLPRISM_DEVICE_TIMING"), "{bad}");
         }
+    }
+
+    #[test]
+    fn table_rows_are_named_and_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for c in CONTROLS {
+            assert!(c.name.starts_with("CLPRISM_"), "{}", c.name);
+            assert!(seen.insert(c.name), "{} twice", c.name);
+            assert!(!c.usage.is_empty() && !c.doc.is_empty(), "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn every_malformed_value_gives_one_warning_naming_variable_value_and_default() {
+        for (var, bad) in [
+            ("CLPRISM_MODE", "fast"),
+            ("CLPRISM_DEVICE_TIMING", "sometimes"),
+            ("CLPRISM_LOG_POLL_US", "soon"),
+            ("CLPRISM_VERIFY", "yes"),
+            ("CLPRISM_EMU_SNAPSHOT_MAX", "lots"),
+            ("CLPRISM_PINNED_MAX", "-1"),
+            ("CLPRISM_SPLIT", "sometimes"),
+            ("CLPRISM_BALANCE_EARLY", "later"),
+        ] {
+            let row = CONTROLS.iter().find(|c| c.name == var).unwrap();
+            let (_, w) = parse(&[(var, bad)]);
+            assert_eq!(w.len(), 1, "{var}: {w:?}");
+            assert_eq!(w[0], malformed(var, bad, row.values, row.default));
+            assert!(w[0].contains(&format!("using {}", row.default)), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn blank_values_count_as_unset() {
+        let (c, w) = parse(&[
+            ("CLPRISM_MODE", " "),
+            ("CLPRISM_LOG", ""),
+            ("CLPRISM_TRACE", ""),
+            ("CLPRISM_FAULT", "  "),
+            ("CLPRISM_DEBUG", ""),
+        ]);
+        assert_eq!(c.mode, Mode::Log);
+        assert_eq!(c.log, LogTarget::File("clprism-42.jsonl".into()));
+        assert!(c.trace.is_none() && c.fault.is_none() && !c.debug);
+        assert!(w.is_empty());
+        let (c, _) = parse(&[("CLPRISM_TRACE", "/t/%p.json"), ("CLPRISM_DEBUG", "1")]);
+        assert_eq!(c.trace, Some(PathBuf::from("/t/42.json")));
+        assert!(c.debug);
+        let (c, _) = parse(&[("CLPRISM_LOG_POLL_US", "0"), ("CLPRISM_SUMMARY", "/s-%p")]);
+        assert_eq!(c.log_poll_us, Some(0));
+        assert_eq!(c.summary, SummaryTarget::File("/s-42".into()));
     }
 
     #[test]

@@ -145,6 +145,10 @@ fn usage() -> &'static str {
 /// Entry point of `clprism emulate ARGS...` (ARGS without the subcommand). Returns the
 /// process exit status: 0 on success, 1 on an emulation error, 2 on a usage error.
 pub fn emulate_main(args: &[String]) -> i32 {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{}", usage());
+        return 0;
+    }
     match run(args) {
         Ok(json) => {
             println!("{json}");

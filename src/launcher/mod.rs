@@ -63,6 +63,19 @@ options:
   -h, --help      this text
 ";
 
+/// The full `clprism run --help` text: [`USAGE`], then one man-page style entry per
+/// `CLPRISM_*` variable, generated from the table in [`crate::config::controls`].
+pub fn help() -> String {
+    use crate::config::{controls::usage_lines, Reader};
+    format!(
+        "{USAGE}\nenvironment read by the interposer in APP's process (inherited unless set by an\n\
+         option above; empty = unset; docs/controls.md has the details):\n{}\n\
+         environment read by clprism run itself:\n{}",
+        usage_lines(Reader::Library),
+        usage_lines(Reader::Command)
+    )
+}
+
 /// Options of `clprism run`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunOptions {
@@ -332,7 +345,7 @@ fn error(msg: &str) {
 pub fn run_main(args: &[String]) -> i32 {
     let opts = match parse_args(args) {
         Ok(o) if o.help => {
-            print!("{USAGE}");
+            print!("{}", help());
             return 0;
         }
         Ok(o) => o,
@@ -342,9 +355,7 @@ pub fn run_main(args: &[String]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let env_lib = std::env::var_os("CLPRISM_LIB")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
+    let env_lib = crate::config::from_env_quiet().lib;
     let exe = std::env::current_exe().ok();
     let lib = match find_library(opts.lib.as_deref(), env_lib.as_deref(), exe.as_deref()) {
         Ok(l) => l,

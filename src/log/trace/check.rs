@@ -168,8 +168,13 @@ pub fn check(v: &Value) -> Result<Stats, String> {
 /// category and its tracks. Exit status 0 when every file is valid, 1 otherwise, 2 for a
 /// usage error.
 pub fn check_main(args: &[String]) -> i32 {
-    if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
-        eprintln!("usage: clprism trace-check TRACE.json...");
+    const USAGE: &str = "usage: clprism trace-check TRACE.json...";
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return 0;
+    }
+    if args.is_empty() {
+        eprintln!("{USAGE}");
         return 2;
     }
     let mut status = 0;

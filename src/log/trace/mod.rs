@@ -243,11 +243,7 @@ extern "C" fn at_exit() {
 /// `off`) and registers the exit handler. Reads only those two variables, so processes that
 /// never use OpenCL print nothing and write nothing.
 extern "C" fn init() {
-    let on = std::env::var_os("CLPRISM_TRACE").is_some_and(|v| !v.is_empty());
-    let off = std::env::var("CLPRISM_MODE")
-        .map(|m| m.trim().eq_ignore_ascii_case("off"))
-        .unwrap_or(false);
-    if on && !off {
+    if crate::config::trace_at_load() {
         API_ON.store(true, Ordering::Relaxed);
         // SAFETY: registering plain extern "C" functions. at_exit is registered before the
         // log's own handler (created at the first launch), so it runs after it (atexit is

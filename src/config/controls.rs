@@ -1,0 +1,569 @@
+//! The table of `CLPRISM_*` variables (in the spirit of the OpenCL Intercept Layer's
+//! `controls.h`): one row per variable, which the [`controls!`] macro turns into
+//!
+//! * a field of [`Config`] (its doc comment is the row's usage line),
+//! * the parsing of that field in [`Config::from_lookup`] (the row's parser, its default, and
+//!   the one warning line for a malformed value),
+//! * an entry of [`CONTROLS`], from which `docs/controls.md` ([`markdown`]) and the environment
+//!   part of `clprism run --help` ([`usage_lines`]) are generated.
+//!
+//! To add a variable: add a row here, run `cargo run --bin clprism -- controls --markdown >
+//! docs/controls.md` (or `CLPRISM_BLESS=1 cargo test --test docs`), and use the new field
+//! through [`super::get`] (in the app's process) or [`super::from_env_quiet`] (in the
+//! `clprism` command).
+
+use super::{
+    parse_bytes, parse_device_timing, DeviceTiming, LogTarget, Mode, SplitPolicy, SummaryTarget,
+    DEFAULT_EMU_SNAPSHOT_MAX, DEFAULT_PINNED_MAX,
+};
+use std::path::PathBuf;
+
+/// Which program reads a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// The interposer (`libOpenCL.so`) in the application's process, at its first OpenCL call.
+    Library,
+    /// The `clprism` command (`run`, `accuracy`, `emulate`).
+    Command,
+    /// The example apps under `examples/` (C, `examples/common.c`).
+    Examples,
+    /// The test suite (`tests/`).
+    Tests,
+}
+
+impl Reader {
+    /// Short name used in the generated table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reader::Library => "library",
+            Reader::Command => "clprism",
+            Reader::Examples => "examples",
+            Reader::Tests => "tests",
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Control {
+    /// The variable's name, `CLPRISM_...`.
+    pub name: &'static str,
+    /// Who reads it.
+    pub reader: Reader,
+    /// Accepted values, man-page style (`off|log|project|balance`, `BYTES`, `FILE`).
+    pub values: &'static str,
+    /// What is used when it is unset, empty or malformed.
+    pub default: &'static str,
+    /// An example value.
+    pub example: &'static str,
+    /// One line: what it does.
+    pub usage: &'static str,
+    /// The longer description (Markdown).
+    pub doc: &'static str,
+}
+
+/// Parses one variable: unset or blank → `dflt`; a value the parser refuses → `dflt` and one
+/// warning naming the variable, the bad value and the value used.
+#[allow(clippy::too_many_arguments)]
+fn parse_row<T>(
+    get: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    values: &str,
+    default: &str,
+    pid: u32,
+    parse: fn(&str, u32) -> Option<T>,
+    dflt: fn(u32) -> T,
+    warnings: &mut Vec<String>,
+) -> T {
+    match get(name) {
+        Some(v) if !v.trim().is_empty() => {
+            let v = v.trim();
+            parse(v, pid).unwrap_or_else(|| {
+                warnings.push(super::malformed(name, v, values, default));
+                dflt(pid)
+            })
+        }
+        _ => dflt(pid),
+    }
+}
+
+/// Defines [`Config`], its parsing and [`CONTROLS`] from one list of rows.
+macro_rules! controls {
+    ($(
+        $field:ident: $ty:ty {
+            name: $name:literal,
+            reader: $reader:ident,
+            values: $values:literal,
+            default: $default:literal => $dflt:expr,
+            parse: $parse:expr,
+            example: $example:literal,
+            usage: $usage:literal,
+            doc: $doc:literal $(,)?
+        }
+    )*) => {
+        /// The parsed configuration: one field per row of [`CONTROLS`].
+        #[derive(Debug, Clone)]
+        pub struct Config {
+            $(
+                #[doc = concat!("`", $name, "` (", $values, ", default ", $default, "): ", $usage)]
+                pub $field: $ty,
+            )*
+        }
+
+        /// Every `CLPRISM_*` variable, in the order of `docs/controls.md`.
+        pub static CONTROLS: &[Control] = &[
+            $(
+                Control {
+                    name: $name,
+                    reader: Reader::$reader,
+                    values: $values,
+                    default: $default,
+                    example: $example,
+                    usage: $usage,
+                    doc: $doc,
+                },
+            )*
+        ];
+
+        impl Config {
+            /// Parses every row; malformed values add a warning to `warnings`.
+            pub(super) fn parse_rows(
+                get: &dyn Fn(&str) -> Option<String>,
+                pid: u32,
+                warnings: &mut Vec<String>,
+            ) -> Config {
+                Config {
+                    $(
+                        $field: parse_row::<$ty>(
+                            get, $name, $values, $default, pid, $parse, $dflt, warnings,
+                        ),
+                    )*
+                }
+            }
+        }
+    };
+}
+
+fn with_pid(p: &str, pid: u32) -> String {
+    p.replace("%p", &pid.to_string())
+}
+
+fn raw(v: &str, _: u32) -> Option<Option<String>> {
+    Some(Some(v.to_string()))
+}
+
+fn path(v: &str, _: u32) -> Option<Option<PathBuf>> {
+    Some(Some(PathBuf::from(v)))
+}
+
+fn bytes(v: &str, _: u32) -> Option<u64> {
+    parse_bytes(v)
+}
+
+controls! {
+    mode: Mode {
+        name: "CLPRISM_MODE",
+        reader: Library,
+        values: "off|log|project|balance",
+        default: "log" => |_| Mode::Log,
+        parse: |v, _| super::parse_mode(v),
+        example: "project",
+        usage: "what clprism does besides forwarding every call to the real OpenCL library",
+        doc: "`off`: pure forwarding, no side tables, no log. `log`: one JSON record per kernel \
+launch with the measured device time, and a per-kernel summary at exit. `project`: log, plus \
+the first work-group of each launch emulated on the CPU on a background thread and its runtime \
+projected on every profiled device ([projection.md](projection.md)). `balance`: log, plus each \
+NDRange split into chunks of whole work-groups run on all balance devices at once \
+([balance.md](balance.md)). Case-insensitive. Also read, without any warning, when the library \
+is loaded: with `off` no trace is recorded (`CLPRISM_TRACE`).",
+    }
+    real_opencl: Option<PathBuf> {
+        name: "CLPRISM_REAL_OPENCL",
+        reader: Library,
+        values: "PATH",
+        default: "search" => |_| None,
+        parse: path,
+        example: "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1",
+        usage: "the real OpenCL library (ICD loader); nothing else is tried when set",
+        doc: "Unset: the loader the app is already bound to, else `libOpenCL.so.1` where the \
+dynamic linker finds it (`LD_LIBRARY_PATH`, then `/etc/ld.so.cache`), then the system library \
+directories, skipping clprism itself. A path that is clprism itself, missing, or a library \
+without OpenCL gives one clear error and no crash.",
+    }
+    log: LogTarget {
+        name: "CLPRISM_LOG",
+        reader: Library,
+        values: "FILE|-|off",
+        default: "clprism-%p.jsonl" => |pid| LogTarget::File(PathBuf::from(format!("clprism-{pid}.jsonl"))),
+        parse: |v, pid| Some(match v {
+            "-" => LogTarget::Stderr,
+            "off" => LogTarget::Off,
+            p => LogTarget::File(PathBuf::from(with_pid(p, pid))),
+        }),
+        example: "/tmp/run-%p.jsonl",
+        usage: "the per-kernel JSONL log: a path (%p = pid), - for stderr, or off",
+        doc: "The file is created with mode 0600; kernel sources and buffer contents never \
+appear in it. Record fields: [log-schema.md](log-schema.md).",
+    }
+    summary: SummaryTarget {
+        name: "CLPRISM_SUMMARY",
+        reader: Library,
+        values: "stderr|off|FILE",
+        default: "stderr" => |_| SummaryTarget::Stderr,
+        parse: |v, pid| Some(match v {
+            "stderr" => SummaryTarget::Stderr,
+            "off" => SummaryTarget::Off,
+            p => SummaryTarget::File(PathBuf::from(with_pid(p, pid))),
+        }),
+        example: "off",
+        usage: "where the end-of-run per-kernel summary goes (%p = pid in a path)",
+        doc: "In project mode the summary adds, per kernel, the measured mean device time, the \
+mean emulation time of one work-group, the projected time on the launch device's profile and \
+the three devices with the smallest mean projected time.",
+    }
+    trace: Option<PathBuf> {
+        name: "CLPRISM_TRACE",
+        reader: Library,
+        values: "FILE",
+        default: "off" => |_| None,
+        parse: |v, pid| Some(Some(PathBuf::from(with_pid(v, pid)))),
+        example: "/tmp/run-%p.json",
+        usage: "write a Chrome trace event JSON timeline (Perfetto) to FILE at exit (%p = pid)",
+        doc: "Not in `off` mode. Read when the library is loaded (so that every OpenCL call is \
+timed), without any warning, and again at the first OpenCL call. A process killed by a signal \
+writes none. Tracks and checks: [usage.md](usage.md#timeline-clprism_trace).",
+    }
+    device_timing: DeviceTiming {
+        name: "CLPRISM_DEVICE_TIMING",
+        reader: Library,
+        values: "all|off|sample:N",
+        default: "all" => |_| DeviceTiming::All,
+        parse: |v, _| parse_device_timing(v),
+        example: "sample:100",
+        usage: "which launches get a measured device_ns in log mode",
+        doc: "`all` (also `on`, `1`, `sample:1`): every launch. `off` (also `0`): profiling is not \
+turned on for the app's queues; records say `untimed`. `sample:N` (N ≥ 1): the first launch of \
+each kernel object and every N-th after it; the others say `untimed`, and the summary \
+extrapolates totals and marks them `~`. Timing needs an event on a profiled queue, which \
+NVIDIA charges several µs per launch for ([results.md](results.md#interposer-overhead-issue-2-one-nvidia-h100-and-one-h200)).",
+    }
+    log_poll_us: Option<u64> {
+        name: "CLPRISM_LOG_POLL_US",
+        reader: Library,
+        values: "MICROSECONDS",
+        default: "1000" => |_| None,
+        parse: |v, _| v.parse::<u64>().ok().map(Some),
+        example: "0",
+        usage: "benchmark aid: shortest time between two passes of the log writer over pending events",
+        doc: "`0` polls on every message, the behaviour before rate limiting, compared in \
+`bench/overhead.sh` (`OVERHEAD_OLD_POLL=1`).",
+    }
+    devices: Option<String> {
+        name: "CLPRISM_DEVICES",
+        reader: Library,
+        values: "all|gpu|gpu:N|cpu|P:D,...",
+        default: "gpu, else all" => |_| None,
+        parse: raw,
+        example: "0:0,0:2",
+        usage: "balance: the devices taking part",
+        doc: "`gpu:N`: the first N GPUs; `P:D,P:D`: platform:device indices. Parsed by \
+`exec::devices`. When the app's own device is the only balance device, nothing is split or \
+copied.",
+    }
+    scheduler: Option<String> {
+        name: "CLPRISM_SCHEDULER",
+        reader: Library,
+        values: "boyer|static:F1,F2,...|css:FRAC|gss|tss|single[:I]|best",
+        default: "boyer" => |_| None,
+        parse: raw,
+        example: "static:0.6,0.4",
+        usage: "balance: the chunk scheduler",
+        doc: "Parsed by `sched::parse`. `best` runs each whole launch on the device the \
+projection ranks first (profiles from `CLPRISM_PROFILES`, work-group 0 emulated on zero-filled \
+buffers, once per kernel and shape); when a device has no profile it tries each device once, \
+then takes the fastest measured. `schedule.best` says which rule chose and why.",
+    }
+    boyer: Option<String> {
+        name: "CLPRISM_BOYER",
+        reader: Library,
+        values: "KEY=VALUE,...",
+        default: "beta=0.07,delta=1.5,gamma=2,overdue=4,early=on,warm=0.75" => |_| None,
+        parse: raw,
+        example: "beta=0.05,warm=off",
+        usage: "balance: parameters of Boyer's scheduler",
+        doc: "The paper's `beta`, `delta`, `gamma` (§4.3.2, Table 4.2) and clprism's extensions \
+`overdue=<factor|off>` (abandon a device running past factor × its expected time while others \
+idle), `early=<on|off>` (final split as soon as a grown chunk would reach a device's share) and \
+`warm=<fraction|off>` (a repeated launch of a kernel starts from the Ω every device measured in \
+its last launch: each device's first chunk is this fraction of its eq. 4.3 share, the rest is \
+split when one device finishes; after the hybrid Boyer proposes in §4.6; record field \
+`schedule.warm_start`). Parsed by `sched::parse`.",
+    }
+    verify: bool {
+        name: "CLPRISM_VERIFY",
+        reader: Library,
+        values: "0|1",
+        default: "0" => |_| false,
+        parse: |v, _| match v { "0" => Some(false), "1" => Some(true), _ => None },
+        example: "1",
+        usage: "balance: also run each balanced launch natively and report differing bytes",
+        doc: "The result goes into the record's `schedule.verify`.",
+    }
+    fault: Option<String> {
+        name: "CLPRISM_FAULT",
+        reader: Library,
+        values: "block:I|fail:I|open-delay:MS",
+        default: "none" => |_| None,
+        parse: raw,
+        example: "block:1",
+        usage: "testing aid for balance mode: inject a device fault",
+        doc: "`block:I`: device I (index among the participating devices) never completes a \
+chunk; `fail:I`: enqueues on device I fail; `open-delay:MS`: opening the devices takes MS ms \
+longer. Parsed by `exec::devices::parse_fault`.",
+    }
+    profiles: Option<PathBuf> {
+        name: "CLPRISM_PROFILES",
+        reader: Library,
+        values: "DIR",
+        default: "profiles/" => |_| None,
+        parse: path,
+        example: "$PWD/profiles",
+        usage: "project: directory of device profiles (every *.json in it is projected)",
+        doc: "Default: `profiles/` of the source tree the library was built from. Also read by \
+`clprism emulate --project` when `--profiles` is not given. Schema: `profiles/README.md`.",
+    }
+    toolchain: Option<PathBuf> {
+        name: "CLPRISM_TOOLCHAIN",
+        reader: Library,
+        values: "DIR",
+        default: "PATH" => |_| None,
+        parse: path,
+        example: "/usr/lib/llvm-15/bin",
+        usage: "project and balance: directory with clang-N and llvm-spirv-N of one LLVM version",
+        doc: "`DIR` and `DIR/bin` are searched; unset, the tools are searched on `PATH`. Also \
+read by `clprism emulate`. An empty toolchain and cache give `unavailable` emulations with a \
+reason naming the toolchain.",
+    }
+    cache: Option<PathBuf> {
+        name: "CLPRISM_CACHE",
+        reader: Library,
+        values: "DIR",
+        default: "$XDG_CACHE_HOME/clprism" => |_| None,
+        parse: path,
+        example: "/tmp/clprism-cache",
+        usage: "clprism's cache directory: SPIR-V, footprint models, binaries, app binaries' sources",
+        doc: "Unset: `$XDG_CACHE_HOME/clprism`, else `$HOME/.cache/clprism`. Holds SPIR-V (a \
+cache filled on another machine serves one without toolchain), footprint models, the binaries \
+balance mode built (`binaries/`), and the source of the program binaries the app read back \
+(`binary-<hash>.json`, the source sealed with a key derived from the binary). Files are 0600; a \
+symlink at an entry is not followed.",
+    }
+    emu_snapshot_max: u64 {
+        name: "CLPRISM_EMU_SNAPSHOT_MAX",
+        reader: Library,
+        values: "BYTES",
+        default: "256M" => |_| DEFAULT_EMU_SNAPSHOT_MAX,
+        parse: bytes,
+        example: "1G",
+        usage: "project: most bytes of buffer snapshots held at once",
+        doc: "Device copies plus their host read-backs. Suffixes `K`, `M`, `G` (with or without \
+`iB`/`B`) are KiB, MiB, GiB. A launch whose buffer arguments would exceed it is not emulated, \
+with the reason in its record.",
+    }
+    pinned_max: u64 {
+        name: "CLPRISM_PINNED_MAX",
+        reader: Library,
+        values: "BYTES",
+        default: "4G" => |_| DEFAULT_PINNED_MAX,
+        parse: bytes,
+        example: "0",
+        usage: "balance: most bytes of page-locked host staging kept for transfers (0: off)",
+        doc: "Staging between the app's buffers and the other devices (input snapshots, \
+read-back of their chunks), reused across launches; past it, or if the driver refuses, heap \
+memory is used. Record field `schedule.pinned_staging_bytes`.",
+    }
+    split: SplitPolicy {
+        name: "CLPRISM_SPLIT",
+        reader: Library,
+        values: "auto|always",
+        default: "auto" => |_| SplitPolicy::Auto,
+        parse: |v, _| match v {
+            "auto" => Some(SplitPolicy::Auto),
+            "always" => Some(SplitPolicy::Always),
+            _ => None,
+        },
+        example: "always",
+        usage: "balance: split a launch only when the measured figures say it pays, or always",
+        doc: "`auto` decides before any barrier, build or footprint: a kernel's first launch is \
+forwarded and measured, a one-work-group launch is never split, later ones split when the ideal \
+makespan over all devices plus the host transfers (and at least the shortest split measured) \
+beats the app's device alone by 5 % (`exec::decide`, `sched::split`; record fields \
+`split_decision`, `fallback`; [balance.md](balance.md)). Applies when the app's device is one \
+of the balance devices. `always` splits every launch that can be split.",
+    }
+    debug: bool {
+        name: "CLPRISM_DEBUG",
+        reader: Library,
+        values: "ANY",
+        default: "off" => |_| false,
+        parse: |_, _| Some(true),
+        example: "1",
+        usage: "any value: timestamped clprism-debug: lines on stderr",
+        doc: "Device opening, builds, balance decisions, the exit; each line has the ms since \
+the app's first OpenCL call and the thread name.",
+    }
+    balance_early: bool {
+        name: "CLPRISM_BALANCE_EARLY",
+        reader: Library,
+        values: "on|off",
+        default: "on" => |_| true,
+        parse: |v, _| match v {
+            "on" | "1" => Some(true),
+            "off" | "0" => Some(false),
+            _ => None,
+        },
+        example: "off",
+        usage: "balance: open the devices and build the app's programs on them in the background",
+        doc: "Once the app has built a program, a background thread opens the balance devices \
+and builds the program there, so the first launch does not wait for it; the app's later context \
+creations and program builds wait until the devices are open (NVIDIA's driver crashed when \
+clprism created contexts while the app compiled). `off`: the first launch opens the devices and \
+waits.",
+    }
+    lib: Option<PathBuf> {
+        name: "CLPRISM_LIB",
+        reader: Command,
+        values: "PATH",
+        default: "next to clprism" => |_| None,
+        parse: path,
+        example: "$PWD/target/release/libOpenCL.so",
+        usage: "the clprism libOpenCL.so that clprism run and clprism accuracy preload",
+        doc: "`--lib` overrides it. Unset: `target/<profile>/libOpenCL.so` next to the `clprism` \
+executable, or `../lib/libOpenCL.so` and `../lib/clprism/libOpenCL.so` for an installed layout.",
+    }
+    example_device: Option<String> {
+        name: "CLPRISM_EXAMPLE_DEVICE",
+        reader: Examples,
+        values: "P:D",
+        default: "0:0" => |_| None,
+        parse: raw,
+        example: "0:1",
+        usage: "the platform:device an example app runs on",
+        doc: "Read by `examples/common.c` (`ex_select_device`); `clprism accuracy` sets it for each \
+device. A malformed value stops the example with exit status 2.",
+    }
+    test_lib: Option<PathBuf> {
+        name: "CLPRISM_TEST_LIB",
+        reader: Tests,
+        values: "PATH",
+        default: "newest target/*/libOpenCL.so" => |_| None,
+        parse: path,
+        example: "$PWD/target/release/libOpenCL.so",
+        usage: "the interposer library the integration tests preload",
+        doc: "Unset: the newer of `target/debug/libOpenCL.so` and `target/release/libOpenCL.so` \
+(`tests/common`). Tests remove every other `CLPRISM_*` variable from their children's \
+environment.",
+    }
+    exit_runs: Option<String> {
+        name: "CLPRISM_EXIT_RUNS",
+        reader: Tests,
+        values: "N",
+        default: "200" => |_| None,
+        parse: raw,
+        example: "20",
+        usage: "runs of the quick-exit test in tests/exit.rs",
+        doc: "How many times `tests/exit.rs` runs `tests/c/quick_exit.c` under CPU load.",
+    }
+    exit_cold_runs: Option<String> {
+        name: "CLPRISM_EXIT_COLD_RUNS",
+        reader: Tests,
+        values: "N",
+        default: "12" => |_| None,
+        parse: raw,
+        example: "30",
+        usage: "runs of the cold-cache quick-exit test in tests/exit.rs",
+        doc: "How many times `tests/exit.rs` runs `tests/c/quick_exit.c` on empty clprism and PoCL caches (each run pays PoCL's first compile).",
+    }
+    bless: Option<String> {
+        name: "CLPRISM_BLESS",
+        reader: Tests,
+        values: "1",
+        default: "unset" => |_| None,
+        parse: raw,
+        example: "1",
+        usage: "regenerate docs/controls.md instead of checking it (cargo test --test docs)",
+        doc: "With it, `tests/docs.rs` writes the generated `docs/controls.md` in place of \
+failing when the file differs from the table.",
+    }
+}
+
+/// `docs/controls.md`, generated from [`CONTROLS`].
+pub fn markdown() -> String {
+    let mut s = String::new();
+    s.push_str("# `CLPRISM_*` environment variables\n\n");
+    s.push_str(
+        "<!-- Generated from the table in src/config/controls.rs; do not edit. Regenerate with\n     \
+         cargo run --bin clprism -- controls --markdown > docs/controls.md\n     \
+         (or CLPRISM_BLESS=1 cargo test --test docs). -->\n\n",
+    );
+    s.push_str(
+        "The interposer reads its variables once, at the application's first OpenCL call \
+         (`CLPRISM_MODE` and `CLPRISM_TRACE` are also read, silently, when the library is \
+         loaded). A malformed value gives exactly one line\n\
+         `clprism: warning: VAR='value' is not valid (expected ...); using DEFAULT`\n\
+         and never stops the application; an empty value counts as unset. \
+         `clprism run --help` prints the same list in short, and `clprism controls` prints it.\n\n",
+    );
+    s.push_str("| variable | values | default | read by | what it does |\n|---|---|---|---|---|\n");
+    for c in CONTROLS {
+        s.push_str(&format!(
+            "| [`{}`](#{}) | `{}` | `{}` | {} | {} |\n",
+            c.name,
+            c.name.to_ascii_lowercase(),
+            c.values.replace('|', "\\|"),
+            c.default,
+            c.reader.as_str(),
+            c.usage.replace('|', "\\|"),
+        ));
+    }
+    s.push_str(
+        "\nNot clprism's own, but used with it: `OPENCL_LAYERS=$PWD/target/release/libOpenCL.so` \
+         (ocl-icd 2.3) loads clprism as a loader layer instead of `LD_PRELOAD` \
+         ([usage.md](usage.md)).\n",
+    );
+    for c in CONTROLS {
+        s.push_str(&format!("\n## {}\n\n", c.name));
+        s.push_str(&format!(
+            "`{}={}` (default `{}`; read by {}; example: `{}={}`)\n\n",
+            c.name,
+            c.values,
+            c.default,
+            c.reader.as_str(),
+            c.name,
+            c.example
+        ));
+        s.push_str(&format!("{}.\n\n{}\n", capitalize(c.usage), c.doc));
+    }
+    s
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The man-page style lines for `clprism run --help`: for each variable read by `reader`,
+/// `  NAME=VALUES  [default: D]` and, indented below it, its usage line.
+pub fn usage_lines(reader: Reader) -> String {
+    let mut s = String::new();
+    for c in CONTROLS.iter().filter(|c| c.reader == reader) {
+        s.push_str(&format!(
+            "  {}={}  [default: {}]\n        {}\n",
+            c.name, c.values, c.default, c.usage
+        ));
+    }
+    s
+}
