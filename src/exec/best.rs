@@ -33,11 +33,11 @@ use super::cl;
 use super::program::ArgKind;
 use super::{Engine, Job};
 use crate::emu::{self, EmuConfig, Module, WorkGroupStats};
+use crate::log::schema::{BestBy, BestChoice};
 use crate::model::{self, DeviceIdentity, ModelOptions, Profile};
 use crate::registry::tables::KernelArg;
 use opencl_sys::*;
 use rustc_hash::FxHashMap;
-use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -91,7 +91,7 @@ pub(super) struct Choice {
     /// Index among the participating devices (`devs`).
     pub pick: usize,
     /// The `schedule.best` record.
-    pub record: Value,
+    pub record: BestChoice,
 }
 
 /// Measured rule: the first participating device with no measurement yet (`FirstTry`),
@@ -333,24 +333,22 @@ impl BestState {
                 }
             },
         };
-        let profile_names: Vec<Value> = devs
+        let profiles = devs
             .iter()
             .map(|&d| match &profiles {
-                Ok(ps) => json!(ps.get(d).and_then(|p| p.as_ref()).map(|p| p.name.clone())),
-                Err(_) => Value::Null,
+                Ok(ps) => ps.get(d).and_then(|p| p.as_ref()).map(|p| p.name.clone()),
+                Err(_) => None,
             })
             .collect();
-        let per_dev_projected: Value = match &projected {
-            Ok(v) => json!(devs
-                .iter()
+        let projected_ns = projected.as_ref().ok().map(|v| {
+            devs.iter()
                 .map(|&d| v.get(d).and_then(|r| r.as_ref().ok().copied()))
-                .collect::<Vec<_>>()),
-            Err(_) => Value::Null,
-        };
-        let measured_json = json!(devs
+                .collect()
+        });
+        let measured_ns_per_wg = devs
             .iter()
             .map(|&d| measured.and_then(|m| m.get(d).copied().flatten()))
-            .collect::<Vec<_>>());
+            .collect();
         let (pick, by, reason) = match projected
             .as_ref()
             .map_err(|e| e.clone())
@@ -362,21 +360,17 @@ impl BestState {
                 (i, by, Some(e))
             }
         };
-        let mut record = json!({
-            "by": by.as_str(),
-            "device": pick,
-            "projected_ns": per_dev_projected,
-            "profiles": profile_names,
-            "measured_ns_per_wg": measured_json,
-            "cached": cached,
-            "choose_ms": t.elapsed().as_secs_f64() * 1e3,
-        });
-        if projected.is_ok() {
-            record["inputs"] = json!("zero-filled");
-        }
-        if let Some(r) = reason {
-            record["reason"] = json!(r);
-        }
+        let record = BestChoice {
+            by: BestBy::parse(by.as_str()),
+            device: pick,
+            projected_ns,
+            profiles,
+            measured_ns_per_wg,
+            cached,
+            choose_ms: t.elapsed().as_secs_f64() * 1e3,
+            inputs: projected.is_ok().then(|| "zero-filled".to_string()),
+            reason,
+        };
         Choice { pick, record }
     }
 }
@@ -400,7 +394,7 @@ fn project(
     widths.dedup();
     let mut stats: Vec<WorkGroupStats> = Vec::new();
     for w in widths {
-        let mut args = super::launch::zero_args(job, kinds);
+        let mut args = super::footprint::zero_args(job, kinds);
         let cfg = EmuConfig {
             warp_width: w,
             ..EMU_BUDGET

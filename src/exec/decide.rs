@@ -13,11 +13,11 @@
 //! event (the `t_whole` of Boyer's "should we split" question, dissertation §4.3).
 
 use super::Job;
+use crate::log::schema::{Chunk, Schedule};
 use crate::registry::tables::{KernelArg, Key};
 use crate::registry::TABLES;
 use crate::sched::split::{decide, SplitInputs};
 use opencl_sys::CL_MEM_USE_HOST_PTR;
-use serde_json::Value;
 
 /// The split floor the early decision assumes before any split launch was measured, ns: a
 /// split needs at least a barrier on the app's queue and an enqueue and a completion per
@@ -207,52 +207,27 @@ fn arg_buffer(a: &KernelArg) -> Option<Key> {
     crate::registry::tables::buffer_named_by(a)
 }
 
-/// Devices whose chunks ran in a balanced launch's `schedule` record.
-pub(super) fn devices_used(schedule: &Value) -> usize {
-    schedule["chunks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["device"].as_u64())
-        .collect::<std::collections::HashSet<u64>>()
-        .len()
-}
-
 /// A split launch's wall time without its one-time work (the build on the devices and the
 /// footprint derivation, both ending with the `footprint` phase), ns: a sample of the split
 /// floor.
-pub(super) fn split_wall_without_one_time_work(schedule: &Value, wall_ns: u64) -> f64 {
-    let one_time = schedule["phases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|p| p["name"] == "footprint")
-        .and_then(|p| p["end_ns"].as_u64())
-        .unwrap_or(0);
+pub(super) fn split_wall_without_one_time_work(schedule: &Schedule, wall_ns: u64) -> f64 {
+    let one_time = schedule.phase_end("footprint").unwrap_or(0);
     wall_ns.saturating_sub(one_time) as f64
 }
 
 /// Why a launch that went through the balanced path ran all its work-groups on one device
 /// (the record's `one_device_reason`), from its `schedule` record.
-pub(super) fn one_device_reason(schedule: &Value) -> String {
-    let chunks = schedule["chunks"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let participants = schedule["devices"].as_array().map_or(0, Vec::len);
-    if participants <= 1 {
+pub(super) fn one_device_reason(schedule: &Schedule) -> String {
+    if schedule.devices.len() <= 1 {
         "only one device could take chunks (see devices_excluded)".into()
-    } else if chunks
-        .iter()
-        .any(|c| c["abandoned"] == true || c.get("failed").is_some())
-    {
+    } else if schedule.chunks.iter().any(Chunk::lost) {
         "the other devices' chunks were abandoned as stragglers or failed; their work-groups ran on this device".into()
-    } else if schedule["split_decision"]["split"] == false {
+    } else if schedule.split_decision().is_some_and(|d| !d.decision.split) {
         "run whole through clprism to measure it (split_decision)".into()
     } else {
         format!(
             "the scheduler gave every chunk to one device ({} work-groups along the split dimension)",
-            schedule["work_groups"]
+            schedule.work_groups.unwrap_or(0)
         )
     }
 }

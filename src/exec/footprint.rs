@@ -355,6 +355,40 @@ pub fn save_cached(key: &str, outcome: Result<&FootprintModel, &str>) -> std::io
     crate::emu::frontend::write_atomic(&dir, &disk_name(key), &bytes)
 }
 
+/// The emulator's arguments for a launch, every buffer zero-filled at its size (allocated
+/// zeroed, so untouched pages cost nothing); a buffer argument that is not a tracked buffer
+/// is NULL.
+pub(crate) fn zero_args(
+    job: &crate::exec::Job,
+    kinds: &[crate::exec::program::ArgKind],
+) -> Vec<crate::emu::ArgValue> {
+    use crate::emu::ArgValue;
+    job.args
+        .iter()
+        .zip(kinds)
+        .map(
+            |(a, kind)| match (a, crate::registry::tables::buffer_named_by(a)) {
+                (_, Some(m)) => match crate::registry::TABLES.buffers.get(m) {
+                    Some(i) => ArgValue::Buffer(vec![0; i.size]),
+                    None => ArgValue::Scalar(vec![0; 8]),
+                },
+                (crate::registry::tables::KernelArg::Local(n), None) => ArgValue::Local(*n),
+                (crate::registry::tables::KernelArg::Value(v), None) => {
+                    if matches!(
+                        kind,
+                        crate::exec::program::ArgKind::Global { .. }
+                            | crate::exec::program::ArgKind::Constant
+                    ) {
+                        ArgValue::Scalar(vec![0; 8])
+                    } else {
+                        ArgValue::Scalar(v.as_slice().to_vec())
+                    }
+                }
+            },
+        )
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -179,7 +179,7 @@ pub struct Balanced {
     /// Time from the first chunk's enqueue to the last chunk's completion, ns.
     pub makespan_ns: u64,
     /// The `schedule` log record.
-    pub schedule: serde_json::Value,
+    pub schedule: crate::log::schema::Schedule,
 }
 
 /// Runs a launch balanced across the engine's devices, synchronously. `Err(reason)`: nothing

@@ -93,7 +93,7 @@ pub unsafe fn try_balance(
     let l = match launch.local {
         None => choose_local(dim, &g),
         Some(l) => {
-            if (0..dim).any(|d| l[d] == 0 || g[d] % l[d] != 0) {
+            if (0..dim).any(|d| l[d] == 0 || !g[d].is_multiple_of(l[d])) {
                 return Err("global size is not a multiple of the local size".into());
             }
             l
@@ -182,8 +182,8 @@ pub unsafe fn try_balance(
     }
     let mut rec = rec.clone();
     let mut schedule = done.schedule;
-    schedule["devices_ready_ms"] = serde_json::json!((engine.ready_ms * 1e3).round() / 1e3);
-    rec.extra.insert("schedule".into(), schedule);
+    schedule.devices_ready_ms = Some((engine.ready_ms * 1e3).round() / 1e3);
+    rec.set_schedule(&schedule);
     let seq = rec.seq;
     crate::log::pending(rec);
     crate::log::complete(

@@ -1157,7 +1157,10 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
             Err(forward) => {
                 // decision_ns: what clprism spent on the app's thread before forwarding
                 let decision_ns = t.elapsed().as_nanos() as u64;
-                rec.extra.insert("schedule".into(), serde_json::json!({"merge": "none", "fallback": forward.reason, "decision_ns": decision_ns, "devices": [], "chunks": []}));
+                rec.set_schedule(&log::schema::Schedule::forwarded(
+                    forward.reason,
+                    decision_ns,
+                ));
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
                 measure = forward.measure;
             }

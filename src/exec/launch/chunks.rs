@@ -1,0 +1,520 @@
+//! Step 5 of a balanced launch: the chunks, run on real devices by the chunk-driver loop the
+//! simulator also runs ([`crate::sched::driver`]; Boyer ch. 4). This file is the loop's
+//! [`ChunkDevices`] for OpenCL: enqueues with a completion callback, polls the events too,
+//! and starts reading a completed chunk's output back while the others run.
+
+use super::plan::Plan;
+use super::replicas::Targets;
+use super::{PendingReads, WorkerState};
+use crate::exec::cl::{self, ClError};
+use crate::exec::devices::Device;
+use crate::exec::staging::HostBytes;
+use crate::exec::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
+use crate::log::schema::Chunk;
+use crate::registry::tables::Key;
+use crate::sched::driver::{self, ChunkDevices, Completion, DriveEnd, Wake};
+use crate::sched::{ChunkId, ChunkRecord, ChunkScheduler};
+use crossbeam_channel::Receiver;
+use opencl_sys::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
+
+/// A balanced launch in which no chunk completes for this long is given up (the scheduler
+/// cannot tell a hung device from a slow one when no device has completed a chunk yet); the
+/// launch then runs natively and nothing the hung chunks produce is ever merged.
+const STALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// How often the launch loop polls the events of running chunks.
+const POLL_INTERVAL: Duration = Duration::from_micros(100);
+
+/// The longest wait for a completion when no chunk is in flight.
+const IDLE_WAIT: Duration = Duration::from_millis(20);
+
+/// The participating devices of one launch, as the chunk-driver loop sees them.
+pub(super) struct RealChunks<'a> {
+    pub state: &'a mut WorkerState,
+    pub engine: &'a Engine,
+    pub job: &'a Job,
+    pub plan: &'a Plan,
+    pub targets: &'a Targets,
+    pub done_rx: &'a Receiver<ChunkDone>,
+    /// The launch's start (the clock of every time here).
+    pub t0: Instant,
+    launch_id: u64,
+    /// Every chunk, by id (`schedule.chunks`).
+    pub chunks: FxHashMap<ChunkId, Chunk>,
+    /// Per device, when its latest chunk completed: a chunk queued behind a running one
+    /// starts only then, and Ω (§4.3.1) counts processing time, not the wait in the queue.
+    device_free_at: Vec<u64>,
+    /// Chunks whose completion is also polled: NVIDIA's driver delivers event callbacks
+    /// up to ~20 ms late (a 0.4 ms chunk on an H200 was reported after 18 ms,
+    /// results/gpu-2026-11-22e), which left devices idle between chunks.
+    inflight: InflightChunks,
+    arrived: VecDeque<ChunkDone>,
+    last_progress: Instant,
+    /// Reads into `staging` in flight; declared (so dropped) first: waited for before the
+    /// staging is freed.
+    pub early: PendingReads,
+    /// Host areas the early read-back fills (see `WorkerState::early_staging`).
+    pub staging: FxHashMap<Key, HostBytes>,
+    /// Chunks whose output was read early.
+    pub early_chunks: FxHashSet<ChunkId>,
+    /// A device whose abandoned chunk completed may take work again (no written buffer is
+    /// read by the kernel, so its replica's late output cannot feed later chunks).
+    readmit_safe: bool,
+}
+
+impl<'a> RealChunks<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        state: &'a mut WorkerState,
+        engine: &'a Engine,
+        job: &'a Job,
+        plan: &'a Plan,
+        targets: &'a Targets,
+        done_rx: &'a Receiver<ChunkDone>,
+        t0: Instant,
+        staging: FxHashMap<Key, HostBytes>,
+    ) -> Self {
+        let readmit_safe = plan
+            .model
+            .as_ref()
+            .is_some_and(|m| m.written.iter().all(|w| !w.read_by_kernel));
+        RealChunks {
+            state,
+            engine,
+            job,
+            plan,
+            targets,
+            done_rx,
+            t0,
+            launch_id: NEXT_LAUNCH.fetch_add(1, Ordering::Relaxed),
+            chunks: FxHashMap::default(),
+            device_free_at: vec![0; plan.devs.len()],
+            inflight: InflightChunks(Vec::new()),
+            arrived: VecDeque::new(),
+            last_progress: Instant::now(),
+            early: PendingReads(Vec::new()),
+            staging,
+            early_chunks: FxHashSet::default(),
+            readmit_safe,
+        }
+    }
+
+    /// A completion of this launch, or `None` for one to skip (a late chunk of an earlier
+    /// launch, or one already counted by the other path).
+    fn accept(&mut self, done: ChunkDone) -> Option<Completion> {
+        // counted once: by the callback's report or by the poll, whichever came first
+        if done.claimed.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        self.last_progress = Instant::now();
+        if done.launch != self.launch_id {
+            // a late chunk of an earlier launch: an abandoned straggler draining
+            if let Some(d) = self.engine.devices.get(done.global_device) {
+                d.stale_chunks.fetch_sub(1, Ordering::AcqRel);
+            }
+            return None;
+        }
+        let t = self.now_ns();
+        let chunk = self.chunks.get_mut(&done.chunk);
+        let began = chunk
+            .as_ref()
+            .and_then(|c| c.enqueue_ns)
+            .unwrap_or(0)
+            .max(self.device_free_at.get(done.device).copied().unwrap_or(0));
+        if let Some(c) = chunk {
+            c.completed(t, done.device_ns);
+        }
+        if let Some(f) = self.device_free_at.get_mut(done.device) {
+            *f = (*f).max(t);
+        }
+        Some(Completion {
+            device: done.device,
+            chunk_id: done.chunk,
+            at_ns: t,
+            elapsed_ns: t.saturating_sub(began),
+            ok: done.status >= 0,
+        })
+    }
+}
+
+impl ChunkDevices for RealChunks<'_> {
+    fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    fn enqueue(
+        &mut self,
+        device: usize,
+        chunk_id: ChunkId,
+        first_wg: u64,
+        count: u64,
+    ) -> Result<(), String> {
+        let (job, plan) = (self.job, self.plan);
+        let (split, dim) = (plan.shape.split, plan.shape.dim);
+        let d = plan.devs[device];
+        let dev = &self.engine.devices[d];
+        let (_, queue, kernel) = self.targets[&d];
+        let mut off = job.offset;
+        let mut glob = job.global;
+        off[split] = job.offset[split] + first_wg as usize * job.local[split];
+        glob[split] = count as usize * job.local[split];
+        let t_enq = self.now_ns();
+        let claimed = Arc::new(AtomicBool::new(false));
+        let tag = ChunkTag {
+            launch: self.launch_id,
+            chunk: chunk_id,
+            device,
+            global_device: d,
+            claimed: claimed.clone(),
+        };
+        let r = enqueue_chunk(
+            dev,
+            (queue, kernel),
+            dim,
+            &off[..dim],
+            &glob[..dim],
+            &job.local[..dim],
+            tag,
+        );
+        let mut entry = Chunk::enqueued(device, first_wg, count, plan.shape.wgs_per_unit, t_enq);
+        let out = match r {
+            Ok(ev) => {
+                self.inflight.0.push(Inflight {
+                    ev,
+                    chunk: chunk_id,
+                    device,
+                    global_device: d,
+                    claimed,
+                });
+                Ok(())
+            }
+            Err(e) => {
+                crate::config::warn(&format!(
+                    "balance: chunk enqueue on {} failed ({e}); its work is reassigned",
+                    dev.name
+                ));
+                entry.failed = Some(e.code);
+                Err(e.to_string())
+            }
+        };
+        self.chunks.insert(chunk_id, entry);
+        out
+    }
+
+    fn abandon(&mut self, device: usize, chunk_id: ChunkId) {
+        let d = self.plan.devs[device];
+        self.engine.devices[d]
+            .stale_chunks
+            .fetch_add(1, Ordering::AcqRel);
+        if let Some(c) = self.chunks.get_mut(&chunk_id) {
+            c.abandoned = true;
+        }
+    }
+
+    fn wait(&mut self, poll_at_ns: Option<u64>) -> Result<Wake, String> {
+        loop {
+            let longest = if self.inflight.0.is_empty() {
+                IDLE_WAIT
+            } else {
+                POLL_INTERVAL
+            };
+            let wait = poll_at_ns
+                .map(|p| Duration::from_nanos(p.saturating_sub(self.now_ns())))
+                .unwrap_or(longest)
+                .clamp(Duration::from_micros(20), longest);
+            if self.arrived.is_empty() {
+                self.arrived.extend(self.done_rx.recv_timeout(wait));
+                self.arrived.extend(self.done_rx.try_iter());
+                self.arrived.extend(self.inflight.poll(self.launch_id));
+            }
+            // one completion at a time: the scheduler's actions for it (an abandonment, say)
+            // are applied before the next one is looked at
+            let Some(done) = self.arrived.pop_front() else {
+                if self.last_progress.elapsed() > STALL_LIMIT {
+                    return Err(format!(
+                        "no chunk completed for {} s; devices may hang",
+                        STALL_LIMIT.as_secs()
+                    ));
+                }
+                return Ok(Wake::Poll(self.now_ns()));
+            };
+            if let Some(c) = self.accept(done) {
+                return Ok(Wake::Completed(c));
+            }
+        }
+    }
+
+    fn completed(&mut self, c: &Completion) {
+        if Some(c.device) == self.plan.home_sched() || self.staging.is_empty() {
+            return;
+        }
+        let (first, count) = self
+            .chunks
+            .get(&c.chunk_id)
+            .map_or((0, 0), |x| (x.first_wg, x.count));
+        let d = self.plan.devs[c.device];
+        if count > 0
+            && self.state.read_early(
+                self.engine,
+                d,
+                self.plan,
+                &mut self.staging,
+                (first, count),
+                &mut self.early.0,
+            )
+        {
+            self.early_chunks.insert(c.chunk_id);
+        }
+    }
+
+    fn abandoned_completed(&mut self, c: &Completion) {
+        self.engine.devices[self.plan.devs[c.device]]
+            .stale_chunks
+            .fetch_sub(1, Ordering::AcqRel);
+    }
+
+    fn readmit_after_abandon(&self) -> bool {
+        self.readmit_safe
+    }
+}
+
+/// Warm starts of a kernel in a row after which one launch starts cold (Boyer's β chunks on
+/// every device), so a device that the earlier Ω left without work is measured again.
+const WARM_STREAK_MAX: u32 = 8;
+
+/// What running the chunks left for the merge and the record.
+pub(super) struct ChunkRun {
+    /// The scheduler's completed chunks (tile every unit once).
+    pub done: Vec<ChunkRecord>,
+    /// Every chunk in id order (`schedule.chunks`).
+    pub chunks: Vec<Chunk>,
+    /// Units each participating device completed.
+    pub per_dev_units: Vec<u64>,
+    /// When each participating device's last completed chunk ended, ns.
+    pub finish: Vec<Option<u64>>,
+    /// From the launch's start to the last completion, ns.
+    pub makespan_ns: u64,
+    /// The scheduler started from the previous launch's Ω (Boyer's warm start).
+    pub warm: bool,
+    /// Ω per device measured now, and warm starts in a row (for the next launch).
+    pub history: (Vec<Option<f64>>, u32),
+    /// Work-groups per wave, per participating device.
+    pub wave_wgs: Vec<u64>,
+    /// Registers per work-item, per participating device (NVIDIA builds).
+    pub registers: Vec<Option<u32>>,
+    /// Early reads in flight (declared, so dropped, before `staging`).
+    pub early: PendingReads,
+    /// Host areas the early reads fill.
+    pub staging: FxHashMap<Key, HostBytes>,
+    /// Chunks read back early.
+    pub early_chunks: FxHashSet<ChunkId>,
+}
+
+impl WorkerState {
+    /// Step 5: runs the launch's chunks on the participating devices under the scheduler.
+    ///
+    /// Errors: every device failed or stalled (the app's data is unchanged).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_chunks(
+        &mut self,
+        engine: &Engine,
+        done_rx: &Receiver<ChunkDone>,
+        job: &Job,
+        plan: &Plan,
+        targets: &Targets,
+        staging: FxHashMap<Key, HostBytes>,
+        t0: Instant,
+    ) -> Result<ChunkRun, String> {
+        let n = plan.devs.len();
+        let mut sched = ChunkScheduler::new(&plan.kind, &engine.boyer, n, plan.shape.units)?;
+        let history_key = (job.kernel_id(), plan.shape.units, plan.devs.clone());
+        let warm_streak = self.history.get(&history_key).map_or(0, |h| h.1);
+        let warm = warm_streak < WARM_STREAK_MAX
+            && self
+                .history
+                .get(&history_key)
+                .is_some_and(|h| sched.seed_history(&h.0));
+        let (wave_wgs, registers) = self.waves(engine, job, plan);
+        let per_unit = plan.shape.wgs_per_unit.max(1);
+        sched.set_wave_units(
+            &wave_wgs
+                .iter()
+                .map(|w| w.div_ceil(per_unit))
+                .collect::<Vec<_>>(),
+        );
+        let mut devices = RealChunks::new(self, engine, job, plan, targets, done_rx, t0, staging);
+        let end = driver::drive(&mut sched, &mut devices);
+        let makespan_ns = devices.now_ns();
+        let RealChunks {
+            chunks,
+            early,
+            staging,
+            early_chunks,
+            inflight,
+            ..
+        } = devices;
+        drop(inflight);
+        match end? {
+            DriveEnd::Complete => {}
+            DriveEnd::Stuck | DriveEnd::Idle => {
+                return Err("every device failed or stalled; the scheduler could not finish".into())
+            }
+        }
+        let done: Vec<ChunkRecord> = sched.completed_chunks().into_iter().cloned().collect();
+        let mut per_dev_units = vec![0u64; n];
+        let mut finish = vec![None::<u64>; n];
+        for c in &done {
+            per_dev_units[c.device] += c.count;
+            let end = chunks.get(&c.id).and_then(|x| x.end_ns).unwrap_or(0);
+            finish[c.device] = Some(finish[c.device].map_or(end, |f: u64| f.max(end)));
+        }
+        let mut chunks: Vec<(ChunkId, Chunk)> = chunks.into_iter().collect();
+        chunks.sort_by_key(|c| c.0);
+        let streak = if warm { warm_streak + 1 } else { 0 };
+        Ok(ChunkRun {
+            done,
+            chunks: chunks.into_iter().map(|c| c.1).collect(),
+            per_dev_units,
+            finish,
+            makespan_ns,
+            warm,
+            history: (sched.measured_omegas(), streak),
+            wave_wgs,
+            registers,
+            early,
+            staging,
+            early_chunks,
+        })
+    }
+
+    /// Work-groups one wave holds on each participating device (for the warm start's whole
+    /// waves, `sched::boyer::BoyerState::wave_units`), and the registers per work-item their
+    /// builds report.
+    fn waves(&mut self, engine: &Engine, job: &Job, plan: &Plan) -> (Vec<u64>, Vec<Option<u32>>) {
+        let dim = plan.shape.dim;
+        let wg_items: u64 = job.local[..dim].iter().map(|x| *x as u64).product();
+        let local_bytes = job.dynamic_local_bytes();
+        let registers: Vec<Option<u32>> = plan
+            .devs
+            .iter()
+            .map(|&d| {
+                self.kernels[&plan.key][d]
+                    .as_ref()
+                    .and_then(|b| b.registers)
+            })
+            .collect();
+        let best = &mut self.best;
+        let wave_wgs = plan
+            .devs
+            .iter()
+            .zip(&registers)
+            .map(|(&d, &r)| best.wave_work_groups(engine, d, wg_items, local_bytes, r))
+            .collect();
+        (wave_wgs, registers)
+    }
+}
+
+/// Enqueues one chunk of `k` on `queue` (the device's queue, or clprism's queue in the app's
+/// context for the app's own device), with the device's fault injection.
+fn enqueue_chunk(
+    dev: &Device,
+    (queue, k): (cl_command_queue, cl_kernel),
+    dim: usize,
+    off: &[usize],
+    g: &[usize],
+    l: &[usize],
+    tag: ChunkTag,
+) -> Result<cl_event, ClError> {
+    if dev.inject_fail {
+        return Err(ClError {
+            call: "clEnqueueNDRangeKernel (CLPRISM_FAULT)",
+            code: CL_OUT_OF_RESOURCES,
+        });
+    }
+    let wait: Vec<cl_event> = dev.block_event.into_iter().collect();
+    // SAFETY: clprism's kernel and queue; the tag is reclaimed by the callback.
+    unsafe {
+        let ev = cl::enqueue_ndrange(queue, k, dim as u32, off, g, l, &wait)?;
+        // one reference for the launch loop's polling, one owned by the callback
+        if let Err(e) = cl::retain_event(ev) {
+            cl::release_event(ev);
+            return Err(e);
+        }
+        let tag = Box::into_raw(Box::new(tag));
+        if let Err(e) = cl::on_complete(ev, chunk_callback, tag as *mut c_void) {
+            drop(Box::from_raw(tag));
+            cl::release_event(ev);
+            cl::release_event(ev);
+            return Err(e);
+        }
+        if let Err(e) = cl::flush(queue) {
+            // the chunk is enqueued and its callback will report it; only polling is lost
+            cl::release_event(ev);
+            return Err(e);
+        }
+        Ok(ev)
+    }
+}
+
+/// A running chunk whose event the launch loop polls.
+struct Inflight {
+    ev: cl_event,
+    chunk: u64,
+    device: usize,
+    global_device: usize,
+    claimed: Arc<AtomicBool>,
+}
+
+/// The launch's running chunks; their event references are released on drop.
+struct InflightChunks(Vec<Inflight>);
+
+impl InflightChunks {
+    /// Completions found by polling (each removed from the set).
+    fn poll(&mut self, launch: u64) -> Vec<ChunkDone> {
+        let mut out = Vec::new();
+        self.0.retain(|c| {
+            // SAFETY: the launch loop's own reference to the chunk's event.
+            let status = match unsafe { cl::event_status(c.ev) } {
+                Ok(s) => s,
+                Err(_) => return true, // the callback will report it
+            };
+            if status > CL_COMPLETE as cl_int {
+                return true;
+            }
+            out.push(ChunkDone {
+                launch,
+                chunk: c.chunk,
+                device: c.device,
+                global_device: c.global_device,
+                status,
+                device_ns: if status == CL_COMPLETE as cl_int {
+                    crate::exec::event_device_ns(c.ev)
+                } else {
+                    None
+                },
+                claimed: c.claimed.clone(),
+            });
+            // SAFETY: releasing the loop's own reference.
+            unsafe { cl::release_event(c.ev) };
+            false
+        });
+        out
+    }
+}
+
+impl Drop for InflightChunks {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            // SAFETY: the loop's own references (callbacks hold theirs).
+            unsafe { cl::release_event(c.ev) };
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! One balanced launch, run on the app's thread under the engine's lock (DESIGN.md §7;
+//! Boyer ch. 4), as a plan of steps, one file each:
+//!
+//! 1. [`plan`]: build on the devices, the buffer arguments, the split shape, the scheduler,
+//!    the write footprints and the split decision (may forward the launch);
+//! 2. [`replicas`]: the pre-launch contents and each device's replicas;
+//! 3. [`chunks`]: the chunks under the scheduler, through the chunk-driver loop the
+//!    simulator also runs (`sched::driver`);
+//! 4. [`readback`]: the merge, then the write-back into the app's buffers;
+//! 5. [`record`]: what the launch teaches the next ones, and its `schedule` record.
+//!
+//! This file holds the state the steps share across launches ([`WorkerState`]) and the
+//! order of the steps ([`WorkerState::balanced`]).
+
+mod chunks;
+mod plan;
+mod readback;
+mod record;
+mod replicas;
+
+use super::cl::{self, ClError};
+use super::footprint::FootprintModel;
+use super::program::{self, ArgKind};
+use super::staging::{HostBytes, Role, StagingPool};
+use super::{ChunkDone, Engine, Job};
+use crate::log::schema::{ExcludedDevice, Schedule};
+use crate::registry::tables::{buffer_named_by, KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
+use crate::sched::SchedulerKind;
+use crossbeam_channel::Receiver;
+use opencl_sys::*;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
+/// buffer valid inside them, the bytes read, and the ranges written by the app's own device
+/// (copied device-side at write-back).
+type ReadBack = (Vec<[u64; 2]>, HostBytes, u64, Vec<[u64; 2]>);
+
+/// The application's program as the mini-emulator loaded it.
+#[derive(Clone)]
+struct Emulated {
+    module: Arc<crate::emu::Module>,
+    words: Arc<Vec<u32>>,
+}
+
+/// A program/kernel built on one device.
+struct Built {
+    _program: cl_program,
+    kernel: cl_kernel,
+    kinds: Vec<ArgKind>,
+    /// 32-bit registers per work-item from the build log (NVIDIA only), for the wave.
+    registers: Option<u32>,
+}
+
+/// A device's copy of one application buffer.
+struct Replica {
+    mem: cl_mem,
+    /// Application epoch the replica holds; 0 = nothing valid.
+    epoch: u64,
+    size: usize,
+}
+
+/// Worker-owned caches.
+#[derive(Default)]
+pub(super) struct WorkerState {
+    /// (variant key, kernel name) → per device build (None: failed on that device).
+    kernels: FxHashMap<(String, String), Vec<Option<Built>>>,
+    /// (app buffer, device) → replica.
+    replicas: FxHashMap<(Key, usize), Replica>,
+    /// (app context, app device) → clprism's queue there (snapshots, merge write-back).
+    home: FxHashMap<(Key, Key), cl_command_queue>,
+    /// (app context, app device) → clprism's queue there for chunks of the app's own device.
+    home_exec: FxHashMap<(Key, Key), cl_command_queue>,
+    /// (app program, kernel name) → a kernel of the app's own program (chunks on the app's
+    /// device run in the app's context, so their replicas are filled by device-side copies).
+    home_kernels: FxHashMap<(Key, String), cl_kernel>,
+    /// kernel ([`super::Job::kernel_id`]) → measured ns per work-group per device (for the
+    /// `best` scheduler).
+    measured: FxHashMap<String, Vec<Option<f64>>>,
+    /// Profiles and projected times of the `best` scheduler.
+    best: super::best::BestState,
+    /// (program hash | options) → the program loaded by the mini-emulator, or why not.
+    modules: FxHashMap<String, Result<Emulated, String>>,
+    /// (program, kernel, shape, by-value arguments, buffer sizes) → write footprints.
+    footprints: FxHashMap<String, Result<Arc<FootprintModel>, String>>,
+    /// device → a second queue in clprism's context there, for reading back a completed
+    /// chunk's bytes while the device's main queue runs later chunks.
+    read_queues: FxHashMap<usize, cl_command_queue>,
+    /// Host staging (pinned where the driver allows) kept per app buffer across launches.
+    host_pool: StagingPool,
+    /// kernel (`kernel_id`) → ns per work-group on the app's device when it last ran whole
+    /// there through clprism (its first launch under `CLPRISM_SPLIT=auto`); for
+    /// `sched::split`. Forwarded launches are measured into [`super::FORWARDED`].
+    whole: FxHashMap<String, f64>,
+    /// kernel (`kernel_id`) → read-back plus write-back time of its last split launch, ns.
+    merge_cost: FxHashMap<String, f64>,
+    /// (kernel (`kernel_id`), work-groups along the split dimension, devices) → Ω per
+    /// device measured by the last complete balanced launch (ns per work-group), to seed
+    /// the next launch's warm start (`sched::ChunkScheduler::seed_history`).
+    /// With it, the number of warm starts in a row since the last cold one.
+    history: FxHashMap<HistoryKey, (Vec<Option<f64>>, u32)>,
+    /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
+    host_rate: Option<f64>,
+    /// (kernel (`kernel_id`), app buffer) → the buffer's epoch at that kernel's last balanced launch: an
+    /// epoch that moved since means the app rewrites the input between launches.
+    last_epochs: FxHashMap<(String, Key), u64>,
+    /// kernel (`kernel_id`) → what its last full split decision found, for the early
+    /// decision ([`super::decide`]).
+    split_memo: FxHashMap<String, super::decide::SplitMemo>,
+    /// The shortest wall time of a launch split over >= 2 devices so far, ns (0: none);
+    /// a kernel's first split (which includes the driver's compile at first enqueue) is
+    /// left out.
+    split_floor_ns: f64,
+    /// Kernels (`kernel_id`) split at least once.
+    split_once: rustc_hash::FxHashSet<String>,
+    /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
+    /// before a split was tried, ns (`decide`'s trial rule).
+    forgone: FxHashMap<String, f64>,
+}
+
+/// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
+type HistoryKey = (String, u64, Vec<usize>);
+
+/// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
+const DEFAULT_HOST_RATE: f64 = 10.0;
+
+/// A buffer argument of a balanced launch.
+struct BufArg {
+    /// Kernel argument index.
+    index: usize,
+    /// The app's buffer.
+    mem: Key,
+    /// Its size, bytes.
+    size: usize,
+    /// Whether the kernel may write it (not `const`/read-only, or the footprint says so).
+    written: bool,
+    /// Its replicas must be refreshed at every launch (`CL_MEM_USE_HOST_PTR`: the host may
+    /// change the memory behind the app's back).
+    always_stale: bool,
+    /// Kernel arguments bound to this buffer.
+    bindings: usize,
+}
+
+/// The queue `cache` holds under `key`, created in `ctx` on `dev` at its first use (a
+/// clprism-owned queue, kept for the process).
+///
+/// Errors: the driver's, from `clCreateCommandQueue`.
+fn cached_queue<K: std::hash::Hash + Eq>(
+    cache: &mut FxHashMap<K, cl_command_queue>,
+    key: K,
+    ctx: cl_context,
+    dev: cl_device_id,
+) -> Result<cl_command_queue, ClError> {
+    if let Some(q) = cache.get(&key) {
+        return Ok(*q);
+    }
+    // SAFETY: a clprism-owned queue in a context that includes `dev`; callers pass the app's
+    // context with its device, or clprism's context of a balance device.
+    let q = unsafe { cl::create_queue(ctx, dev)? };
+    cache.insert(key, q);
+    Ok(q)
+}
+
+/// Non-blocking reads into host memory that must finish before that memory is freed: waited
+/// for and released on drop (declare it after the buffers it reads into, so it drops first).
+struct PendingReads(Vec<cl_event>);
+
+impl Drop for PendingReads {
+    fn drop(&mut self) {
+        wait_release(&self.0);
+    }
+}
+
+// SAFETY: OpenCL handles are thread-safe; the state is only used under the engine's lock.
+unsafe impl Send for WorkerState {}
+
+/// What happened to a launch, for the `schedule` record.
+struct Outcome {
+    makespan_ns: u64,
+    schedule: Schedule,
+}
+
+impl WorkerState {
+    pub(super) fn forget(&mut self, m: Key) {
+        let keys: Vec<_> = self.replicas.keys().filter(|k| k.0 == m).copied().collect();
+        for k in keys {
+            if let Some(r) = self.replicas.remove(&k) {
+                // SAFETY: clprism's own replica.
+                unsafe { cl::release_mem(r.mem) };
+            }
+        }
+        self.host_pool.forget(m);
+    }
+
+    /// clprism's queue in the app's context on the app's device (snapshots, merge write-back).
+    fn home_queue(
+        &mut self,
+        ctx: cl_context,
+        dev: cl_device_id,
+    ) -> Result<cl_command_queue, ClError> {
+        cached_queue(&mut self.home, (ctx as Key, dev as Key), ctx, dev)
+    }
+
+    /// clprism's second queue on balance device `d` (see `read_queues`).
+    fn read_queue(&mut self, engine: &Engine, d: usize) -> Result<cl_command_queue, ClError> {
+        let dev = &engine.devices[d];
+        cached_queue(&mut self.read_queues, d, dev.context, dev.id)
+    }
+
+    /// The application's program loaded by the mini-emulator (compiled through the emu
+    /// cache), or why not.
+    fn module(&mut self, job: &Job, source: &str) -> Result<Emulated, String> {
+        let options = job.emulation_options();
+        let key = format!("{}|{}", job.program.hash, options);
+        self.modules
+            .entry(key)
+            .or_insert_with(|| {
+                let words =
+                    crate::emu::compile_source(source, &options).map_err(|e| e.to_string())?;
+                let module = crate::emu::load_module(&words).map_err(|e| e.to_string())?;
+                Ok(Emulated {
+                    module: Arc::new(module),
+                    words: Arc::new(words),
+                })
+            })
+            .clone()
+    }
+
+    /// clprism's queue in the app's context on the app's device for the chunks run there.
+    fn home_exec_queue(
+        &mut self,
+        ctx: cl_context,
+        dev: cl_device_id,
+    ) -> Result<cl_command_queue, ClError> {
+        cached_queue(&mut self.home_exec, (ctx as Key, dev as Key), ctx, dev)
+    }
+
+    fn home_kernel(&mut self, job: &Job) -> Result<cl_kernel, ClError> {
+        let k = (job.app_program as Key, job.kernel.clone());
+        if let Some(x) = self.home_kernels.get(&k) {
+            return Ok(*x);
+        }
+        // SAFETY: a clprism-owned kernel of the app's (retained, built) program.
+        let kernel = unsafe { cl::create_kernel(job.app_program, &job.kernel)? };
+        self.home_kernels.insert(k, kernel);
+        Ok(kernel)
+    }
+
+    /// Runs one balanced launch (the app's start barrier has completed).
+    /// The early split decision for `job` ([`super::decide`]): `Err(reason)` forwards the
+    /// launch before any barrier, build or footprint. Only under `CLPRISM_SPLIT=auto` with
+    /// the app's device among the balance devices and a scheduler that splits.
+    pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), super::Forward> {
+        let cfg = crate::config::get();
+        let splitting_scheduler = !matches!(
+            engine.scheduler,
+            SchedulerKind::Single(_) | SchedulerKind::Best
+        );
+        if cfg.split != crate::config::SplitPolicy::Auto || cfg.verify || !splitting_scheduler {
+            return Ok(());
+        }
+        let Some(home) = engine.devices.iter().position(|d| d.id == job.app_device) else {
+            return Ok(());
+        };
+        if engine.devices.len() < 2 {
+            return Ok(());
+        }
+        let kid = job.kernel_id();
+        let last_epoch = |m: Key| self.last_epochs.get(&(kid.clone(), m)).copied();
+        let known = super::decide::Known {
+            home_ns_per_work_group: self
+                .whole
+                .get(&kid)
+                .copied()
+                .or_else(|| super::forwarded_ns_per_work_group(&kid)),
+            measured: self.measured.get(&kid).map(|v| v.as_slice()),
+            merge_ns: self.merge_cost.get(&kid).copied(),
+            host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+            split_floor_ns: if self.split_floor_ns > 0.0 {
+                self.split_floor_ns
+            } else {
+                super::decide::ASSUMED_SPLIT_FLOOR_NS
+            },
+            trial_cost_ns: super::app_build_ns(&job.program)
+                .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64),
+            forgone_ns: self.forgone.get(&kid).copied().unwrap_or(0.0),
+            memo: self.split_memo.get(&kid),
+            last_epoch: &last_epoch,
+        };
+        match super::decide::early(job, engine.devices.len(), home, &known) {
+            super::decide::Early::Consider => Ok(()),
+            super::decide::Early::Forward {
+                reason,
+                measure,
+                unwritten,
+                forgone_ns,
+            } => {
+                if forgone_ns > 0.0 {
+                    *self.forgone.entry(kid.clone()).or_default() += forgone_ns;
+                }
+                let groups = (0..job.work_dim as usize)
+                    .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
+                    .product();
+                Err(super::Forward {
+                    reason,
+                    unwritten,
+                    measure: measure.then_some((kid, groups)),
+                })
+            }
+        }
+    }
+
+    pub(super) fn run(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+    ) -> Result<super::Balanced, super::Forward> {
+        let t0 = Instant::now();
+        let o = self.balanced(engine, &engine.done_rx, job, t0)?;
+        let mut schedule = o.schedule;
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        schedule.wall_ns = Some(wall_ns);
+        let used = schedule.devices_used();
+        if used == 1 {
+            schedule.one_device_reason = Some(super::decide::one_device_reason(&schedule));
+        }
+        if used >= 2 && !self.split_once.insert(job.kernel_id()) {
+            let w = super::decide::split_wall_without_one_time_work(&schedule, wall_ns);
+            if self.split_floor_ns == 0.0 || w < self.split_floor_ns {
+                self.split_floor_ns = w;
+            }
+        }
+        Ok(super::Balanced {
+            makespan_ns: o.makespan_ns,
+            schedule,
+        })
+    }
+
+    /// Builds the launch's kernel on every balance device (once per program variant).
+    /// Returns the variant key, the devices that can take chunks now, and for each device that
+    /// sits this launch out, why (the record's `devices_excluded`).
+    fn build(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+    ) -> Result<(String, Vec<usize>, Vec<ExcludedDevice>), String> {
+        let source = match &job.program.origin {
+            ProgramOrigin::Source(s) => s.clone(),
+            ProgramOrigin::Binary(_) => {
+                return Err(format!(
+                    "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
+                ))
+            }
+            ProgramOrigin::Il(_) => {
+                return Err("program created from IL: NDRange queries cannot be rewritten".into())
+            }
+            _ => return Err("program origin unknown to clprism (linked or built-in)".into()),
+        };
+        // the checks read included files too (hashcat)
+        let checked = program::inspected_text(&job.program.hash, &source, &job.program.options)?;
+        if let Some(r) = program::unsplittable_reason(&checked) {
+            return Err(r.into());
+        }
+        if program::mentions_atomics(&checked) {
+            // per kernel, from the SPIR-V: kmeans' other kernels need not run whole
+            let m = self.module(job, &source).map_err(|e| {
+                format!("kernel source uses atomics and the per-kernel check is unavailable ({e})")
+            })?;
+            if m.module
+                .kernel(&job.kernel)
+                .is_none_or(|k| k.global_atomics)
+            {
+                return Err(
+                    "kernel uses atomics on global memory (work-groups may update the same bytes)"
+                        .into(),
+                );
+            }
+        }
+        let range_queries = program::uses_range_queries(&checked);
+        let (variant, text) = if range_queries {
+            let g = job.global.map(|x| x as u64);
+            let o = job.offset.map(|x| x as u64);
+            (
+                format!("{}|{}|{g:?}|{o:?}", job.program.hash, job.program.options),
+                program::variant_source(&source, g, o),
+            )
+        } else {
+            (
+                format!("{}|{}", job.program.hash, job.program.options),
+                source.to_string(),
+            )
+        };
+        let key = (variant.clone(), job.kernel.clone());
+        if !self.kernels.contains_key(&key) {
+            // one build per program variant and device, shared by its kernels (started in
+            // the background when the app built the program; see `prebuild_in_background`)
+            let programs = if range_queries {
+                super::build_on_devices(engine, &text, &job.program.options)
+            } else {
+                super::program_cell(&variant)
+                    .get_or_init(|| super::build_on_devices(engine, &text, &job.program.options))
+                    .clone()
+            };
+            let mut per_dev = Vec::new();
+            for (d, p) in engine.devices.iter().zip(programs) {
+                // SAFETY: a program built on clprism's own context, never released.
+                let b = p.and_then(|p| unsafe {
+                    let p = p as cl_program;
+                    match cl::create_kernel(p, &job.kernel) {
+                        Ok(k) => match program::arg_kinds(k) {
+                            Ok(kinds) => Ok(Built {
+                                _program: p,
+                                kernel: k,
+                                kinds,
+                                registers: d
+                                    .reports_registers
+                                    .then(|| {
+                                        program::kernel_registers(
+                                            &cl::build_log(p, d.id),
+                                            crate::emu::frontend::cache_dir().as_deref(),
+                                            &format!("{variant}|{}|{}", d.name, d.driver_version),
+                                            &job.kernel,
+                                        )
+                                    })
+                                    .flatten(),
+                            }),
+                            Err(e) => {
+                                cl::release_kernel(k);
+                                Err(e)
+                            }
+                        },
+                        Err(e) => Err(e.to_string()),
+                    }
+                });
+                match b {
+                    Ok(b) => per_dev.push(Some(b)),
+                    Err(e) => {
+                        crate::config::warn(&format!(
+                            "balance: building {} for {} failed: {e}",
+                            job.kernel, d.name
+                        ));
+                        per_dev.push(None);
+                    }
+                }
+            }
+            self.kernels.insert(key.clone(), per_dev);
+        }
+        let builds = &self.kernels[&key];
+        let mut usable = Vec::new();
+        let mut excluded = Vec::new();
+        for (i, d) in engine.devices.iter().enumerate() {
+            let why = if builds[i].is_none() {
+                Some("the kernel did not build there".to_string())
+            } else if d.broken.load(std::sync::atomic::Ordering::Acquire) {
+                Some("the device failed earlier".to_string())
+            } else if !d.available() {
+                Some(format!(
+                    "busy with {} abandoned straggler chunks",
+                    d.stale_chunks.load(std::sync::atomic::Ordering::Acquire)
+                ))
+            } else {
+                None
+            };
+            match why {
+                Some(reason) => excluded.push(ExcludedDevice {
+                    index: d.index.clone(),
+                    reason,
+                }),
+                None => usable.push(i),
+            }
+        }
+        if usable.is_empty() {
+            return Err("no device could build the kernel or all are busy".into());
+        }
+        Ok((variant, usable, excluded))
+    }
+
+    /// One balanced launch as a plan of steps: plan (build, footprint, decide), pre-launch
+    /// contents and replicas, chunks under the scheduler, merge, write-back, what it
+    /// teaches the next launches, and its record. `Err`: the launch is forwarded; nothing
+    /// of the app's data changed.
+    fn balanced(
+        &mut self,
+        engine: &Engine,
+        done_rx: &Receiver<ChunkDone>,
+        job: &Job,
+        t0: Instant,
+    ) -> Result<Outcome, super::Forward> {
+        let mut plan = self.plan(engine, job, t0)?;
+        let home = self
+            .home_queue(job.app_context, job.app_device)
+            .map_err(|e| e.to_string())?;
+        let snapshots = self.snapshots(job, &plan, home)?;
+        plan.mark("snapshot", t0);
+        // declared after the snapshots, so waited for before they are freed
+        let mut uploads = PendingReads(Vec::new());
+        let targets = self.prepare_devices(engine, job, &mut plan, &snapshots, &mut uploads)?;
+        let staging = self.early_staging(job, &plan, home);
+        let mut run = self.run_chunks(engine, done_rx, job, &plan, &targets, staging, t0)?;
+        plan.marks.push(("chunks", run.makespan_ns));
+        let merged = self.merge(engine, job, &plan, &mut run, &snapshots, home)?;
+        drop(uploads);
+        plan.mark("read_back", t0);
+        // only now, with every buffer merged without conflict, the app's data changes
+        self.write_back(&merged, home)?;
+        plan.mark("write_back", t0);
+        self.learn(engine, job, &plan, &run);
+        let verify = plan.verify.then(|| {
+            let written: Vec<_> = plan
+                .bufs
+                .iter()
+                .zip(&snapshots)
+                .filter(|(b, _)| b.written)
+                .filter_map(|(b, s)| Some((b.index, b.mem, s.as_ref()?.to_vec())))
+                .collect();
+            self.verify(job, &written)
+        });
+        // keep the staging areas for the next launch (their transfers have all completed)
+        for (b, snap) in plan.bufs.iter().zip(snapshots) {
+            if let Some(h) = snap {
+                self.host_pool.give(b.mem, Role::Snapshot, h);
+            }
+        }
+        let makespan_ns = run.makespan_ns;
+        let mut schedule = record::schedule(engine, job, plan, run, &merged);
+        schedule.verify = verify;
+        for (mem, _, h) in merged.results {
+            self.host_pool.give(mem, Role::ReadBack, h);
+        }
+        Ok(Outcome {
+            makespan_ns,
+            schedule,
+        })
+    }
+}
+
+fn wait_release(evs: &[cl_event]) {
+    // SAFETY: clprism's own marker events.
+    unsafe {
+        let _ = cl::wait(evs);
+        for e in evs {
+            cl::release_event(*e);
+        }
+    }
+}
+
+/// Cache key of a launch's write footprints: the program variant and kernel, the NDRange,
+/// every by-value and `__local` argument, and the buffer sizes (buffer handles do not
+/// matter, their sizes do).
+fn footprint_key(
+    key: &(String, String),
+    job: &Job,
+    kinds: &[ArgKind],
+    bufs: &[(Key, usize)],
+) -> String {
+    use std::fmt::Write;
+    // the device's predefined macros: the same source may write other bytes on a device of
+    // another OpenCL version
+    let mut k = format!(
+        "{}|{}|{}|{:?}|{:?}|{:?}|",
+        key.0,
+        key.1,
+        crate::registry::device::compiler_defines(job.app_device),
+        job.global,
+        job.local,
+        job.offset
+    );
+    for (a, kind) in job.args.iter().zip(kinds) {
+        match (a, buffer_named_by(a)) {
+            (_, Some(m)) => {
+                let size = bufs.iter().find(|b| b.0 == m).map_or(0, |b| b.1);
+                let _ = write!(k, "b{size},");
+            }
+            (KernelArg::Local(n), None) => {
+                let _ = write!(k, "l{n},");
+            }
+            (KernelArg::Value(v), None) => {
+                let _ = write!(k, "v{kind:?}{:?},", v.as_slice());
+            }
+        }
+    }
+    k
+}

@@ -1,0 +1,608 @@
+//! Step 1 of a balanced launch, pure of the app's data: what runs where. The kernel built on
+//! the devices, its buffer arguments, the NDRange cut into units along the split dimension,
+//! the scheduler, the write footprints and the split decision (DESIGN.md §7; Boyer ch. 4).
+
+use super::{BufArg, WorkerState, DEFAULT_HOST_RATE};
+use crate::exec::footprint::{self, FootprintModel};
+use crate::exec::program::{self, ArgKind};
+use crate::exec::{Engine, Forward, Job};
+use crate::log::schema::{BestChoice, ExcludedDevice, FootprintLog, Nullable, SplitDecisionLog};
+use crate::registry::tables::{buffer_named_by, KernelArg, ProgramOrigin};
+use crate::registry::TABLES;
+use crate::sched::{self, ChunkScheduler, SchedulerKind};
+use opencl_sys::*;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The NDRange as the scheduler sees it: units are work-groups along the split dimension
+/// (the slowest-varying one with more than one work-group); each unit holds `wgs_per_unit`
+/// work-groups of the other dimensions.
+#[derive(Debug, Clone)]
+pub(super) struct Shape {
+    /// NDRange dimensions.
+    pub dim: usize,
+    /// Work-groups per dimension.
+    pub groups: Vec<usize>,
+    /// The split dimension.
+    pub split: usize,
+    /// Work-groups along the split dimension (the scheduler's units).
+    pub units: u64,
+    /// Work-groups per unit.
+    pub wgs_per_unit: u64,
+}
+
+impl Shape {
+    pub fn of(job: &Job) -> Shape {
+        let dim = job.work_dim as usize;
+        let groups: Vec<usize> = (0..dim).map(|d| job.global[d] / job.local[d]).collect();
+        let split = (0..dim).rev().find(|d| groups[*d] > 1).unwrap_or(0);
+        let wgs_per_unit = groups
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| *d != split)
+            .map(|(_, g)| *g as u64)
+            .product();
+        Shape {
+            dim,
+            split,
+            units: groups[split] as u64,
+            wgs_per_unit,
+            groups,
+        }
+    }
+}
+
+/// What the steps of one balanced launch decided; read by every later step.
+pub(super) struct Plan {
+    /// (program variant, kernel name): the builds in [`WorkerState::kernels`].
+    pub key: (String, String),
+    /// Kinds of the kernel's arguments.
+    pub kinds: Vec<ArgKind>,
+    /// The buffer arguments (one per distinct buffer).
+    pub bufs: Vec<BufArg>,
+    pub shape: Shape,
+    /// Participating devices (indices in [`Engine::devices`]).
+    pub devs: Vec<usize>,
+    /// Devices that sit this launch out, with why (`schedule.devices_excluded`).
+    pub excluded: Vec<ExcludedDevice>,
+    /// The scheduler that runs the chunks.
+    pub kind: SchedulerKind,
+    /// The configured scheduler when a first launch runs whole to be measured.
+    pub configured: Option<String>,
+    /// The `best` scheduler's record (`null`: another scheduler).
+    pub best_log: Nullable<BestChoice>,
+    /// Write footprints, when every written buffer has one.
+    pub model: Option<Arc<FootprintModel>>,
+    /// `schedule.footprint` (`null`: a model from memory).
+    pub footprint_log: Nullable<FootprintLog>,
+    /// The app's own device when its chunks run in the app's context (direct).
+    pub home_d: Option<usize>,
+    /// The app's device among the participating devices.
+    pub app_d: Option<usize>,
+    /// `schedule.split_decision` (`null`: not consulted).
+    pub split_log: Nullable<SplitDecisionLog>,
+    /// `CLPRISM_VERIFY`.
+    pub verify: bool,
+    /// Phase boundaries, ns since the launch started (`schedule.phases`).
+    pub marks: Vec<(&'static str, u64)>,
+}
+
+impl Plan {
+    /// A buffer the kernel only writes and never reads needs no pre-launch copy.
+    pub fn skip_baseline(&self, b: &BufArg) -> bool {
+        !self.verify
+            && b.written
+            && self.model.as_ref().is_some_and(|m| {
+                m.written
+                    .iter()
+                    .any(|w| w.arg == b.index as u32 && !w.read_by_kernel)
+            })
+    }
+
+    /// Where device `d`'s replicas live: the app's own device (direct) keeps its replicas
+    /// in the app's context, apart from those in clprism's context there.
+    pub fn slot(&self, d: usize) -> usize {
+        if Some(d) == self.home_d {
+            usize::MAX - d
+        } else {
+            d
+        }
+    }
+
+    /// The direct device's index among the participating devices.
+    pub fn home_sched(&self) -> Option<usize> {
+        self.home_d
+            .and_then(|h| self.devs.iter().position(|d| *d == h))
+    }
+
+    pub fn mark(&mut self, name: &'static str, t0: Instant) {
+        self.marks.push((name, t0.elapsed().as_nanos() as u64));
+    }
+}
+
+/// The buffer arguments of `job` (arguments bound to one buffer are merged under the first
+/// index). Errors: an image or other opaque argument, an unknown buffer, a sub-buffer.
+pub(super) fn classify_args(job: &Job, kinds: &[ArgKind]) -> Result<Vec<BufArg>, String> {
+    let mut bufs: Vec<BufArg> = Vec::new();
+    for (i, (kind, a)) in kinds.iter().zip(&job.args).enumerate() {
+        match kind {
+            ArgKind::Opaque => {
+                return Err(format!("argument {i} is an image, sampler, pipe or queue"))
+            }
+            ArgKind::Global { .. } | ArgKind::Constant => {
+                let Some(m) = buffer_named_by(a) else {
+                    if matches!(a, KernelArg::Value(b) if b.as_slice().iter().all(|x| *x == 0)) {
+                        continue; // NULL buffer argument
+                    }
+                    return Err(format!("argument {i} is not a buffer clprism knows"));
+                };
+                let info = TABLES
+                    .buffers
+                    .get(m)
+                    .ok_or(format!("argument {i}: unknown buffer"))?;
+                if info.parent.is_some() {
+                    return Err(format!("argument {i} is a sub-buffer"));
+                }
+                // CL_MEM_READ_ONLY does not stop a kernel writing through a non-const
+                // pointer (undefined by the spec, done by drivers and apps: hashcat's
+                // r_markov fills its READ_ONLY candidate buffer); trusting the flag left
+                // that output unmerged, and hashcat missed its crack
+                let written = matches!(kind, ArgKind::Global { writable: true });
+                if let Some(b) = bufs.iter_mut().find(|b| b.mem == m) {
+                    b.written |= written;
+                    b.bindings += 1;
+                    continue;
+                }
+                bufs.push(BufArg {
+                    index: i,
+                    mem: m,
+                    size: info.size,
+                    written,
+                    always_stale: info.flags & CL_MEM_USE_HOST_PTR != 0,
+                    bindings: 1,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(bufs)
+}
+
+/// What a footprint model changes: arguments the kernel never writes need no merge, and a
+/// buffer the kernel only writes needs no pre-launch copy. Returns whether the model covers
+/// every written buffer (otherwise the merge diffs whole buffers).
+fn apply_model(bufs: &mut [BufArg], m: &FootprintModel) -> bool {
+    for b in bufs.iter_mut() {
+        if b.written && b.bindings == 1 && m.read_only.contains(&(b.index as u32)) {
+            b.written = false;
+        }
+    }
+    bufs.iter()
+        .filter(|b| b.written)
+        .all(|b| b.bindings == 1 && m.written.iter().any(|w| w.arg == b.index as u32))
+}
+
+impl WorkerState {
+    /// Step 1: the plan of one balanced launch. `Err`: the launch is forwarded (nothing of
+    /// the app's data was touched).
+    pub(super) fn plan(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+        t0: Instant,
+    ) -> Result<Plan, Forward> {
+        let (variant, devs, excluded) = self.build(engine, job)?;
+        let key = (variant, job.kernel.clone());
+        let kinds = self.kernels[&key][devs[0]]
+            .as_ref()
+            .map(|b| b.kinds.clone())
+            .unwrap_or_default();
+        if kinds.len() != job.args.len() {
+            return Err(format!(
+                "kernel has {} arguments, {} were set",
+                kinds.len(),
+                job.args.len()
+            )
+            .into());
+        }
+        let bufs = classify_args(job, &kinds)?;
+        let cfg = crate::config::get();
+        let mut plan = Plan {
+            key,
+            kinds,
+            bufs,
+            shape: Shape::of(job),
+            devs,
+            excluded,
+            kind: engine.scheduler.clone(),
+            configured: None,
+            best_log: Some(None),
+            model: None,
+            footprint_log: Some(None),
+            home_d: None,
+            app_d: None,
+            split_log: Some(None),
+            verify: cfg.verify,
+            marks: vec![("build", t0.elapsed().as_nanos() as u64)],
+        };
+        self.choose_scheduler(engine, job, &mut plan)?;
+        // One balance device, the app's own: nothing to balance, so the launch goes to the
+        // driver as the app made it (Black-Scholes on one H200 took 1.7 ms per launch through
+        // the replicas and the merge against 0.2 ms forwarded, results/gpu-2026-11-22p).
+        if engine.devices.len() == 1 && engine.devices[0].id == job.app_device && !cfg.verify {
+            return Err("kept whole on the app's device: it is the only balance device".into());
+        }
+        // refused setups (a scheduler for another device count) end here, before any copy
+        ChunkScheduler::new(&plan.kind, &engine.boyer, plan.devs.len(), plan.shape.units)?;
+        self.footprints_for(job, &mut plan);
+        plan.mark("footprint", t0);
+        crate::config::debug(|| {
+            format!(
+                "launch {}: build {:.3} ms, footprint {:.3} ms",
+                job.rec.seq,
+                plan.marks[0].1 as f64 / 1e6,
+                (plan.marks[1].1 - plan.marks[0].1) as f64 / 1e6
+            )
+        });
+        plan.home_d = home_device(engine, job, &plan);
+        plan.app_d = plan
+            .devs
+            .iter()
+            .copied()
+            .find(|&d| engine.devices[d].id == job.app_device);
+        self.split_decision(job, &mut plan)?;
+        Ok(plan)
+    }
+
+    /// The scheduler (`CLPRISM_SCHEDULER`, `CLPRISM_BOYER`: parsed once, when the engine
+    /// started), adjusted to the participating devices; `best` picks one device here.
+    fn choose_scheduler(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+        plan: &mut Plan,
+    ) -> Result<(), String> {
+        let n = plan.devs.len();
+        if let SchedulerKind::Static(f) = &plan.kind {
+            if f.len() != n {
+                crate::config::warn_once_per(&format!("CLPRISM_SCHEDULER: static partition has {} fractions for {n} devices; using boyer", f.len()), "static-len");
+                plan.kind = SchedulerKind::Boyer;
+            }
+        }
+        if let SchedulerKind::Single(i) = plan.kind {
+            if i >= n {
+                return Err(format!("single:{i} but only {n} devices"));
+            }
+        }
+        if plan.kind == SchedulerKind::Best {
+            let mut state = std::mem::take(&mut self.best);
+            let measured = self.measured.get(&job.kernel_id()).cloned();
+            let source = match &job.program.origin {
+                ProgramOrigin::Source(s) => s.to_string(),
+                _ => String::new(),
+            };
+            let c = state.choose(
+                engine,
+                &plan.devs,
+                job,
+                &plan.kinds,
+                measured.as_deref(),
+                || self.module(job, &source).map(|m| m.module),
+            );
+            self.best = state;
+            plan.best_log = Some(Some(c.record));
+            plan.kind = SchedulerKind::Single(c.pick);
+        }
+        Ok(())
+    }
+
+    /// Step 2: the write footprints (cached per launch shape, in memory and on disk; derived
+    /// on zero-filled buffers otherwise, see `derive_footprint`), applied to the plan.
+    fn footprints_for(&mut self, job: &Job, plan: &mut Plan) {
+        let fkey = super::footprint_key(
+            &plan.key,
+            job,
+            &plan.kinds,
+            &plan
+                .bufs
+                .iter()
+                .map(|b| (b.mem, b.size))
+                .collect::<Vec<_>>(),
+        );
+        let mut from_disk = false;
+        if !self.footprints.contains_key(&fkey) {
+            // a model saved by an earlier run of the same program and launch shape
+            if let Some(m) = footprint::load_cached(&fkey) {
+                self.footprints.insert(fkey.clone(), m.map(Arc::new));
+                from_disk = true;
+            }
+        }
+        let mut log: Option<FootprintLog> = None;
+        if let Some(Ok(m)) = self.footprints.get(&fkey) {
+            if apply_model(&mut plan.bufs, m) {
+                plan.model = Some(Arc::clone(m));
+            }
+        } else if !self.footprints.contains_key(&fkey) {
+            let t = Instant::now();
+            let (derived, kernel_verdict) = self.derive_footprint(job, plan);
+            let mut l = FootprintLog {
+                derived_ms: Some(t.elapsed().as_secs_f64() * 1e3),
+                ..Default::default()
+            };
+            if let Ok(m) = &derived {
+                l.sampled_groups = Some(m.sampled_groups as u64);
+                l.skipped_loops = Some(m.skipped_loops);
+                if apply_model(&mut plan.bufs, m) {
+                    plan.model = Some(m.clone());
+                }
+            }
+            // A failure past the toolchain is the kernel's own: saved, so later runs of the
+            // same launch shape skip the derivation.
+            if derived.is_ok() || kernel_verdict {
+                let outcome = derived.as_ref().map(|m| &**m).map_err(String::as_str);
+                if let Err(e) = footprint::save_cached(&fkey, outcome) {
+                    crate::config::warn_once_per(
+                        &format!("balance: footprint model not saved in the cache: {e}"),
+                        "footprint-cache-save",
+                    );
+                }
+            }
+            self.footprints.insert(fkey.clone(), derived);
+            log = Some(l);
+        }
+        if from_disk {
+            log = Some(FootprintLog {
+                from_cache: Some(true),
+                ..Default::default()
+            });
+        }
+        let reason = match (&plan.model, self.footprints.get(&fkey)) {
+            (None, Some(Err(e))) => Some(e.clone()),
+            (None, _) => {
+                Some("a written buffer is bound to several arguments or has no footprint".into())
+            }
+            _ => None,
+        };
+        if reason.is_some() {
+            log.get_or_insert_with(Default::default).reason = reason;
+        }
+        plan.footprint_log = Some(log);
+    }
+
+    /// Derives the write footprints of `job` by emulating sampled work-groups. Returns the
+    /// model or why not, and whether the verdict is the kernel's own (not the toolchain's).
+    fn derive_footprint(
+        &mut self,
+        job: &Job,
+        plan: &Plan,
+    ) -> (Result<Arc<FootprintModel>, String>, bool) {
+        let source = match &job.program.origin {
+            ProgramOrigin::Source(s) => s.to_string(),
+            _ => String::new(),
+        };
+        let (dim, split) = (plan.shape.dim, plan.shape.split);
+        let groups3 = [0, 1, 2].map(|d| plan.shape.groups.get(d).map_or(1, |g| *g as u64));
+        let mut kernel_verdict = false;
+        let derived = self.module(job, &source).and_then(|m| {
+            kernel_verdict = true;
+            match crate::emu::dataflow::data_dependent_writes(&m.words, &job.kernel) {
+                Ok(None) => {}
+                Ok(Some(why)) => return Err(why),
+                Err(e) => return Err(e.to_string()),
+            }
+            let dims = |v: &[usize]| v[..dim].iter().map(|x| *x as u64).collect::<Vec<_>>();
+            let shape = crate::emu::LaunchShape::new(
+                &dims(&job.global),
+                &dims(&job.local),
+                Some(&dims(&job.offset)),
+            );
+            // No global store's address or execution depends on memory contents (checked
+            // above), so the footprint does not either: the sampled work-groups run on
+            // zero-filled buffers (pages the OS maps lazily, so a work-group costs only
+            // what it touches), in parallel, without reading the app's buffers back.
+            let samples = footprint::sample_groups(groups3);
+            let results = emulate_samples(&m.module, job, &plan.kinds, &shape, &samples);
+            if results.iter().any(|r| r.is_none()) {
+                kernel_verdict = false;
+            }
+            let mut by_group: FxHashMap<[u64; 3], _> = samples
+                .into_iter()
+                .zip(results.into_iter().map(|r| {
+                    r.unwrap_or_else(|| Err("the emulator panicked on a sampled work-group".into()))
+                }))
+                .collect();
+            footprint::derive(groups3, split, |g| {
+                by_group
+                    .remove(&g)
+                    .unwrap_or_else(|| Err(format!("work-group {g:?} was not sampled")))
+            })
+            .map(Arc::new)
+        });
+        (derived, kernel_verdict)
+    }
+
+    /// Step 3: whether splitting pays for its transfers (`CLPRISM_SPLIT=auto`,
+    /// `sched::split`). Kept whole → `Err` (forwarded, nothing of the app's data changed);
+    /// a first launch with a direct device runs whole through clprism to be measured.
+    fn split_decision(&mut self, job: &Job, plan: &mut Plan) -> Result<(), Forward> {
+        let Some(h) = plan.app_d else { return Ok(()) };
+        if crate::config::get().split != crate::config::SplitPolicy::Auto
+            || plan.devs.len() < 2
+            || plan.verify
+            || matches!(plan.kind, SchedulerKind::Single(_))
+        {
+            return Ok(());
+        }
+        let kid = job.kernel_id();
+        let work_groups = plan.shape.units * plan.shape.wgs_per_unit;
+        let inputs = self.split_inputs(job, plan, h);
+        let d = sched::split::decide(&inputs);
+        self.split_memo.insert(kid.clone(), memo(plan, &inputs));
+        let measured_first = d.est_home_ns.is_none() && plan.home_d.is_some();
+        let (split, est_home, reason) = (d.split, d.est_home_ns, d.reason.clone());
+        plan.split_log = Some(Some(SplitDecisionLog {
+            decision: d,
+            upload_bytes: Some(inputs.upload_bytes),
+            host_rate_measured: Some(self.host_rate.is_some()),
+        }));
+        if !split && !measured_first {
+            // Forwarded to the driver as it is: measured, the app's own launch is the
+            // fastest way; or a first launch without a footprint (so no direct run on the
+            // app's device), whose profiled event measures it.
+            let unwritten = plan
+                .bufs
+                .iter()
+                .filter(|b| !b.written)
+                .map(|b| b.mem)
+                .collect();
+            if est_home.is_some() {
+                return Err(Forward {
+                    reason: format!("kept whole on the app's device: {reason}"),
+                    unwritten,
+                    measure: None,
+                });
+            }
+            return Err(Forward {
+                reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
+                unwritten,
+                measure: Some((kid, work_groups)),
+            });
+        }
+        if !split {
+            // first launch: run whole through clprism to measure it
+            plan.configured = Some(plan.kind.to_string());
+            plan.devs = vec![h];
+            plan.kind = SchedulerKind::Single(0);
+        }
+        Ok(())
+    }
+
+    /// The split model's inputs for `plan` with the app's device `h`.
+    fn split_inputs(&self, job: &Job, plan: &Plan, h: usize) -> sched::split::SplitInputs {
+        let kid = job.kernel_id();
+        let measured = self.measured.get(&kid);
+        let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
+        let upload: u64 = plan
+            .bufs
+            .iter()
+            .filter(|b| !plan.skip_baseline(b))
+            .filter(|b| {
+                b.always_stale
+                    || b.written
+                    || self
+                        .last_epochs
+                        .get(&(kid.clone(), b.mem))
+                        .is_some_and(|e| *e != epoch_of(b))
+            })
+            .map(|b| b.size as u64)
+            .sum();
+        sched::split::SplitInputs {
+            work_groups: plan.shape.units * plan.shape.wgs_per_unit,
+            home_whole_ns_per_work_group: self
+                .whole
+                .get(&kid)
+                .copied()
+                .or_else(|| crate::exec::forwarded_ns_per_work_group(&kid)),
+            ns_per_work_group: plan
+                .devs
+                .iter()
+                .map(|d| measured.and_then(|m| m.get(*d).copied().flatten()))
+                .collect(),
+            home: plan.devs.iter().position(|d| *d == h).unwrap_or(0),
+            upload_bytes: upload,
+            written_bytes: plan
+                .bufs
+                .iter()
+                .filter(|b| b.written)
+                .map(|b| b.size as u64)
+                .sum(),
+            host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+            min_gain: 0.05,
+            split_floor_ns: self.split_floor_ns,
+            merge_by_diff: plan.home_d.is_none(),
+            measured_merge_ns: self.merge_cost.get(&kid).copied(),
+        }
+    }
+}
+
+/// What the early decision of the kernel's later launches needs from this full decision
+/// ([`crate::exec::decide::SplitMemo`]).
+fn memo(plan: &Plan, inputs: &sched::split::SplitInputs) -> crate::exec::decide::SplitMemo {
+    crate::exec::decide::SplitMemo {
+        // per argument index, from the kernel's signature and the footprint's read-only
+        // analysis (not from `bufs`, which merges arguments bound to one buffer under its
+        // first index)
+        written_args: plan
+            .kinds
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| {
+                matches!(k, ArgKind::Global { writable: true })
+                    && !plan
+                        .model
+                        .as_ref()
+                        .is_some_and(|m| m.read_only.contains(&(*i as u32)))
+            })
+            .map(|(i, _)| i)
+            .collect(),
+        input_args: plan
+            .bufs
+            .iter()
+            .filter(|b| !plan.skip_baseline(b))
+            .map(|b| b.index)
+            .collect(),
+        merge_by_diff: inputs.merge_by_diff,
+    }
+}
+
+/// The app's own device when its chunks can run in the app's context (replicas filled and
+/// merged by device-side copies, no host round trip): footprints say what to copy and the
+/// kernel needs no NDRange-query variant.
+fn home_device(engine: &Engine, job: &Job, plan: &Plan) -> Option<usize> {
+    plan.model.as_ref()?;
+    let plain_source = match &job.program.origin {
+        ProgramOrigin::Source(s) => {
+            program::inspected_text(&job.program.hash, s, &job.program.options)
+                .is_ok_and(|t| !program::uses_range_queries(&t))
+        }
+        _ => false,
+    };
+    if !plain_source {
+        return None;
+    }
+    plan.devs.iter().copied().find(|&d| {
+        let dv = &engine.devices[d];
+        dv.id == job.app_device && dv.block_event.is_none() && !dv.inject_fail
+    })
+}
+
+/// Emulates each sampled work-group on zero-filled buffers, in parallel; `None` where the
+/// emulator panicked. Only the written ranges are wanted, so loops that cannot change them
+/// are jumped over (`emu::dataflow::loop_skips`).
+fn emulate_samples(
+    module: &crate::emu::Module,
+    job: &Job,
+    kinds: &[ArgKind],
+    shape: &crate::emu::LaunchShape,
+    samples: &[[u64; 3]],
+) -> Vec<Option<Result<crate::emu::stats::WorkGroupStats, String>>> {
+    let kernel = job.kernel.as_str();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = samples
+            .iter()
+            .map(|&g| {
+                let mut args = footprint::zero_args(job, kinds);
+                scope.spawn(move || {
+                    let cfg = crate::emu::EmuConfig {
+                        skip_write_free_loops: true,
+                        ..Default::default()
+                    };
+                    crate::emu::emulate(module, kernel, shape, g, &mut args, &cfg)
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    })
+}

@@ -1,0 +1,246 @@
+//! Step 4 of a balanced launch: the pre-launch contents of the app's buffers and each
+//! device's replicas of them, brought up to date, with the kernel's arguments bound to them
+//! (DESIGN.md §7, "Replicas").
+
+use super::plan::Plan;
+use super::{PendingReads, Replica, WorkerState};
+use crate::exec::cl::{self, ClError};
+use crate::exec::staging::{HostBytes, Role};
+use crate::exec::{Engine, Job};
+use crate::registry::tables::{buffer_named_by, KernelArg, Key};
+use opencl_sys::*;
+use rustc_hash::FxHashMap;
+use std::time::Instant;
+
+/// Where each participating device's chunks run: (context, queue, kernel).
+pub(super) type Targets = FxHashMap<usize, (cl_context, cl_command_queue, cl_kernel)>;
+
+impl WorkerState {
+    /// The pre-launch contents of each buffer argument (in `plan.bufs` order) that some
+    /// device needs from the host; `None` where no device does. Measures the host transfer
+    /// rate on the way.
+    pub(super) fn snapshots(
+        &mut self,
+        job: &Job,
+        plan: &Plan,
+        home: cl_command_queue,
+    ) -> Result<Vec<Option<HostBytes>>, String> {
+        let others = plan.devs.iter().any(|d| Some(*d) != plan.home_d);
+        let mut snapshots = Vec::new();
+        for b in &plan.bufs {
+            let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+            let stale = (plan.verify && b.written)
+                || (others && (b.always_stale || (b.written && !plan.skip_baseline(b))))
+                // a buffer the kernel only writes needs no valid replica at all
+                || (!plan.skip_baseline(b)
+                    && plan.devs.iter().filter(|d| Some(**d) != plan.home_d).any(|d| {
+                        self.replicas
+                            .get(&(b.mem, plan.slot(*d)))
+                            .map(|r| r.epoch != epoch)
+                            .unwrap_or(true)
+                    }));
+            if !stale {
+                snapshots.push(None);
+                continue;
+            }
+            let t_read = Instant::now();
+            // SAFETY: `home` is clprism's queue in the app's context, alive for the process.
+            let mut v = unsafe {
+                self.host_pool
+                    .take(b.mem, Role::Snapshot, b.size, job.app_context, home)
+            };
+            // SAFETY: reading the app's (retained) buffer on clprism's queue.
+            unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
+                .map_err(|e| format!("reading the app's buffer: {e}"))?;
+            let ns = t_read.elapsed().as_nanos() as f64;
+            // (a fresh pinned area's first use also pays the driver's page-locking)
+            if b.size >= 1 << 20 && ns > 0.0 && self.host_pool.last_reused() {
+                let r = b.size as f64 / ns;
+                self.host_rate = Some(self.host_rate.map_or(r, |old| 0.5 * old + 0.5 * r));
+            }
+            snapshots.push(Some(v));
+        }
+        Ok(snapshots)
+    }
+
+    /// Brings every participating device's replicas up to date and binds the kernel's
+    /// arguments there. A device that fails is dropped from `plan.devs` (with a warning);
+    /// `uploads` gets one marker per device, waited for before the snapshots are freed.
+    ///
+    /// Errors: every device failed.
+    pub(super) fn prepare_devices(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+        plan: &mut Plan,
+        snapshots: &[Option<HostBytes>],
+        uploads: &mut PendingReads,
+    ) -> Result<Targets, String> {
+        let mut targets = Targets::default();
+        let mut dropped = Vec::new();
+        for &d in &plan.devs {
+            match self.prepare_device(engine, job, plan, snapshots, d, uploads) {
+                Ok(t) => {
+                    targets.insert(d, t);
+                }
+                Err(e) => {
+                    crate::config::warn(&format!(
+                        "balance: device {} dropped from this launch: {e}",
+                        engine.devices[d].name
+                    ));
+                    dropped.push(d);
+                }
+            }
+        }
+        plan.devs.retain(|d| !dropped.contains(d));
+        if plan.devs.is_empty() {
+            return Err("every device failed while preparing the launch".into());
+        }
+        Ok(targets)
+    }
+
+    /// [`Self::prepare_devices`] for device `d`.
+    fn prepare_device(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+        plan: &Plan,
+        snapshots: &[Option<HostBytes>],
+        d: usize,
+        uploads: &mut PendingReads,
+    ) -> Result<(cl_context, cl_command_queue, cl_kernel), ClError> {
+        let dev = &engine.devices[d];
+        let is_home = Some(d) == plan.home_d;
+        let (ctx, queue, kernel) = if is_home {
+            (
+                job.app_context,
+                self.home_exec_queue(job.app_context, job.app_device)?,
+                self.home_kernel(job)?,
+            )
+        } else {
+            let built = self.kernels[&plan.key][d]
+                .as_ref()
+                .expect("participating devices have a build");
+            (dev.context, dev.queue, built.kernel)
+        };
+        for (b, snap) in plan.bufs.iter().zip(snapshots) {
+            let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+            let rep = self.replica(ctx, (b.mem, plan.slot(d)), b.size)?;
+            if rep.epoch == epoch && !b.written && !b.always_stale {
+                continue;
+            }
+            if is_home {
+                if rep.epoch != epoch || b.always_stale || (b.written && !plan.skip_baseline(b)) {
+                    // SAFETY: device-side copy from the app's buffer (its commands have
+                    // completed) into clprism's replica, same context.
+                    unsafe { cl::copy(queue, b.mem as cl_mem, rep.mem, 0, 0, b.size)? };
+                }
+            } else if let Some(s) = snap {
+                // SAFETY: the snapshot outlives the transfer (upload markers are waited for
+                // before it is dropped).
+                unsafe { cl::write(queue, rep.mem, 0, &s[..], false)? };
+            }
+            rep.epoch = if b.written { 0 } else { epoch };
+        }
+        // SAFETY: clprism's queue and kernel.
+        unsafe {
+            uploads.0.push(cl::marker(queue, &[])?);
+            self.bind_args(job, plan, kernel, d)?;
+            cl::flush(queue)?;
+        }
+        Ok((ctx, queue, kernel))
+    }
+
+    /// The replica at `at` (app buffer, slot) of `size` bytes in `ctx`, created (holding
+    /// nothing valid) when missing or of another size.
+    fn replica(
+        &mut self,
+        ctx: cl_context,
+        at: (Key, usize),
+        size: usize,
+    ) -> Result<&mut Replica, ClError> {
+        if self.replicas.get(&at).is_none_or(|r| r.size != size) {
+            // SAFETY: clprism-owned buffer in the device's context.
+            let mem = unsafe { cl::create_buffer(ctx, size)? };
+            let fresh = Replica {
+                mem,
+                epoch: 0,
+                size,
+            };
+            if let Some(old) = self.replicas.insert(at, fresh) {
+                // SAFETY: clprism's own replica of another size.
+                unsafe { cl::release_mem(old.mem) };
+            }
+        }
+        Ok(self.replicas.get_mut(&at).expect("inserted above"))
+    }
+
+    /// Sets every argument of clprism's `kernel` on device `d`: buffers name their replicas.
+    ///
+    /// # Safety
+    /// `kernel` is clprism's kernel of the launch on device `d`.
+    unsafe fn bind_args(
+        &self,
+        job: &Job,
+        plan: &Plan,
+        kernel: cl_kernel,
+        d: usize,
+    ) -> Result<(), ClError> {
+        for (i, a) in job.args.iter().enumerate() {
+            match a {
+                KernelArg::Local(n) => cl::set_arg(kernel, i as u32, *n, std::ptr::null())?,
+                KernelArg::Value(v) => {
+                    let replica = buffer_named_by(a)
+                        .filter(|m| plan.bufs.iter().any(|b| b.mem == *m))
+                        .map(|m| self.replicas[&(m, plan.slot(d))].mem);
+                    match replica {
+                        Some(rep) => cl::set_arg(
+                            kernel,
+                            i as u32,
+                            std::mem::size_of::<cl_mem>(),
+                            (&rep as *const cl_mem).cast(),
+                        )?,
+                        None => cl::set_arg(
+                            kernel,
+                            i as u32,
+                            v.as_slice().len(),
+                            v.as_slice().as_ptr().cast(),
+                        )?,
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Host areas for the early read-back (footprint merge) of every written buffer with a
+    /// footprint: as soon as a chunk of another device than the app's completes, the bytes
+    /// it wrote are read into them on that device's second queue, overlapping the transfer
+    /// with the chunks still running. One buffer-sized area per written argument (zeroed,
+    /// so only what is read costs memory); completed chunks write disjoint ranges of it.
+    pub(super) fn early_staging(
+        &mut self,
+        job: &Job,
+        plan: &Plan,
+        home: cl_command_queue,
+    ) -> FxHashMap<Key, HostBytes> {
+        let mut staging = FxHashMap::default();
+        let Some(m) = &plan.model else {
+            return staging;
+        };
+        if plan.devs.len() < 2 || plan.verify {
+            return staging;
+        }
+        for b in plan.bufs.iter().filter(|b| b.written) {
+            if m.written.iter().any(|w| w.arg == b.index as u32) {
+                // SAFETY: as for the snapshots.
+                let area = unsafe {
+                    self.host_pool
+                        .take(b.mem, Role::ReadBack, b.size, job.app_context, home)
+                };
+                staging.insert(b.mem, area);
+            }
+        }
+        staging
+    }
+}
