@@ -546,7 +546,7 @@ pub(crate) fn loop_skips(m: &dr::Module, f: &dr::Function) -> Vec<LoopSkip> {
         .iter()
         .map(|p| p.iter().copied().filter(|x| reach[*x]).collect())
         .collect();
-    let idom = super::module::ipdoms(&reverse);
+    let idom = super::cfg::ipdoms(&reverse);
     let dominates = |a: usize, mut b: usize| {
         for _ in 0..=nb {
             if a == b {

@@ -47,6 +47,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
+mod cfg;
 pub mod cli;
 pub mod dataflow;
 pub mod frontend;
