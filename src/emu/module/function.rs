@@ -76,21 +76,33 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Register slot of the id operand `n` of `o`.
+    fn sl(&self, o: &[Operand], n: usize) -> Result<u32, EmuError> {
+        self.cx.s(op_id(o.get(n))?)
+    }
+
+    /// Decodes one instruction of block `cur`, by opcode group (each group answers
+    /// `Ok(false)` for an opcode it does not handle; the last one takes the rest).
     pub(super) fn decode(&mut self, i: &dr::Instruction, cur: u32) -> Result<(), EmuError> {
+        if self.decode_arith(i)?
+            || self.decode_value(i)?
+            || self.decode_composite(i)?
+            || self.decode_access_chain(i)?
+            || self.decode_load_store(i)?
+            || self.decode_atomic(i)?
+            || self.decode_control(i, cur)?
+        {
+            return Ok(());
+        }
+        self.decode_other(i)
+    }
+
+    /// Binary, unary and conversion operations.
+    fn decode_arith(&mut self, i: &dr::Instruction) -> Result<bool, EmuError> {
         let o = &i.operands;
         let rid = i.result_id.unwrap_or(0);
         let rty = i.result_type.unwrap_or(0);
         let opc = i.class.opcode;
-        macro_rules! id {
-            ($n:expr) => {
-                op_id(o.get($n))?
-            };
-        }
-        macro_rules! sl {
-            ($n:expr) => {
-                self.cx.s(op_id(o.get($n))?)?
-            };
-        }
         let bin = |op: Op| -> Option<BinOp> {
             Some(match op {
                 Op::IAdd => BinOp::IAdd,
@@ -145,9 +157,9 @@ impl<'a> Decoder<'a> {
             })
         };
         if let Some(b) = bin(opc) {
-            let a = sl!(0);
-            let bb = sl!(1);
-            let aty = self.cx.vty.get(&id!(0)).copied().unwrap_or(rty);
+            let a = self.sl(o, 0)?;
+            let bb = self.sl(o, 1)?;
+            let aty = self.cx.vty.get(&op_id(o.get(0))?).copied().unwrap_or(rty);
             let k = self.cx.scalar(aty)?;
             let n = self.cx.ncomp(rty)?;
             let c = match b {
@@ -166,7 +178,7 @@ impl<'a> Decoder<'a> {
                 },
                 c,
             );
-            return Ok(());
+            return Ok(true);
         }
         let un = match opc {
             Op::Not => Some(UnOp::Not),
@@ -183,13 +195,13 @@ impl<'a> Decoder<'a> {
             _ => None,
         };
         if let Some(u) = un {
-            let a = sl!(0);
-            let aty = self.cx.vty.get(&id!(0)).copied().unwrap_or(rty);
+            let a = self.sl(o, 0)?;
+            let aty = self.cx.vty.get(&op_id(o.get(0))?).copied().unwrap_or(rty);
             let k = self.cx.scalar(aty)?;
             let n = self.cx.ncomp(rty)?;
             let d = self.cx.s(rid)?;
             self.push(Inst::Un { op: u, k, n, d, a }, Self::fclass(k));
-            return Ok(());
+            return Ok(true);
         }
         let conv = match opc {
             Op::ConvertFToU => Some(ConvOp::FToU),
@@ -204,8 +216,8 @@ impl<'a> Decoder<'a> {
             _ => None,
         };
         if let Some(cv) = conv {
-            let a = sl!(0);
-            let aty = self.cx.vty.get(&id!(0)).copied().unwrap_or(rty);
+            let a = self.sl(o, 0)?;
+            let aty = self.cx.vty.get(&op_id(o.get(0))?).copied().unwrap_or(rty);
             let from = self.cx.scalar(aty)?;
             let to = self.cx.scalar(rty)?;
             let n = self.cx.ncomp(rty)?;
@@ -226,8 +238,17 @@ impl<'a> Decoder<'a> {
                 },
                 cls::CONV,
             );
-            return Ok(());
+            return Ok(true);
         }
+        Ok(false)
+    }
+
+    /// Phi, labels and other no-ops, function variables, `OpUndef`, select and copies.
+    fn decode_value(&mut self, i: &dr::Instruction) -> Result<bool, EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let rty = i.result_type.unwrap_or(0);
+        let opc = i.class.opcode;
         match opc {
             Op::Phi
             | Op::Label
@@ -276,15 +297,15 @@ impl<'a> Decoder<'a> {
                 let _ = n;
             }
             Op::Select => {
-                let c = sl!(0);
+                let c = self.sl(o, 0)?;
                 let cvec = self
                     .cx
-                    .ncomp(self.cx.vty.get(&id!(0)).copied().unwrap_or(0))
+                    .ncomp(self.cx.vty.get(&op_id(o.get(0))?).copied().unwrap_or(0))
                     .unwrap_or(1)
                     > 1;
                 let n = self.cx.n(rid)?;
                 let d = self.cx.s(rid)?;
-                let (a, b) = (sl!(1), sl!(2));
+                let (a, b) = (self.sl(o, 1)?, self.sl(o, 2)?);
                 self.push(
                     Inst::Select {
                         n,
@@ -304,7 +325,7 @@ impl<'a> Decoder<'a> {
             | Op::GenericCastToPtr
             | Op::GenericCastToPtrExplicit
             | Op::Bitcast => {
-                let sid = id!(0);
+                let sid = op_id(o.get(0))?;
                 let d = self.cx.s(rid)?;
                 let s = self.cx.s(sid)?;
                 let sty = self.cx.vty.get(&sid).copied().unwrap_or(rty);
@@ -353,8 +374,20 @@ impl<'a> Decoder<'a> {
                     );
                 }
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Composite and vector construction, extraction, insertion, shuffles, dot, any/all.
+    fn decode_composite(&mut self, i: &dr::Instruction) -> Result<bool, EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let rty = i.result_type.unwrap_or(0);
+        let opc = i.class.opcode;
+        match opc {
             Op::CompositeExtract => {
-                let sid = id!(0);
+                let sid = op_id(o.get(0))?;
                 let mut ty = self
                     .cx
                     .vty
@@ -377,8 +410,8 @@ impl<'a> Decoder<'a> {
                 self.push(Inst::Copy { d, s, n }, cls::OTHER);
             }
             Op::CompositeInsert => {
-                let obj = id!(0);
-                let comp = id!(1);
+                let obj = op_id(o.get(0))?;
+                let comp = op_id(o.get(1))?;
                 let mut ty = rty;
                 let mut off = 0;
                 for ix in &o[2..] {
@@ -432,20 +465,20 @@ impl<'a> Decoder<'a> {
                 );
             }
             Op::VectorExtractDynamic => {
-                let v = sl!(0);
-                let vid = id!(0);
+                let v = self.sl(o, 0)?;
+                let vid = op_id(o.get(0))?;
                 let n = self.cx.n(vid)?;
-                let idx_id = id!(1);
+                let idx_id = op_id(o.get(1))?;
                 let idx = self.cx.s(idx_id)?;
                 let ik = self.cx.scalar(self.cx.vt(idx_id)?)?;
                 let d = self.cx.s(rid)?;
                 self.push(Inst::ExtractDyn { d, v, n, idx, ik }, cls::OTHER);
             }
             Op::VectorInsertDynamic => {
-                let v = sl!(0);
-                let x = sl!(1);
+                let v = self.sl(o, 0)?;
+                let x = self.sl(o, 1)?;
                 let n = self.cx.n(rid)?;
-                let idx_id = id!(2);
+                let idx_id = op_id(o.get(2))?;
                 let idx = self.cx.s(idx_id)?;
                 let ik = self.cx.scalar(self.cx.vt(idx_id)?)?;
                 let d = self.cx.s(rid)?;
@@ -462,8 +495,8 @@ impl<'a> Decoder<'a> {
                 );
             }
             Op::VectorShuffle => {
-                let a = id!(0);
-                let b = id!(1);
+                let a = op_id(o.get(0))?;
+                let b = op_id(o.get(1))?;
                 let (sa, na) = self.cx.sn(a)?;
                 let sb = self.cx.s(b)?;
                 let mut srcs = Vec::new();
@@ -491,22 +524,22 @@ impl<'a> Decoder<'a> {
                 let k = self.cx.scalar(rty)?;
                 let n = self.cx.ncomp(rty)?;
                 let d = self.cx.s(rid)?;
-                let (a, b) = (sl!(0), sl!(1));
+                let (a, b) = (self.sl(o, 0)?, self.sl(o, 1)?);
                 self.push(Inst::VecTimesScalar { k, n, d, a, b }, Self::fclass(k));
             }
             Op::Dot => {
-                let aid = id!(0);
+                let aid = op_id(o.get(0))?;
                 let k = self.cx.scalar(rty)?;
                 let n = self.cx.n(aid)?;
                 let d = self.cx.s(rid)?;
-                let (a, b) = (sl!(0), sl!(1));
+                let (a, b) = (self.sl(o, 0)?, self.sl(o, 1)?);
                 self.push(Inst::Dot { k, n, d, a, b }, Self::fclass(k));
             }
             Op::Any | Op::All => {
-                let aid = id!(0);
+                let aid = op_id(o.get(0))?;
                 let n = self.cx.n(aid)?;
                 let d = self.cx.s(rid)?;
-                let a = sl!(0);
+                let a = self.sl(o, 0)?;
                 self.push(
                     Inst::AnyAll {
                         all: opc == Op::All,
@@ -517,11 +550,22 @@ impl<'a> Decoder<'a> {
                     cls::INT,
                 );
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Access chains (pointer arithmetic, built-in vector components).
+    fn decode_access_chain(&mut self, i: &dr::Instruction) -> Result<bool, EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let opc = i.class.opcode;
+        match opc {
             Op::AccessChain
             | Op::InBoundsAccessChain
             | Op::PtrAccessChain
             | Op::InBoundsPtrAccessChain => {
-                let base = id!(0);
+                let base = op_id(o.get(0))?;
                 let bty = *self
                     .cx
                     .vty
@@ -549,7 +593,7 @@ impl<'a> Decoder<'a> {
                         None => 0,
                     };
                     self.cx.builtin_ptrs.insert(rid, (bi, comp));
-                    return Ok(());
+                    return Ok(true);
                 }
                 let mut pointee = match self.cx.ty(bty)? {
                     Ty::Pointer(_, p) => *p,
@@ -616,8 +660,20 @@ impl<'a> Decoder<'a> {
                     cls::INT,
                 );
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Loads, stores and memory copies.
+    fn decode_load_store(&mut self, i: &dr::Instruction) -> Result<bool, EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let rty = i.result_type.unwrap_or(0);
+        let opc = i.class.opcode;
+        match opc {
             Op::Load => {
-                let p = id!(0);
+                let p = op_id(o.get(0))?;
                 if let Some(&bi) = self.cx.builtin_vars.get(&p) {
                     let d = self.cx.s(rid)?;
                     let n = self.cx.n(rid)?;
@@ -632,7 +688,7 @@ impl<'a> Decoder<'a> {
                         },
                         cls::OTHER,
                     );
-                    return Ok(());
+                    return Ok(true);
                 }
                 if let Some(&(bi, c)) = self.cx.builtin_ptrs.get(&p) {
                     let d = self.cx.s(rid)?;
@@ -647,7 +703,7 @@ impl<'a> Decoder<'a> {
                         },
                         cls::OTHER,
                     );
-                    return Ok(());
+                    return Ok(true);
                 }
                 let leaves = self.cx.leaf_vec(rty)?;
                 let size = self.cx.size_align(rty)?.0 as u32;
@@ -664,8 +720,8 @@ impl<'a> Decoder<'a> {
                 );
             }
             Op::Store => {
-                let p = id!(0);
-                let v = id!(1);
+                let p = op_id(o.get(0))?;
+                let v = op_id(o.get(1))?;
                 let vty = *self
                     .cx
                     .vty
@@ -686,10 +742,10 @@ impl<'a> Decoder<'a> {
                 );
             }
             Op::CopyMemory | Op::CopyMemorySized => {
-                let dst = sl!(0);
-                let src = sl!(1);
+                let dst = self.sl(o, 0)?;
+                let src = self.sl(o, 1)?;
                 let (size, size_slot) = if opc == Op::CopyMemorySized {
-                    let sid = id!(2);
+                    let sid = op_id(o.get(2))?;
                     match self.cx.const_vals.get(&sid).and_then(|v| v.first()) {
                         Some(v) => (*v, None),
                         None => (
@@ -698,7 +754,7 @@ impl<'a> Decoder<'a> {
                         ),
                     }
                 } else {
-                    let pty = self.cx.vt(id!(0))?;
+                    let pty = self.cx.vt(op_id(o.get(0))?)?;
                     let pointee = match self.cx.ty(pty)? {
                         Ty::Pointer(_, p) => *p,
                         _ => return Err(e("copy through non-pointer")),
@@ -715,6 +771,18 @@ impl<'a> Decoder<'a> {
                     cls::MEMORY,
                 );
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Atomic instructions.
+    fn decode_atomic(&mut self, i: &dr::Instruction) -> Result<bool, EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let rty = i.result_type.unwrap_or(0);
+        let opc = i.class.opcode;
+        match opc {
             Op::AtomicLoad
             | Op::AtomicStore
             | Op::AtomicExchange
@@ -733,8 +801,8 @@ impl<'a> Decoder<'a> {
             | Op::AtomicXor
             | Op::AtomicFlagTestAndSet
             | Op::AtomicFlagClear => {
-                let p = sl!(0);
-                let local_only = match self.cx.vty.get(&id!(0)).map(|t| self.cx.ty(*t)) {
+                let p = self.sl(o, 0)?;
+                let local_only = match self.cx.vty.get(&op_id(o.get(0))?).map(|t| self.cx.ty(*t)) {
                     Some(Ok(Ty::Pointer(sc, _))) => {
                         matches!(sc, StorageClass::Workgroup | StorageClass::Function)
                     }
@@ -762,7 +830,7 @@ impl<'a> Decoder<'a> {
                 };
                 let (k, d) = match aop {
                     AtomOp::Store | AtomOp::FlagClear => {
-                        let pty = self.cx.vt(id!(0))?;
+                        let pty = self.cx.vt(op_id(o.get(0))?)?;
                         let pointee = match self.cx.ty(pty)? {
                             Ty::Pointer(_, p) => *p,
                             _ => return Err(e("atomic on non-pointer")),
@@ -773,14 +841,14 @@ impl<'a> Decoder<'a> {
                     _ => (self.cx.scalar(rty)?, Some(self.cx.s(rid)?)),
                 };
                 let (v, cmp) = match aop {
-                    AtomOp::Store => (sl!(3), 0),
-                    AtomOp::CmpXchg => (sl!(4), sl!(5)),
+                    AtomOp::Store => (self.sl(o, 3)?, 0),
+                    AtomOp::CmpXchg => (self.sl(o, 4)?, self.sl(o, 5)?),
                     AtomOp::Load
                     | AtomOp::Inc
                     | AtomOp::Dec
                     | AtomOp::FlagTestSet
                     | AtomOp::FlagClear => (0, 0),
-                    _ => (sl!(3), 0),
+                    _ => (self.sl(o, 3)?, 0),
                 };
                 self.push(
                     Inst::Atomic {
@@ -794,17 +862,29 @@ impl<'a> Decoder<'a> {
                     cls::ATOMIC,
                 );
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Barriers, branches, switches, returns and calls.
+    fn decode_control(&mut self, i: &dr::Instruction, cur: u32) -> Result<bool, EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let rty = i.result_type.unwrap_or(0);
+        let opc = i.class.opcode;
+        match opc {
             Op::ControlBarrier => self.push(Inst::Barrier, cls::BARRIER),
             Op::MemoryBarrier => self.push(Inst::Nop, cls::BARRIER),
             Op::Branch => {
-                let t = id!(0);
+                let t = op_id(o.get(0))?;
                 let phis = self.phi_range(cur, t)?;
                 let t = self.block(t)?;
                 self.push(Inst::Br { t, phis }, cls::BRANCH);
             }
             Op::BranchConditional => {
-                let c = sl!(0);
-                let (t, f) = (id!(1), id!(2));
+                let c = self.sl(o, 0)?;
+                let (t, f) = (op_id(o.get(1))?, op_id(o.get(2))?);
                 let tp = self.phi_range(cur, t)?;
                 let fp = if f == t {
                     PhiRange {
@@ -828,10 +908,10 @@ impl<'a> Decoder<'a> {
                 );
             }
             Op::Switch => {
-                let selid = id!(0);
+                let selid = op_id(o.get(0))?;
                 let sel = self.cx.s(selid)?;
                 let k = self.cx.scalar(self.cx.vt(selid)?)?;
-                let def = id!(1);
+                let def = op_id(o.get(1))?;
                 let dp = self.phi_range(cur, def)?;
                 let default = self.block(def)?;
                 let mut cases = Vec::new();
@@ -855,7 +935,7 @@ impl<'a> Decoder<'a> {
             }
             Op::Return => self.push(Inst::Return { v: None }, cls::BRANCH),
             Op::ReturnValue => {
-                let v = id!(0);
+                let v = op_id(o.get(0))?;
                 let (s, n) = *self
                     .cx
                     .slot
@@ -873,12 +953,12 @@ impl<'a> Decoder<'a> {
             }
             Op::Unreachable | Op::Kill => self.push(Inst::Unreachable, cls::NONE),
             Op::FunctionCall => {
-                let f = id!(0);
+                let f = op_id(o.get(0))?;
                 let fi = match self.fidx.get(&f).copied() {
                     Some(x) => x,
                     None => {
                         self.unsup(format!("call to an external function %{f}"));
-                        return Ok(());
+                        return Ok(true);
                     }
                 };
                 self.callees.push(fi);
@@ -907,8 +987,20 @@ impl<'a> Decoder<'a> {
                     cls::BRANCH,
                 );
             }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Extended instructions, async copies, and the unsupported rest.
+    fn decode_other(&mut self, i: &dr::Instruction) -> Result<(), EmuError> {
+        let o = &i.operands;
+        let rid = i.result_id.unwrap_or(0);
+        let rty = i.result_type.unwrap_or(0);
+        let opc = i.class.opcode;
+        match opc {
             Op::ExtInst => {
-                let set = id!(0);
+                let set = op_id(o.get(0))?;
                 if Some(set) != self.cx.cl_ext {
                     self.unsup("non-OpenCL extended instruction set");
                     return Ok(());
@@ -922,7 +1014,7 @@ impl<'a> Decoder<'a> {
             }
             Op::GroupAsyncCopy => {
                 // (scope, dst, src, num elements, stride, event)
-                let dst_id = id!(1);
+                let dst_id = op_id(o.get(1))?;
                 let pty = *self
                     .cx
                     .vty
@@ -933,13 +1025,13 @@ impl<'a> Decoder<'a> {
                     _ => return Err(e("async copy through a non-pointer")),
                 };
                 let esize = self.cx.size_align(pointee)?.0 as u32;
-                let (nid, sid) = (id!(3), id!(4));
+                let (nid, sid) = (op_id(o.get(3))?, op_id(o.get(4))?);
                 let nk = self.cx.scalar(self.cx.vt(nid)?)?;
                 let sk = self.cx.scalar(self.cx.vt(sid)?)?;
                 let inst = Inst::AsyncCopy {
                     d: self.cx.s(rid)?,
                     dst: self.cx.s(dst_id)?,
-                    src: sl!(2),
+                    src: self.sl(o, 2)?,
                     n: self.cx.s(nid)?,
                     nk,
                     stride: self.cx.s(sid)?,
@@ -966,5 +1058,4 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
-
 }
