@@ -4,6 +4,9 @@
 use super::*;
 
 impl<'a> Decoder<'a> {
+    /// Decodes `OpExtInst` `op` of OpenCL.std (result `rid` of type `rty`): printf and
+    /// prefetch, vector loads and stores ([`Self::decode_ext_memory`]), shuffles, and the
+    /// element-wise functions ([`Inst::Ext`], class from [`ext_class`]).
     pub(super) fn decode_ext(
         &mut self,
         op: spirv::CLOp,
@@ -14,90 +17,8 @@ impl<'a> Decoder<'a> {
         use spirv::CLOp as C;
         let o = &i.operands;
         let arg = |j: usize| -> Result<u32, EmuError> { op_id(o.get(2 + j)) };
-        match op {
-            C::printf => {
-                self.unsup("printf");
-                return Ok(());
-            }
-            C::prefetch => {
-                self.push(Inst::Nop, cls::MEMORY);
-                return Ok(());
-            }
-            C::vloadn | C::vload_half | C::vload_halfn | C::vloada_halfn => {
-                let off = self.cx.s(arg(0)?)?;
-                let p = self.cx.s(arg(1)?)?;
-                let n = self.cx.n(rid)?;
-                let half = !matches!(op, C::vloadn);
-                let k = self.cx.scalar(rty)?;
-                let d = self.cx.s(rid)?;
-                let stride = aligned_stride(op == C::vloada_halfn, n);
-                self.push(
-                    Inst::VLoad {
-                        d,
-                        off,
-                        p,
-                        n,
-                        stride,
-                        k,
-                        half,
-                    },
-                    cls::MEMORY,
-                );
-                return Ok(());
-            }
-            C::vstoren
-            | C::vstore_half
-            | C::vstore_half_r
-            | C::vstore_halfn
-            | C::vstore_halfn_r
-            | C::vstorea_halfn
-            | C::vstorea_halfn_r => {
-                let vid = arg(0)?;
-                let v = self.cx.s(vid)?;
-                let off = self.cx.s(arg(1)?)?;
-                let p = self.cx.s(arg(2)?)?;
-                let n = self.cx.n(vid)?;
-                let k = self.cx.scalar(self.cx.vt(vid)?)?;
-                let half = match op {
-                    C::vstoren => None,
-                    C::vstore_half_r | C::vstore_halfn_r | C::vstorea_halfn_r => {
-                        Some(match o.get(5) {
-                            Some(Operand::FPRoundingMode(m)) => match m {
-                                spirv::FPRoundingMode::RTE => Round::Rte,
-                                spirv::FPRoundingMode::RTZ => Round::Rtz,
-                                spirv::FPRoundingMode::RTP => Round::Rtp,
-                                spirv::FPRoundingMode::RTN => Round::Rtn,
-                            },
-                            // rspirv does not know OpenCL.std's operand kinds: the mode
-                            // comes as a plain word (RTE 0, RTZ 1, RTP 2, RTN 3).
-                            Some(Operand::IdRef(n)) | Some(Operand::LiteralBit32(n)) => match n {
-                                1 => Round::Rtz,
-                                2 => Round::Rtp,
-                                3 => Round::Rtn,
-                                _ => Round::Rte,
-                            },
-                            _ => Round::Rte,
-                        })
-                    }
-                    _ => Some(Round::Rte),
-                };
-                let aligned = matches!(op, C::vstorea_halfn | C::vstorea_halfn_r);
-                let stride = aligned_stride(aligned, n);
-                self.push(
-                    Inst::VStore {
-                        v,
-                        off,
-                        p,
-                        n,
-                        stride,
-                        k,
-                        half,
-                    },
-                    cls::MEMORY,
-                );
-                return Ok(());
-            }
-            _ => {}
+        if self.decode_ext_memory(op, i, rid, rty)? {
+            return Ok(());
         }
         if matches!(op, C::shuffle | C::shuffle2) {
             let x = arg(0)?;
@@ -149,79 +70,7 @@ impl<'a> Decoder<'a> {
             }
             _ => k2,
         };
-        let c = match op {
-            C::s_abs
-            | C::s_abs_diff
-            | C::s_add_sat
-            | C::u_add_sat
-            | C::s_hadd
-            | C::u_hadd
-            | C::s_rhadd
-            | C::u_rhadd
-            | C::s_clamp
-            | C::u_clamp
-            | C::clz
-            | C::ctz
-            | C::s_mad_hi
-            | C::u_mad_sat
-            | C::s_mad_sat
-            | C::s_max
-            | C::u_max
-            | C::s_min
-            | C::u_min
-            | C::s_mul_hi
-            | C::rotate
-            | C::s_sub_sat
-            | C::u_sub_sat
-            | C::u_upsample
-            | C::s_upsample
-            | C::popcount
-            | C::s_mad24
-            | C::u_mad24
-            | C::s_mul24
-            | C::u_mul24
-            | C::u_abs
-            | C::u_abs_diff
-            | C::u_mul_hi
-            | C::u_mad_hi
-            | C::bitselect
-            | C::select
-            | C::shuffle
-            | C::shuffle2 => {
-                if k.is_float() {
-                    Self::fclass(k)
-                } else {
-                    cls::INT
-                }
-            }
-            C::fabs
-            | C::fma
-            | C::mad
-            | C::fmax
-            | C::fmin
-            | C::fmax_common
-            | C::fmin_common
-            | C::fclamp
-            | C::floor
-            | C::ceil
-            | C::trunc
-            | C::rint
-            | C::round
-            | C::copysign
-            | C::fdim
-            | C::mix
-            | C::step
-            | C::sign
-            | C::degrees
-            | C::radians
-            | C::maxmag
-            | C::minmag
-            | C::cross
-            | C::nan
-            | C::fract
-            | C::smoothstep => Self::fclass(k),
-            _ => cls::SPECIAL,
-        };
+        let c = ext_class(op, k);
         let d = self.cx.s(rid)?;
         // A scalar argument of a vector function (e.g. fmax(float4, float) when the front
         // end did not splat it) is broadcast. Pointer-output functions (fract, frexp, modf,
@@ -252,5 +101,182 @@ impl<'a> Decoder<'a> {
             c,
         );
         Ok(())
+    }
+
+    /// printf, prefetch, and the vector loads and stores (`vload[a]_half`, `vstore[a]_half`
+    /// and `vloadn`/`vstoren`): `Ok(false)` for any other `op`.
+    fn decode_ext_memory(
+        &mut self,
+        op: spirv::CLOp,
+        i: &dr::Instruction,
+        rid: u32,
+        rty: u32,
+    ) -> Result<bool, EmuError> {
+        use spirv::CLOp as C;
+        let o = &i.operands;
+        let arg = |j: usize| -> Result<u32, EmuError> { op_id(o.get(2 + j)) };
+        match op {
+            C::printf => {
+                self.unsup("printf");
+                return Ok(true);
+            }
+            C::prefetch => {
+                self.push(Inst::Nop, cls::MEMORY);
+                return Ok(true);
+            }
+            C::vloadn | C::vload_half | C::vload_halfn | C::vloada_halfn => {
+                let off = self.cx.s(arg(0)?)?;
+                let p = self.cx.s(arg(1)?)?;
+                let n = self.cx.n(rid)?;
+                let half = !matches!(op, C::vloadn);
+                let k = self.cx.scalar(rty)?;
+                let d = self.cx.s(rid)?;
+                let stride = aligned_stride(op == C::vloada_halfn, n);
+                self.push(
+                    Inst::VLoad {
+                        d,
+                        off,
+                        p,
+                        n,
+                        stride,
+                        k,
+                        half,
+                    },
+                    cls::MEMORY,
+                );
+                return Ok(true);
+            }
+            C::vstoren
+            | C::vstore_half
+            | C::vstore_half_r
+            | C::vstore_halfn
+            | C::vstore_halfn_r
+            | C::vstorea_halfn
+            | C::vstorea_halfn_r => {
+                let vid = arg(0)?;
+                let v = self.cx.s(vid)?;
+                let off = self.cx.s(arg(1)?)?;
+                let p = self.cx.s(arg(2)?)?;
+                let n = self.cx.n(vid)?;
+                let k = self.cx.scalar(self.cx.vt(vid)?)?;
+                let half = match op {
+                    C::vstoren => None,
+                    C::vstore_half_r | C::vstore_halfn_r | C::vstorea_halfn_r => {
+                        Some(match o.get(5) {
+                            Some(Operand::FPRoundingMode(m)) => match m {
+                                spirv::FPRoundingMode::RTE => Round::Rte,
+                                spirv::FPRoundingMode::RTZ => Round::Rtz,
+                                spirv::FPRoundingMode::RTP => Round::Rtp,
+                                spirv::FPRoundingMode::RTN => Round::Rtn,
+                            },
+                            // rspirv does not know OpenCL.std's operand kinds: the mode
+                            // comes as a plain word (RTE 0, RTZ 1, RTP 2, RTN 3).
+                            Some(Operand::IdRef(n)) | Some(Operand::LiteralBit32(n)) => match n {
+                                1 => Round::Rtz,
+                                2 => Round::Rtp,
+                                3 => Round::Rtn,
+                                _ => Round::Rte,
+                            },
+                            _ => Round::Rte,
+                        })
+                    }
+                    _ => Some(Round::Rte),
+                };
+                let aligned = matches!(op, C::vstorea_halfn | C::vstorea_halfn_r);
+                let stride = aligned_stride(aligned, n);
+                self.push(
+                    Inst::VStore {
+                        v,
+                        off,
+                        p,
+                        n,
+                        stride,
+                        k,
+                        half,
+                    },
+                    cls::MEMORY,
+                );
+                return Ok(true);
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+/// Instruction class of the OpenCL.std function `op` on elements of kind `k`.
+fn ext_class(op: spirv::CLOp, k: Sc) -> u8 {
+    use spirv::CLOp as C;
+    match op {
+        C::s_abs
+        | C::s_abs_diff
+        | C::s_add_sat
+        | C::u_add_sat
+        | C::s_hadd
+        | C::u_hadd
+        | C::s_rhadd
+        | C::u_rhadd
+        | C::s_clamp
+        | C::u_clamp
+        | C::clz
+        | C::ctz
+        | C::s_mad_hi
+        | C::u_mad_sat
+        | C::s_mad_sat
+        | C::s_max
+        | C::u_max
+        | C::s_min
+        | C::u_min
+        | C::s_mul_hi
+        | C::rotate
+        | C::s_sub_sat
+        | C::u_sub_sat
+        | C::u_upsample
+        | C::s_upsample
+        | C::popcount
+        | C::s_mad24
+        | C::u_mad24
+        | C::s_mul24
+        | C::u_mul24
+        | C::u_abs
+        | C::u_abs_diff
+        | C::u_mul_hi
+        | C::u_mad_hi
+        | C::bitselect
+        | C::select
+        | C::shuffle
+        | C::shuffle2 => {
+            if k.is_float() {
+                Decoder::fclass(k)
+            } else {
+                cls::INT
+            }
+        }
+        C::fabs
+        | C::fma
+        | C::mad
+        | C::fmax
+        | C::fmin
+        | C::fmax_common
+        | C::fmin_common
+        | C::fclamp
+        | C::floor
+        | C::ceil
+        | C::trunc
+        | C::rint
+        | C::round
+        | C::copysign
+        | C::fdim
+        | C::mix
+        | C::step
+        | C::sign
+        | C::degrees
+        | C::radians
+        | C::maxmag
+        | C::minmag
+        | C::cross
+        | C::nan
+        | C::fract
+        | C::smoothstep => Decoder::fclass(k),
+        _ => cls::SPECIAL,
     }
 }
