@@ -2,7 +2,30 @@
 
 use super::*;
 
+/// The operands of one `Inst::Ext` as the element-wise loops use them: warp width `w`,
+/// active `mask`, `n` components, destination slot `d`, argument slots `a` and their
+/// component strides `s` (0: a scalar broadcast to every component), element kinds `k`
+/// (result, first argument) and `k2` (second argument), and `k`'s width in `bits`, its
+/// value mask `mk` and whether it is a single- or half-precision float (`is32`).
+#[derive(Clone, Copy)]
+pub(super) struct ExtArgs {
+    w: usize,
+    mask: u64,
+    n: usize,
+    d: usize,
+    a: [usize; 3],
+    s: [usize; 3],
+    k: Sc,
+    k2: Sc,
+    bits: u32,
+    mk: u64,
+    is32: bool,
+}
+
 impl<'m> Machine<'m> {
+    /// Executes OpenCL.std function `op` on the active lanes of `wp` (see [`ExtArgs`] for
+    /// the operands), by group: float functions, pointer-output and geometric ones, then
+    /// integer ones.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn exec_ext(
         &mut self,
@@ -16,8 +39,6 @@ impl<'m> Machine<'m> {
         k2: Sc,
         bcast: u8,
     ) -> Result<(), EmuError> {
-        use spirv::CLOp as C;
-        let w = self.w;
         let [a0, a1, a2] = args.map(|x| x as usize);
         // component stride of each argument (0 = scalar broadcast)
         let (s0, s1, s2) = (
@@ -28,6 +49,42 @@ impl<'m> Machine<'m> {
         let bits = k.bits();
         let mk = mask_bits(bits);
         let is32 = k == Sc::F32 || k == Sc::F16;
+        let e = ExtArgs {
+            w: self.w,
+            mask,
+            n,
+            d,
+            a: [a0, a1, a2],
+            s: [s0, s1, s2],
+            k,
+            k2,
+            bits,
+            mk,
+            is32,
+        };
+        if self.ext_float(wp, &e, op)?
+            || self.ext_float_more(wp, &e, op)?
+            || self.ext_pointer_geometric(wp, &e, op)?
+        {
+            return Ok(());
+        }
+        self.ext_integer(wp, &e, op)
+    }
+
+    /// Float functions, `acos` to `minmag`.
+    fn ext_float(&mut self, wp: &mut Warp, e: &ExtArgs, op: spirv::CLOp) -> Result<bool, EmuError> {
+        use spirv::CLOp as C;
+        let ExtArgs {
+            w,
+            mask,
+            n,
+            d,
+            a: [a0, a1, a2],
+            s: [s0, s1, s2],
+            k,
+            k2,
+            ..
+        } = *e;
         // Single-precision results are computed in double precision and rounded once, which
         // is within OpenCL's ULP bounds for every function (OpenCL 1.2 §7.4).
         let f1 = |f: &dyn Fn(f64) -> f64, regs: &mut Vec<u64>| {
@@ -59,38 +116,6 @@ impl<'m> Machine<'m> {
                 });
             }
         };
-        let i1 = |f: &dyn Fn(u64) -> u64, regs: &mut Vec<u64>| {
-            for j in 0..n {
-                lanes!(mask, l, {
-                    let x = regs[(a0 + j * s0) * w + l];
-                    regs[(d + j) * w + l] = f(x) & mk;
-                });
-            }
-        };
-        let i2 = |f: &dyn Fn(u64, u64) -> u64, regs: &mut Vec<u64>| {
-            for j in 0..n {
-                lanes!(mask, l, {
-                    let x = regs[(a0 + j * s0) * w + l];
-                    let y = regs[(a1 + j * s1) * w + l];
-                    regs[(d + j) * w + l] = f(x, y) & mk;
-                });
-            }
-        };
-        let i3 = |f: &dyn Fn(u64, u64, u64) -> u64, regs: &mut Vec<u64>| {
-            for j in 0..n {
-                lanes!(mask, l, {
-                    let x = regs[(a0 + j * s0) * w + l];
-                    let y = regs[(a1 + j * s1) * w + l];
-                    let z = regs[(a2 + j * s2) * w + l];
-                    regs[(d + j) * w + l] = f(x, y, z) & mk;
-                });
-            }
-        };
-        let sx = |x: u64| sext(x, bits) as i128;
-        let ux = |x: u64| (x & mk) as i128;
-        let smin = -(1i128 << (bits - 1));
-        let smax = (1i128 << (bits - 1)) - 1;
-        let umax = mk as i128;
         let pi = std::f64::consts::PI;
         let r = &mut wp.regs;
         match op {
@@ -221,6 +246,63 @@ impl<'m> Machine<'m> {
                 },
                 r,
             ),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Float functions, `nan` to `sign`.
+    fn ext_float_more(
+        &mut self,
+        wp: &mut Warp,
+        e: &ExtArgs,
+        op: spirv::CLOp,
+    ) -> Result<bool, EmuError> {
+        use spirv::CLOp as C;
+        let ExtArgs {
+            w,
+            mask,
+            n,
+            d,
+            a: [a0, a1, a2],
+            s: [s0, s1, s2],
+            k,
+            ..
+        } = *e;
+        // Single-precision results are computed in double precision and rounded once, which
+        // is within OpenCL's ULP bounds for every function (OpenCL 1.2 §7.4).
+        let f1 = |f: &dyn Fn(f64) -> f64, regs: &mut Vec<u64>| {
+            for j in 0..n {
+                lanes!(mask, l, {
+                    let x = tof(regs[(a0 + j * s0) * w + l], k);
+                    regs[(d + j) * w + l] = fromf(f(x), k);
+                });
+            }
+        };
+        let f2 = |f: &dyn Fn(f64, f64) -> f64, regs: &mut Vec<u64>| {
+            for j in 0..n {
+                lanes!(mask, l, {
+                    let x = tof(regs[(a0 + j * s0) * w + l], k);
+                    let y = tof(regs[(a1 + j * s1) * w + l], k);
+                    regs[(d + j) * w + l] = fromf(f(x, y), k);
+                });
+            }
+        };
+        // Second argument may be a scalar broadcast (e.g. fmax(float4, float)) — the
+        // front end splats these, so vectors are assumed here.
+        let f3 = |f: &dyn Fn(f64, f64, f64) -> f64, regs: &mut Vec<u64>| {
+            for j in 0..n {
+                lanes!(mask, l, {
+                    let x = tof(regs[(a0 + j * s0) * w + l], k);
+                    let y = tof(regs[(a1 + j * s1) * w + l], k);
+                    let z = tof(regs[(a2 + j * s2) * w + l], k);
+                    regs[(d + j) * w + l] = fromf(f(x, y, z), k);
+                });
+            }
+        };
+        let pi = std::f64::consts::PI;
+        let r = &mut wp.regs;
+        match op {
             C::nan => {
                 for j in 0..n {
                     lanes!(mask, l, {
@@ -314,6 +396,32 @@ impl<'m> Machine<'m> {
                 },
                 r,
             ),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Functions with a pointer output (`fract`, `modf`, `sincos`, `frexp`, `lgamma_r`, `remquo`) and the geometric ones.
+    fn ext_pointer_geometric(
+        &mut self,
+        wp: &mut Warp,
+        e: &ExtArgs,
+        op: spirv::CLOp,
+    ) -> Result<bool, EmuError> {
+        use spirv::CLOp as C;
+        let ExtArgs {
+            w,
+            mask,
+            n,
+            d,
+            a: [a0, a1, a2],
+            s: [s0, s1, _],
+            k,
+            is32,
+            ..
+        } = *e;
+        let r = &mut wp.regs;
+        match op {
             C::fract | C::modf | C::sincos | C::frexp | C::lgamma_r | C::remquo => {
                 // (x[, y], ptr): result + a value stored through the pointer
                 let pa = if op == C::remquo { a2 } else { a1 };
@@ -437,6 +545,61 @@ impl<'m> Machine<'m> {
                 });
             }
             // Integer built-ins.
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Integer functions (and `bitselect`, `select`); any other `op` is unsupported.
+    fn ext_integer(&mut self, wp: &mut Warp, e: &ExtArgs, op: spirv::CLOp) -> Result<(), EmuError> {
+        use spirv::CLOp as C;
+        let ExtArgs {
+            w,
+            mask,
+            n,
+            d,
+            a: [a0, a1, a2],
+            s: [s0, s1, s2],
+            k,
+            k2,
+            bits,
+            mk,
+            ..
+        } = *e;
+        let i1 = |f: &dyn Fn(u64) -> u64, regs: &mut Vec<u64>| {
+            for j in 0..n {
+                lanes!(mask, l, {
+                    let x = regs[(a0 + j * s0) * w + l];
+                    regs[(d + j) * w + l] = f(x) & mk;
+                });
+            }
+        };
+        let i2 = |f: &dyn Fn(u64, u64) -> u64, regs: &mut Vec<u64>| {
+            for j in 0..n {
+                lanes!(mask, l, {
+                    let x = regs[(a0 + j * s0) * w + l];
+                    let y = regs[(a1 + j * s1) * w + l];
+                    regs[(d + j) * w + l] = f(x, y) & mk;
+                });
+            }
+        };
+        let i3 = |f: &dyn Fn(u64, u64, u64) -> u64, regs: &mut Vec<u64>| {
+            for j in 0..n {
+                lanes!(mask, l, {
+                    let x = regs[(a0 + j * s0) * w + l];
+                    let y = regs[(a1 + j * s1) * w + l];
+                    let z = regs[(a2 + j * s2) * w + l];
+                    regs[(d + j) * w + l] = f(x, y, z) & mk;
+                });
+            }
+        };
+        let sx = |x: u64| sext(x, bits) as i128;
+        let ux = |x: u64| (x & mk) as i128;
+        let smin = -(1i128 << (bits - 1));
+        let smax = (1i128 << (bits - 1)) - 1;
+        let umax = mk as i128;
+        let r = &mut wp.regs;
+        match op {
             C::s_abs => i1(&|x| sx(x).unsigned_abs() as u64, r),
             C::u_abs => i1(&|x| x, r),
             C::s_abs_diff => i2(&|x, y| (sx(x) - sx(y)).unsigned_abs() as u64, r),
