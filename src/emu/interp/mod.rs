@@ -175,6 +175,100 @@ pub(crate) fn run(
     if shape.work_dim == 0 || shape.work_dim > 3 {
         return Err(EmuError::BadLaunch("work_dim must be 1, 2 or 3".into()));
     }
+    let (sh, lsz) = group_local_size(shape, group)?;
+    let items = lsz[0] * lsz[1] * lsz[2];
+    if items > 1 << 16 {
+        return Err(EmuError::BadLaunch(
+            "work-group larger than 65536 work-items".into(),
+        ));
+    }
+    if args.len() != k.args.len() {
+        return Err(EmuError::BadLaunch(format!(
+            "kernel {} takes {} arguments, {} given",
+            k.name,
+            k.args.len(),
+            args.len()
+        )));
+    }
+    // Memory set-up.
+    let ArgLayout {
+        bufs,
+        arg_is_buf,
+        local_size,
+        local_offs,
+        psize,
+        byval_offs,
+    } = lay_out_args(m, k, args)?;
+    if local_size > 256 << 20 {
+        restore(args, bufs, &arg_is_buf);
+        return Err(EmuError::BadLaunch("local memory over 256 MiB".into()));
+    }
+    let psize = psize.div_ceil(8) * 8;
+    let nwarps = items.div_ceil(w as u64);
+    if psize.saturating_mul(items) > 512 << 20
+        || (m.nslots as u64).saturating_mul(8 * w as u64 * nwarps) > 1 << 30
+    {
+        restore(args, bufs, &arg_is_buf);
+        return Err(EmuError::Unsupported(format!(
+            "work-group state too large ({psize} bytes of private memory per work-item, {} registers)",
+            m.nslots
+        )));
+    }
+    let mut mach = Machine {
+        m,
+        w,
+        mem: Mem {
+            bufs,
+            local: vec![0u8; local_size as usize],
+            cdata: m.const_data.clone(),
+            psize,
+        },
+        acc: Acc {
+            fp: vec![(Vec::new(), Vec::new()); args.len()],
+            ..Default::default()
+        },
+        shape: sh,
+        group,
+        lsz,
+        budget: cfg.instr_budget,
+        time_budget_ns: cfg.time_budget_ns,
+        start: t0,
+        branches: 0,
+        scratch: Vec::with_capacity(256),
+        scratch2: Vec::with_capacity(256),
+        tmp: Vec::new(),
+        lane_ptr: vec![0; w],
+        async_done: 0,
+        skips: cfg.skip_write_free_loops.then_some(&k.loop_skips),
+        skipped: 0,
+        skipped_reads: vec![false; args.len()],
+    };
+    // Warps.
+    let (template, arg_err) =
+        register_template(m, k, args, &arg_is_buf, &local_offs, &byval_offs, w);
+    if let Some(i) = arg_err {
+        let bufs = std::mem::take(&mut mach.mem.bufs);
+        restore(args, bufs, &arg_is_buf);
+        return Err(EmuError::BadLaunch(format!("argument {i} has no value")));
+    }
+    let warps = make_warps(m, k, args, &template, &byval_offs, psize, items, w);
+    drop(template);
+    let mut warps = warps;
+    let res = mach.schedule(&mut warps);
+    let bufs = std::mem::take(&mut mach.mem.bufs);
+    restore(args, bufs, &arg_is_buf);
+    let exhausted = res?;
+    let mut st = statistics(&mut mach, k, &warps, &arg_is_buf, items, group, exhausted);
+    st.emulation_ns = t0.elapsed().as_nanos() as u64;
+    Ok(st)
+}
+
+/// The launch shape with the unused dimensions set to 1 (offset 0), and the actual local
+/// size of work-group `group` per dimension (smaller at the NDRange's edge).
+fn group_local_size(
+    shape: &LaunchShape,
+    group: [u64; 3],
+) -> Result<(LaunchShape, [u64; 3]), EmuError> {
     let wd = shape.work_dim as usize;
     let mut sh = *shape;
     for d in 0..3 {
@@ -198,21 +292,26 @@ pub(crate) fn run(
         }
         lsz[d] = sh.local[d].min(sh.global[d] - group[d] * sh.local[d]);
     }
-    let items = lsz[0] * lsz[1] * lsz[2];
-    if items > 1 << 16 {
-        return Err(EmuError::BadLaunch(
-            "work-group larger than 65536 work-items".into(),
-        ));
-    }
-    if args.len() != k.args.len() {
-        return Err(EmuError::BadLaunch(format!(
-            "kernel {} takes {} arguments, {} given",
-            k.name,
-            k.args.len(),
-            args.len()
-        )));
-    }
-    // Memory set-up.
+    Ok((sh, lsz))
+}
+
+/// Where the arguments live: the buffers taken out of `args` (empty for non-buffers),
+/// which arguments are buffers, the local arena's size (bytes) and each `__local`
+/// argument's offset in it, and the private bytes per work-item with each by-value
+/// struct's offset.
+struct ArgLayout {
+    bufs: Vec<Vec<u8>>,
+    arg_is_buf: Vec<bool>,
+    local_size: u64,
+    local_offs: Vec<u64>,
+    psize: u64,
+    byval_offs: Vec<u64>,
+}
+
+/// Memory set-up: takes the buffers out of `args` (given back by [`restore`]) and lays out
+/// the local and private arenas. On an argument of the wrong kind, the buffers taken so
+/// far are given back.
+fn lay_out_args(m: &Module, k: &KernelInfo, args: &mut [ArgValue]) -> Result<ArgLayout, EmuError> {
     let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(args.len());
     let mut arg_is_buf = vec![false; args.len()];
     let mut local_size = m.local_static;
@@ -277,53 +376,28 @@ pub(crate) fn run(
             }
         }
     }
-    if local_size > 256 << 20 {
-        restore(args, bufs, &arg_is_buf);
-        return Err(EmuError::BadLaunch("local memory over 256 MiB".into()));
-    }
-    let psize = psize.div_ceil(8) * 8;
-    let nwarps = items.div_ceil(w as u64);
-    if psize.saturating_mul(items) > 512 << 20
-        || (m.nslots as u64).saturating_mul(8 * w as u64 * nwarps) > 1 << 30
-    {
-        restore(args, bufs, &arg_is_buf);
-        return Err(EmuError::Unsupported(format!(
-            "work-group state too large ({psize} bytes of private memory per work-item, {} registers)",
-            m.nslots
-        )));
-    }
-    let mut mach = Machine {
-        m,
-        w,
-        mem: Mem {
-            bufs,
-            local: vec![0u8; local_size as usize],
-            cdata: m.const_data.clone(),
-            psize,
-        },
-        acc: Acc {
-            fp: vec![(Vec::new(), Vec::new()); args.len()],
-            ..Default::default()
-        },
-        shape: sh,
-        group,
-        lsz,
-        budget: cfg.instr_budget,
-        time_budget_ns: cfg.time_budget_ns,
-        start: t0,
-        branches: 0,
-        scratch: Vec::with_capacity(256),
-        scratch2: Vec::with_capacity(256),
-        tmp: Vec::new(),
-        lane_ptr: vec![0; w],
-        async_done: 0,
-        skips: cfg.skip_write_free_loops.then_some(&k.loop_skips),
-        skipped: 0,
-        skipped_reads: vec![false; args.len()],
-    };
-    // Warps.
-    let nw = (items as usize).div_ceil(w);
-    let f = &m.funcs[k.func as usize];
+    Ok(ArgLayout {
+        bufs,
+        arg_is_buf,
+        local_size,
+        local_offs,
+        psize,
+        byval_offs,
+    })
+}
+
+/// The registers every warp starts with (`w` lanes per slot): the module's constants and
+/// the kernel arguments in their parameter slots; the index of an argument without a value,
+/// if any.
+fn register_template(
+    m: &Module,
+    k: &KernelInfo,
+    args: &[ArgValue],
+    arg_is_buf: &[bool],
+    local_offs: &[u64],
+    byval_offs: &[u64],
+    w: usize,
+) -> (Vec<u64>, Option<usize>) {
     let mut template = vec![0u64; m.nslots as usize * w];
     for &(s, v) in &m.consts {
         let b = s as usize * w;
@@ -368,11 +442,25 @@ pub(crate) fn run(
             }
         }
     }
-    if let Some(i) = arg_err {
-        let bufs = std::mem::take(&mut mach.mem.bufs);
-        restore(args, bufs, &arg_is_buf);
-        return Err(EmuError::BadLaunch(format!("argument {i} has no value")));
-    }
+    (template, arg_err)
+}
+
+/// The work-group's warps of `w` lanes (`items` work-items in linear local id order) at
+/// the kernel's entry, each with `template`'s registers and its by-value arguments in
+/// private memory (`psize` bytes per work-item).
+#[allow(clippy::too_many_arguments)]
+fn make_warps(
+    m: &Module,
+    k: &KernelInfo,
+    args: &[ArgValue],
+    template: &[u64],
+    byval_offs: &[u64],
+    psize: u64,
+    items: u64,
+    w: usize,
+) -> Vec<Warp> {
+    let nw = (items as usize).div_ceil(w);
+    let f = &m.funcs[k.func as usize];
     let mut warps: Vec<Warp> = Vec::with_capacity(nw);
     for wi in 0..nw {
         let first = (wi * w) as u64;
@@ -390,7 +478,7 @@ pub(crate) fn run(
             }
         }
         warps.push(Warp {
-            regs: template.clone(),
+            regs: template.to_vec(),
             prv,
             frames: vec![Frame {
                 stack: vec![Entry {
@@ -412,11 +500,22 @@ pub(crate) fn run(
             instrs: 0,
         });
     }
-    drop(template);
-    let res = mach.schedule(&mut warps);
-    let bufs = std::mem::take(&mut mach.mem.bufs);
-    restore(args, bufs, &arg_is_buf);
-    let exhausted = res?;
+    warps
+}
+
+/// Statistics of the emulated work-group (all but the emulation time), extrapolated to
+/// the whole work-group when the budget ran out.
+fn statistics(
+    mach: &mut Machine,
+    k: &KernelInfo,
+    warps: &[Warp],
+    arg_is_buf: &[bool],
+    items: u64,
+    group: [u64; 3],
+    exhausted: bool,
+) -> WorkGroupStats {
+    let w = mach.w;
+    let nw = warps.len();
     // Statistics.
     let mut st = WorkGroupStats {
         warp_width: w as u32,
@@ -426,7 +525,7 @@ pub(crate) fn run(
         ..Default::default()
     };
     st.skipped_loops = mach.skipped;
-    st.skipped_loop_reads = (0..args.len())
+    st.skipped_loop_reads = (0..arg_is_buf.len())
         .filter(|i| {
             mach.skipped_reads[*i] && matches!(k.args[*i].kind, ArgKind::Global | ArgKind::Constant)
         })
@@ -510,8 +609,7 @@ pub(crate) fn run(
             written: std::mem::take(wr),
         });
     }
-    st.emulation_ns = t0.elapsed().as_nanos() as u64;
-    Ok(st)
+    st
 }
 
 fn restore(args: &mut [ArgValue], bufs: Vec<Vec<u8>>, is_buf: &[bool]) {
