@@ -113,6 +113,20 @@ impl<'m> Machine<'m> {
     /// Memory statistics of one warp-level access: `lane_ptr` holds each active lane's
     /// start pointer, each touching `size` bytes.
     pub(super) fn mem_stats(&mut self, mask: u64, size: u64, store: bool) {
+        self.mem_traffic(mask, size, store, Traffic::Own);
+    }
+
+    /// [`Self::mem_stats`] of a load or store whose global traffic is `traffic`: its own
+    /// request, the whole request of a scalarised vector access (from `back` bytes before
+    /// each lane's pointer, `bytes` per lane), or none (another component of one). The
+    /// footprints and the local memory statistics are those of the access itself.
+    pub(super) fn mem_traffic(&mut self, mask: u64, size: u64, store: bool, traffic: Traffic) {
+        let (back, tsize) = match traffic {
+            Traffic::Own => (0, size),
+            Traffic::VecFirst { back, bytes } => (back as u64, bytes as u64),
+            Traffic::VecRest => (0, 0),
+        };
+        let counted = traffic != Traffic::VecRest;
         let w = self.w;
         let _ = w;
         // Split by address space (all lanes normally agree).
@@ -134,14 +148,17 @@ impl<'m> Machine<'m> {
                 let p = self.lane_ptr[l];
                 let t = p >> TAG_SHIFT;
                 if t == TAG_GLOBAL || t == TAG_CONST {
-                    let e = p + size - 1;
-                    for s in (p >> 5)..=(e >> 5) {
-                        self.scratch.push(s);
+                    if counted {
+                        let start = p - back.min(p & OFF_MASK);
+                        let e = start + tsize - 1;
+                        for s in (start >> 5)..=(e >> 5) {
+                            self.scratch.push(s);
+                        }
+                        for s in (start >> 7)..=(e >> 7) {
+                            self.scratch2.push(s);
+                        }
+                        bytes += tsize;
                     }
-                    for s in (p >> 7)..=(e >> 7) {
-                        self.scratch2.push(s);
-                    }
-                    bytes += size;
                     if t == TAG_GLOBAL {
                         let b = ((p >> BUF_SHIFT) & 0xfffff) as usize;
                         let off = p & OFF_MASK;
@@ -162,7 +179,7 @@ impl<'m> Machine<'m> {
             } else {
                 &mut self.acc.gl
             };
-            g.requests += 1;
+            g.requests += u64::from(counted);
             g.sectors += sectors;
             g.lines += lines;
             g.bytes += bytes;

@@ -281,7 +281,13 @@ impl<'m> Machine<'m> {
                     regs[*d as usize * w + l] = p;
                 });
             }
-            Inst::Load { d, p, leaves, size } => {
+            Inst::Load {
+                d,
+                p,
+                leaves,
+                size,
+                traffic,
+            } => {
                 lanes!(mask, l, {
                     let ptr = regs[*p as usize * w + l];
                     self.lane_ptr[l] = ptr;
@@ -291,9 +297,15 @@ impl<'m> Machine<'m> {
                         regs[(*d as usize + j) * w + l] = rd(&sl[o..], *k);
                     }
                 });
-                self.mem_stats(mask, *size as u64, false);
+                self.mem_traffic(mask, *size as u64, false, *traffic);
             }
-            Inst::Store { p, v, leaves, size } => {
+            Inst::Store {
+                p,
+                v,
+                leaves,
+                size,
+                traffic,
+            } => {
                 lanes!(mask, l, {
                     let ptr = regs[*p as usize * w + l];
                     self.lane_ptr[l] = ptr;
@@ -303,7 +315,7 @@ impl<'m> Machine<'m> {
                         wr(&mut sl[o..], *k, regs[(*v as usize + j) * w + l]);
                     }
                 });
-                self.mem_stats(mask, *size as u64, true);
+                self.mem_traffic(mask, *size as u64, true, *traffic);
             }
             Inst::CopyMem {
                 dst,

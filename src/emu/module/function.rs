@@ -15,6 +15,9 @@ pub(super) struct Decoder<'a> {
     pub(super) unsupported: Option<String>,
     pub(super) callees: Vec<u32>,
     pub(super) global_atomics: bool,
+    /// How the instruction being decoded counts in the global memory traffic, when it is a
+    /// load or store (from [`super::vector::vector_groups`]).
+    pub(super) traffic: Traffic,
 }
 
 impl<'a> Decoder<'a> {
@@ -279,6 +282,7 @@ impl<'a> Decoder<'a> {
                             v,
                             leaves: leaves.into(),
                             size,
+                            traffic: Traffic::Own,
                         },
                         cls::MEMORY,
                     );
@@ -715,6 +719,7 @@ impl<'a> Decoder<'a> {
                         p: ps,
                         leaves: leaves.into(),
                         size,
+                        traffic: self.traffic,
                     },
                     cls::MEMORY,
                 );
@@ -737,6 +742,7 @@ impl<'a> Decoder<'a> {
                         v: vs,
                         leaves: leaves.into(),
                         size,
+                        traffic: self.traffic,
                     },
                     cls::MEMORY,
                 );

@@ -212,6 +212,26 @@ pub(crate) struct PhiRange {
     pub len: u32,
 }
 
+/// How a load or store counts in the global memory statistics (requests, sectors, lines,
+/// bytes; Panwar et al. §IV-C). A vector access is one request of its full width per
+/// work-item, coalesced per warp into 32-byte sectors as in the CUDA sector model (a warp
+/// of 32 lanes loading a `float4` each at unit stride: one request, 512 B, 16 sectors).
+/// LLVM at -O2 scalarises a vector load or store whose components are used one by one into
+/// one access per component; the loader ([`super::vector`]) finds such groups and the
+/// interpreter counts them as the one vector access the hardware makes. Footprints and
+/// local memory statistics are those of each access as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Traffic {
+    /// Its own request of the access's size per lane.
+    Own,
+    /// The first (in the block) of the per-component accesses of one vector: the whole
+    /// vector's request, `bytes` (components × component size) per lane, starting `back`
+    /// bytes before this access's pointer (its component index × component size).
+    VecFirst { back: u32, bytes: u32 },
+    /// Another component of such a vector access: no request of its own.
+    VecRest,
+}
+
 /// Pre-decoded instruction with resolved register slots. Vector operations carry their
 /// component count `n`; the components of a value occupy `n` consecutive slots.
 #[derive(Debug, Clone)]
@@ -315,12 +335,16 @@ pub(crate) enum Inst {
         p: u32,
         leaves: Box<[(u32, Sc)]>,
         size: u32,
+        /// How the load counts in the global memory traffic.
+        traffic: Traffic,
     },
     Store {
         p: u32,
         v: u32,
         leaves: Box<[(u32, Sc)]>,
         size: u32,
+        /// How the store counts in the global memory traffic.
+        traffic: Traffic,
     },
     CopyMem {
         dst: u32,

@@ -510,6 +510,7 @@ fn decode_function(
         funcs[fi].unsupported = Some(format!("call to the external function {name}"));
         return Ok(());
     }
+    let traffic = vector_groups(st.cx, f);
     let mut dec = Decoder {
         cx: st.cx,
         code: st.code,
@@ -522,6 +523,7 @@ fn decode_function(
         unsupported: None,
         callees: Vec::new(),
         global_atomics: false,
+        traffic: Traffic::Own,
     };
     dec.funcs_ret = funcs[fi].ret;
     // successors for post-dominators
@@ -538,7 +540,8 @@ fn decode_function(
         let gb = first + bi as u32;
         st.blocks[gb as usize].start = dec.code.len() as u32;
         let cur = b.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
-        for i in &b.instructions {
+        for (ii, i) in b.instructions.iter().enumerate() {
+            dec.traffic = traffic.get(&(bi, ii)).copied().unwrap_or(Traffic::Own);
             dec.decode(i, cur)?;
         }
         if let Some(t) = b.instructions.last() {

@@ -9,8 +9,8 @@
 //!
 //! Layout (after naga's SPIR-V front end): [`ir`] (the pre-decoded instructions), `error`
 //! (operand accessors), `types` (type layout and slots), `load` (module-scope declarations,
-//! functions, CFG, kernels), `function` (the instruction decoder) and `ext_inst` (OpenCL.std
-//! extended instructions).
+//! functions, CFG, kernels), `function` (the instruction decoder), `ext_inst` (OpenCL.std
+//! extended instructions) and `vector` (scalarised vector accesses, counted whole).
 
 #![allow(clippy::type_complexity, clippy::needless_range_loop)]
 
@@ -27,11 +27,13 @@ mod function;
 pub(crate) mod ir;
 mod load;
 mod types;
+mod vector;
 
 use error::*;
 use function::*;
 pub(crate) use ir::*;
 use types::*;
+use vector::*;
 
 /// How a kernel argument is passed (from its SPIR-V parameter type).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
