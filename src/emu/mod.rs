@@ -15,7 +15,9 @@
 //! * Global memory (Panwar et al. §IV-C): a request is one warp-level load/store; sectors
 //!   and lines are the distinct 32-byte / 128-byte segments covered by the active lanes'
 //!   byte ranges (buffers are taken as 128-byte aligned). `__constant` memory counts as
-//!   global loads.
+//!   global loads. A vector access is one request of its full width per lane (a `float4`
+//!   at unit stride: 16 sectors per warp of 32), also when LLVM scalarised it into one
+//!   access per component (`module::Traffic`).
 //! * Local memory: 32 banks of 4 bytes; each lane touches the words of its byte range;
 //!   lanes on the same word are a broadcast; replays = (max distinct words in one bank) − 1
 //!   per request.
