@@ -9,8 +9,17 @@
 
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 fn module(src: &str) -> Module {
-    let spv = compile_source(src, "").expect("compile (needs clang-N + llvm-spirv-N)");
+    let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");
     load_module(&spv).expect("load")
 }
 
@@ -101,7 +110,10 @@ fn float2_load_is_one_request_of_8_sectors_per_warp() {
         1,
     );
     assert_eq!(st.global_loads.requests, 8);
-    assert_eq!(st.global_loads.sectors, 64, "32 × 8 B = 256 B = 8 sectors per warp");
+    assert_eq!(
+        st.global_loads.sectors, 64,
+        "32 × 8 B = 256 B = 8 sectors per warp"
+    );
     assert_eq!(st.global_loads.bytes, 256 * 8);
     assert_eq!(o[3], 42.0);
 }

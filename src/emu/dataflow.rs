@@ -808,7 +808,11 @@ mod tests {
     use super::*;
 
     fn verdict(src: &str, kernel: &str) -> Option<String> {
-        let words = match super::super::compile_source(src, "") {
+        let words = match super::super::compile_source(
+            src,
+            "",
+            &super::super::FrontendOptions::resolve(None, None, |k| std::env::var_os(k)),
+        ) {
             Ok(w) => w,
             Err(e) => panic!("compile: {e}"),
         };

@@ -22,9 +22,12 @@ pub(super) fn key(source: &str, options: &str, device: &str, driver_version: &st
 
 fn path(key: &str) -> Option<PathBuf> {
     Some(
-        crate::emu::frontend::cache_dir()?
-            .join("binaries")
-            .join(format!("{key}.bin")),
+        crate::emu::frontend::cache_dir(&crate::emu::FrontendOptions::from_config(
+            crate::config::get(),
+            |k| std::env::var_os(k),
+        ))?
+        .join("binaries")
+        .join(format!("{key}.bin")),
     )
 }
 

@@ -213,8 +213,14 @@ impl WorkerState {
         self.modules
             .entry(key)
             .or_insert_with(|| {
-                let words =
-                    crate::emu::compile_source(source, &options).map_err(|e| e.to_string())?;
+                let words = crate::emu::compile_source(
+                    source,
+                    &options,
+                    &crate::emu::FrontendOptions::from_config(crate::config::get(), |k| {
+                        std::env::var_os(k)
+                    }),
+                )
+                .map_err(|e| e.to_string())?;
                 let module = crate::emu::load_module(&words).map_err(|e| e.to_string())?;
                 Ok(Emulated {
                     module: Arc::new(module),
@@ -411,7 +417,13 @@ impl WorkerState {
                                     .then(|| {
                                         program::kernel_registers(
                                             &cl::build_log(p, d.id),
-                                            crate::emu::frontend::cache_dir().as_deref(),
+                                            crate::emu::frontend::cache_dir(
+                                                &crate::emu::FrontendOptions::from_config(
+                                                    crate::config::get(),
+                                                    |k| std::env::var_os(k),
+                                                ),
+                                            )
+                                            .as_deref(),
                                             &format!("{variant}|{}|{}", d.name, d.driver_version),
                                             &job.kernel,
                                         )

@@ -157,9 +157,13 @@ pub fn inspected_text(
     if let Some(r) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return r.clone();
     }
-    let r = crate::emu::frontend::preprocess(source, options)
-        .map(Arc::<str>::from)
-        .map_err(|e| format!("kernel source includes files that clprism cannot read ({e})"));
+    let r = crate::emu::frontend::preprocess(
+        source,
+        options,
+        &crate::emu::FrontendOptions::from_config(crate::config::get(), |k| std::env::var_os(k)),
+    )
+    .map(Arc::<str>::from)
+    .map_err(|e| format!("kernel source includes files that clprism cannot read ({e})"));
     TEXTS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
