@@ -4,9 +4,18 @@
 
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 #[test]
 fn cache_serves_without_toolchain() {
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no toolchain");
         return;
     }
@@ -14,9 +23,9 @@ fn cache_serves_without_toolchain() {
     let _ = std::fs::remove_dir_all(&dir);
     std::env::set_var("CLPRISM_CACHE", &dir);
     let src = "kernel void k(global int* o) { o[0] = X; }";
-    let (w1, o1) = compile_cached(src, "-DX=7").unwrap();
+    let (w1, o1) = compile_cached(src, "-DX=7", &fe()).unwrap();
     assert_eq!(o1, Origin::Compiled);
-    let (w2, o2) = compile_cached(src, "-DX=7 -cl-mad-enable").unwrap();
+    let (w2, o2) = compile_cached(src, "-DX=7 -cl-mad-enable", &fe()).unwrap();
     // -cl-mad-enable is dropped, so this is the same key
     assert_eq!(o2, Origin::Cache);
     assert_eq!(w1, w2);
@@ -32,9 +41,9 @@ fn cache_serves_without_toolchain() {
     // No toolchain: the cache still serves; other sources get a clear reason.
     std::env::set_var("CLPRISM_TOOLCHAIN", dir.join("no-such-toolchain"));
     std::env::set_var("PATH", "/nonexistent");
-    let (w3, o3) = compile_cached(src, "-DX=7").unwrap();
+    let (w3, o3) = compile_cached(src, "-DX=7", &fe()).unwrap();
     assert_eq!((w3, o3), (w1.clone(), Origin::Cache));
-    let e = compile_source(src, "-DX=8").unwrap_err();
+    let e = compile_source(src, "-DX=8", &fe()).unwrap_err();
     assert!(
         matches!(e, EmuError::NoToolchain(ref s) if s.contains("CLPRISM_TOOLCHAIN")),
         "{e:?}"

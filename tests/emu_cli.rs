@@ -1,9 +1,18 @@
 //! `clprism emulate` prints the statistics JSON of one work-group.
 use std::process::Command;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 #[test]
 fn emulate_subcommand_prints_stats_json() {
-    if OpenCL::emu::find_toolchain().is_none() {
+    if OpenCL::emu::find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no toolchain");
         return;
     }

@@ -3,10 +3,19 @@
 
 use OpenCL::emu::{compile_source, dataflow::data_dependent_writes, load_module};
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 fn verdicts(file: &str) -> Vec<(String, Option<String>)> {
     let path = format!("{}/examples/kernels/{file}", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(&path).unwrap();
-    let words = compile_source(&src, "").unwrap_or_else(|e| panic!("{file}: {e}"));
+    let words = compile_source(&src, "", &fe()).unwrap_or_else(|e| panic!("{file}: {e}"));
     let m = load_module(&words).unwrap();
     m.kernel_names()
         .into_iter()

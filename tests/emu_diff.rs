@@ -18,6 +18,15 @@ use opencl_sys::*;
 use std::ffi::c_void;
 use OpenCL::emu::{self, cli::parse_arg, ArgValue, EmuConfig, LaunchShape};
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 struct Cl {
     _lib: libloading::Library,
     ctx: cl_context,
@@ -342,7 +351,7 @@ fn check_one(cl: &Cl, path: &std::path::Path) -> Result<usize, String> {
         .map(|(j, a)| parse_arg(a, 0x1234_5678 ^ (j as u64 * 7919)))
         .collect::<Result<_, _>>()?;
     let shape = LaunchShape::new(&spec.global, &spec.local, spec.offset.as_deref());
-    let spv = emu::compile_source(&src, &spec.options).map_err(|e| e.to_string())?;
+    let spv = emu::compile_source(&src, &spec.options, &fe()).map_err(|e| e.to_string())?;
     let m = emu::load_module(&spv).map_err(|e| e.to_string())?;
     // Guard the native run against a wrong launch spec (an out-of-bounds kernel would
     // corrupt this process's heap inside PoCL): the last work-group must not fault.
@@ -422,7 +431,7 @@ fn corpus_matches_pocl() {
         eprintln!("SKIP: no OpenCL platform (PoCL) available");
         return;
     };
-    if emu::find_toolchain().is_none() {
+    if emu::find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no clang/llvm-spirv toolchain");
         return;
     }

@@ -3,6 +3,15 @@
 
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -15,7 +24,7 @@ impl Rng {
 
 #[test]
 fn mutated_modules_never_crash() {
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no toolchain");
         return;
     }
@@ -24,7 +33,7 @@ fn mutated_modules_never_crash() {
         "/tests/kernels/local_reduce_arg.cl"
     ))
     .unwrap();
-    let base = compile_source(&src, "").unwrap();
+    let base = compile_source(&src, "", &fe()).unwrap();
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let cfg = EmuConfig {
         instr_budget: 2_000_000,

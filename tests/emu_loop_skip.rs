@@ -7,8 +7,17 @@
 
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 fn module(src: &str) -> Module {
-    let spv = compile_source(src, "").expect("compile (needs clang-N + llvm-spirv-N)");
+    let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");
     load_module(&spv).expect("load")
 }
 

@@ -18,6 +18,15 @@
 use std::process::Command;
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 struct Case {
     file: &'static str,
     kernel: &'static str,
@@ -147,7 +156,7 @@ fn counts_agree_with_oclgrind_within_documented_tolerance() {
                 .join(c.file),
         )
         .unwrap();
-        let m = load_module(&compile_source(&src, "").unwrap()).unwrap();
+        let m = load_module(&compile_source(&src, "", &fe()).unwrap()).unwrap();
         let mut args: Vec<ArgValue> = c.args.iter().map(|a| a.1.clone()).collect();
         let dims = if c.local[1] > 1 { 2 } else { 1 };
         let shape = LaunchShape::new(&c.local[..dims], &c.local[..dims], None);

@@ -3,8 +3,17 @@
 
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 fn module(src: &str) -> Module {
-    let spv = compile_source(src, "").expect("compile (needs clang-N + llvm-spirv-N)");
+    let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");
     load_module(&spv).expect("load")
 }
 
@@ -349,7 +358,7 @@ fn errors_are_reasons_not_crashes() {
     ));
     assert!(load_module(&[]).is_err());
     // compile error carries the diagnostics
-    let e = compile_source("kernel void k( { }", "").unwrap_err();
+    let e = compile_source("kernel void k( { }", "", &fe()).unwrap_err();
     assert!(
         matches!(e, EmuError::Frontend(ref s) if s.contains("error")),
         "{e:?}"
@@ -359,7 +368,8 @@ fn errors_are_reasons_not_crashes() {
 #[test]
 fn build_options_apply() {
     let src = "kernel void k(global int* o) { o[get_global_id(0)] = N * 2; }";
-    let m = load_module(&compile_source(src, "-cl-fast-relaxed-math -D N=21").unwrap()).unwrap();
+    let m =
+        load_module(&compile_source(src, "-cl-fast-relaxed-math -D N=21", &fe()).unwrap()).unwrap();
     let mut args = vec![ArgValue::Buffer(vec![0; 4])];
     run1(&m, "k", 1, 1, 0, &mut args);
     let ArgValue::Buffer(o) = &args[0] else {
@@ -468,7 +478,7 @@ fn opencl20_generic_pointers() {
       work_group_barrier(CLK_LOCAL_MEM_FENCE);
       o[get_global_id(0)] = twice(&a[get_global_id(0)]) + twice(&t[63 - l]) + twice(&priv);
     }";
-    let m = load_module(&compile_source(src, "-cl-std=CL2.0").unwrap()).unwrap();
+    let m = load_module(&compile_source(src, "-cl-std=CL2.0", &fe()).unwrap()).unwrap();
     let a: Vec<u8> = (0..128i32).flat_map(|x| (x * 5).to_le_bytes()).collect();
     let mut args = vec![ArgValue::Buffer(a), ArgValue::Buffer(vec![0; 512])];
     run1(&m, "gen", 128, 64, 1, &mut args);
@@ -492,7 +502,7 @@ fn module_is_send_and_sync() {
 
 #[test]
 fn il_bytes_in_either_byte_order() {
-    let w = compile_source("kernel void k(global int* o) { o[0] = 3; }", "").unwrap();
+    let w = compile_source("kernel void k(global int* o) { o[0] = 3; }", "", &fe()).unwrap();
     let le: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
     let be: Vec<u8> = w.iter().flat_map(|x| x.to_be_bytes()).collect();
     assert_eq!(spirv_words(&le).unwrap(), w);

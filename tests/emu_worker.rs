@@ -3,6 +3,15 @@ use std::sync::{mpsc, Arc};
 use OpenCL::emu::worker::*;
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 #[test]
 fn worker_runs_reuses_and_never_blocks() {
     let m = Arc::new(
@@ -10,6 +19,7 @@ fn worker_runs_reuses_and_never_blocks() {
             &compile_source(
                 "kernel void k(global int* o) { o[get_global_id(0)] = 7; }",
                 "",
+                &fe(),
             )
             .unwrap(),
         )

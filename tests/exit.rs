@@ -142,10 +142,7 @@ fn an_app_that_exits_at_once_on_cold_caches_never_crashes() {
         let pocl = cache.join("pocl");
         let (xdg, pocl) = (cache.to_str().unwrap(), pocl.to_str().unwrap());
         let (code, text, _) = quick_exit(
-            &[
-                ("XDG_CACHE_HOME", xdg),
-                ("POCL_CACHE_DIR", pocl),
-            ],
+            &[("XDG_CACHE_HOME", xdg), ("POCL_CACHE_DIR", pocl)],
             Duration::from_secs(120),
         );
         if code != Some(0) || !text.contains("kernels: 1") {

@@ -11,6 +11,15 @@ use std::process::Output;
 use std::sync::Mutex;
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 static ENV: Mutex<()> = Mutex::new(());
 
 /// Writes an executable shell script.
@@ -62,9 +71,9 @@ fn toolchain_crash_or_failure_is_an_error_not_a_crash() {
     ] {
         let tc = fake_toolchain(&d.join(name), then);
         std::env::set_var("CLPRISM_TOOLCHAIN", &tc);
-        let t = find_toolchain().expect("fake toolchain is found");
+        let t = find_toolchain(&fe()).expect("fake toolchain is found");
         assert!(t.version.contains("fake"));
-        let e = compile_source(SRC, "-DX=1").unwrap_err();
+        let e = compile_source(SRC, "-DX=1", &fe()).unwrap_err();
         assert!(matches!(e, EmuError::Frontend(_)), "{name}: {e:?}");
         let msg = format!("{e:?}");
         assert!(
@@ -90,11 +99,11 @@ fn toolchain_crash_or_failure_is_an_error_not_a_crash() {
     let tc = fake_toolchain(&d.join("noread"), "exec 0<&-; exit 1");
     std::env::set_var("CLPRISM_TOOLCHAIN", &tc);
     let big = format!("{SRC}\n{}", "// padding\n".repeat(200_000));
-    let e = compile_source(&big, "-DX=1").unwrap_err();
+    let e = compile_source(&big, "-DX=1", &fe()).unwrap_err();
     assert!(matches!(e, EmuError::Frontend(_)), "{e:?}");
     // Missing toolchain: a directory without clang: NoToolchain with the reason.
     std::env::set_var("CLPRISM_TOOLCHAIN", d.join("none"));
-    let e = compile_source(SRC, "-DX=1").unwrap_err();
+    let e = compile_source(SRC, "-DX=1", &fe()).unwrap_err();
     assert!(matches!(e, EmuError::NoToolchain(_)), "{e:?}");
     std::env::remove_var("CLPRISM_TOOLCHAIN");
     std::env::remove_var("CLPRISM_CACHE");
@@ -120,7 +129,7 @@ fn build_options_are_not_shell_interpolated() {
         "-DX=$(touch${{IFS}}{p}) -DY=`touch${{IFS}}{p}` -DZ=1;touch${{IFS}}{p}",
         p = pwned.display()
     );
-    let _ = compile_source(SRC, &opts).unwrap_err();
+    let _ = compile_source(SRC, &opts, &fe()).unwrap_err();
     let got = std::fs::read_to_string(&argv).expect("fake clang ran");
     let p = pwned.display();
     for w in [
@@ -136,8 +145,8 @@ fn build_options_are_not_shell_interpolated() {
     assert!(!pwned.exists(), "a build option was run by a shell");
     // With the real toolchain too, when there is one.
     std::env::remove_var("CLPRISM_TOOLCHAIN");
-    if find_toolchain().is_some() {
-        let _ = compile_source(SRC, &format!("-DX=1 -DQ=$(touch${{IFS}}{p})"));
+    if find_toolchain(&fe()).is_some() {
+        let _ = compile_source(SRC, &format!("-DX=1 -DQ=$(touch${{IFS}}{p})"), &fe());
         assert!(
             !pwned.exists(),
             "a build option was run by a shell (real toolchain)"
@@ -152,7 +161,7 @@ fn build_options_are_not_shell_interpolated() {
 #[test]
 fn full_or_unwritable_cache_still_compiles() {
     let _g = ENV.lock().unwrap_or_else(|e| e.into_inner());
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no toolchain");
         return;
     }
@@ -192,7 +201,7 @@ fn full_or_unwritable_cache_still_compiles() {
     for (i, cache) in cases.iter().enumerate() {
         std::env::set_var("CLPRISM_CACHE", cache);
         let src = format!("{SRC} // case {i}");
-        let (w, o) = compile_cached(&src, "-DX=3").expect("compiles without a cache");
+        let (w, o) = compile_cached(&src, "-DX=3", &fe()).expect("compiles without a cache");
         assert_eq!(o, Origin::Compiled);
         assert_eq!(w[0], 0x0723_0203);
         if let Ok(rd) = std::fs::read_dir(cache) {
@@ -208,13 +217,13 @@ fn full_or_unwritable_cache_still_compiles() {
 #[test]
 fn emulator_budget_stops_an_endless_kernel() {
     let _g = ENV.lock().unwrap_or_else(|e| e.into_inner());
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no toolchain");
         return;
     }
     std::env::set_var("CLPRISM_CACHE", scratch("fault-budget").join("cache"));
     let src = "kernel void spin(global volatile int *o) { int i = 0; while (o[0] == 0) { i++; } o[1] = i; }";
-    let w = compile_source(src, "").unwrap();
+    let w = compile_source(src, "", &fe()).unwrap();
     let m = load_module(&w).unwrap();
     let mut args = vec![ArgValue::Buffer(vec![0; 8])];
     let cfg = EmuConfig {
@@ -379,7 +388,7 @@ fn project_mode_emulator_budget() {
         ],
     );
     same_as_native(&native, &out, "project, long loop");
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP (record check): no toolchain");
         return;
     }
@@ -408,7 +417,7 @@ fn project_mode_unwritable_cache() {
         ],
     );
     same_as_native(&native, &out, "project, unwritable cache");
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP (record check): no toolchain");
         return;
     }

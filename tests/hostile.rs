@@ -6,6 +6,15 @@ use common::*;
 use std::os::unix::fs::PermissionsExt;
 use OpenCL::emu::*;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 const SOURCE_MARKER: &str = "SECRET_SOURCE_MARKER_7f3a";
 const BUFFER_MARKER: &str = "SECRET_BUFFER_MARKER_9c1e";
 
@@ -99,7 +108,7 @@ fn log_path_symlink_is_not_followed() {
 /// SPIR-V would poison the emulation) nor written through; the cache directory is 0700.
 #[test]
 fn cache_symlinks_are_not_followed() {
-    if find_toolchain().is_none() {
+    if find_toolchain(&fe()).is_none() {
         eprintln!("SKIP: no toolchain");
         return;
     }
@@ -108,7 +117,7 @@ fn cache_symlinks_are_not_followed() {
     std::env::set_var("CLPRISM_CACHE", &cache);
     let src = "kernel void k(global int *o) { o[0] = 11; }";
     let other = "kernel void k(global int *o) { o[0] = 99; o[1] = 98; }";
-    let (w, o) = compile_cached(src, "").unwrap();
+    let (w, o) = compile_cached(src, "", &fe()).unwrap();
     assert_eq!(o, Origin::Compiled);
     assert_eq!(
         std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777,
@@ -121,14 +130,14 @@ fn cache_symlinks_are_not_followed() {
         .unwrap()
         .path();
     // plant: the entry becomes a link to the SPIR-V of another kernel
-    let (w_other, _) = compile_cached(other, "").unwrap();
+    let (w_other, _) = compile_cached(other, "", &fe()).unwrap();
     assert_ne!(w, w_other);
     let poisoned = d.join("poisoned.spv");
     let bytes: Vec<u8> = w_other.iter().flat_map(|x| x.to_le_bytes()).collect();
     std::fs::write(&poisoned, &bytes).unwrap();
     std::fs::remove_file(&entry).unwrap();
     std::os::unix::fs::symlink(&poisoned, &entry).unwrap();
-    let (w2, o2) = compile_cached(src, "").unwrap();
+    let (w2, o2) = compile_cached(src, "", &fe()).unwrap();
     assert_eq!(o2, Origin::Compiled, "a symlinked entry was read");
     assert_eq!(w2, w);
     // the rewrite replaced the link by a private file; the link target is unchanged

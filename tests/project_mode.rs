@@ -8,6 +8,15 @@ use common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// Front-end options from the environment as it is now (the caller's side: the emulator
+/// itself never reads the environment).
+fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
+
 /// The PoCL devices of these tests: `basic` and `pthread` are two different profiled devices.
 const DEVICES: &str = "pthread pthread basic";
 
@@ -169,8 +178,8 @@ fn emulation_sees_pre_launch_contents() {
     // reference emulations (same kernel, same NDRange: 256 work-items, groups of 64)
     let src = run(&exe, &["--print-source"], Via::Native, &[]);
     assert_ok(&src, "inplace_loop --print-source");
-    let m =
-        load_module(&compile_source(&String::from_utf8_lossy(&src.stdout), "").unwrap()).unwrap();
+    let m = load_module(&compile_source(&String::from_utf8_lossy(&src.stdout), "", &fe()).unwrap())
+        .unwrap();
     let shape = LaunchShape::new(&[256], &[64], None);
     let reference = |counts: &dyn Fn(u32) -> u32| {
         let data: Vec<u8> = (0..256u32).flat_map(|i| counts(i).to_le_bytes()).collect();

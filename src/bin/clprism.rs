@@ -78,7 +78,11 @@ fn main() {
     let code = match args.get(1).map(String::as_str) {
         Some("run") => OpenCL::launcher::run_main(rest),
         Some("report") => OpenCL::report::report_main(rest),
-        Some("emulate") => OpenCL::emu::cli::emulate_main(rest),
+        Some("emulate") => {
+            let cfg = OpenCL::config::get();
+            let fe = OpenCL::emu::FrontendOptions::from_config(cfg, |k| std::env::var_os(k));
+            OpenCL::emu::cli::emulate_main(rest, &fe, cfg.profiles.clone())
+        }
         Some("simulate") => OpenCL::sched::sim::simulate_main(rest),
         Some("characterize") => OpenCL::characterize::characterize_main(rest),
         Some("accuracy") => OpenCL::accuracy::accuracy_main(rest),

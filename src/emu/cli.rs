@@ -142,14 +142,21 @@ fn usage() -> &'static str {
      [--project [--profiles DIR]]"
 }
 
-/// Entry point of `clprism emulate ARGS...` (ARGS without the subcommand). Returns the
-/// process exit status: 0 on success, 1 on an emulation error, 2 on a usage error.
-pub fn emulate_main(args: &[String]) -> i32 {
+/// Entry point of `clprism emulate ARGS...` (ARGS without the subcommand). `fe`: where
+/// the front end finds its toolchain and cache; `profiles`: the profile directory when
+/// `--profiles` is not given (`CLPRISM_PROFILES`; the caller reads the configuration, the
+/// emulator never reads the environment). Returns the process exit status: 0 on success,
+/// 1 on an emulation error, 2 on a usage error.
+pub fn emulate_main(
+    args: &[String],
+    fe: &FrontendOptions,
+    profiles: Option<std::path::PathBuf>,
+) -> i32 {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{}", usage());
         return 0;
     }
-    match run(args) {
+    match run(args, fe, profiles) {
         Ok(json) => {
             println!("{json}");
             0
@@ -164,7 +171,11 @@ pub fn emulate_main(args: &[String]) -> i32 {
     }
 }
 
-fn run(args: &[String]) -> Result<String, (i32, String)> {
+fn run(
+    args: &[String],
+    fe: &FrontendOptions,
+    default_profiles: Option<std::path::PathBuf>,
+) -> Result<String, (i32, String)> {
     let u = |s: String| (2, s);
     let mut file = None;
     let mut kernel = None;
@@ -237,7 +248,7 @@ fn run(args: &[String]) -> Result<String, (i32, String)> {
         w
     } else {
         let src = String::from_utf8_lossy(&bytes);
-        compile_source(&src, &opts.join(" ")).map_err(|e| (1, e.to_string()))?
+        compile_source(&src, &opts.join(" "), fe).map_err(|e| (1, e.to_string()))?
     };
     let m = load_module(&words).map_err(|e| (1, e.to_string()))?;
     let kernel = match kernel {
@@ -298,7 +309,16 @@ fn run(args: &[String]) -> Result<String, (i32, String)> {
             .filter(|(_, s)| s.starts_with("buf:"))
             .filter_map(|(j, s)| Some((j, s[4..].split(':').next()?.parse().ok()?)))
             .collect();
-        let p = projection(&m, &global, &local, &av, &st, &sizes, profiles).map_err(|e| (1, e))?;
+        let p = projection(
+            &m,
+            &global,
+            &local,
+            &av,
+            &st,
+            &sizes,
+            profiles.or(default_profiles),
+        )
+        .map_err(|e| (1, e))?;
         if let Some(o) = out.as_object_mut() {
             o.insert("projection".into(), p);
         }
@@ -318,13 +338,7 @@ fn projection(
     dir: Option<std::path::PathBuf>,
 ) -> Result<serde_json::Value, String> {
     use crate::model;
-    let dir = dir
-        .or_else(|| {
-            std::env::var_os("CLPRISM_PROFILES")
-                .filter(|d| !d.is_empty())
-                .map(Into::into)
-        })
-        .unwrap_or_else(model::profile::builtin_dir);
+    let dir = dir.unwrap_or_else(model::profile::builtin_dir);
     let profiles = model::load_dir(&dir).map_err(|e| format!("profiles: {e}"))?;
     if profiles.is_empty() {
         return Err(format!("no profile in {}", dir.display()));

@@ -201,9 +201,7 @@ impl Taint {
 /// says (missing entries: clean) and which is called under data-dependent control when
 /// `under_condition`.
 fn propagate(cx: &Ctx, f: &dr::Function, param_taint: &[bool], under_condition: bool) -> Taint {
-    // Pointer provenance: pointer id → base pointer it was derived from.
-    let mut base: HashMap<Word, Word> = HashMap::new();
-    let mut local_vars: HashSet<Word> = HashSet::new();
+    let (base, local_vars) = pointer_bases(f);
     let label = |b: &dr::Block| b.label.as_ref().and_then(|l| l.result_id);
     let index: HashMap<Word, usize> = f
         .blocks
@@ -212,31 +210,6 @@ fn propagate(cx: &Ctx, f: &dr::Function, param_taint: &[bool], under_condition: 
         .filter_map(|(n, b)| label(b).map(|l| (l, n)))
         .collect();
     let params: HashSet<Word> = f.parameters.iter().filter_map(|p| p.result_id).collect();
-    for b in &f.blocks {
-        for i in &b.instructions {
-            match i.class.opcode {
-                Op::Variable => {
-                    if let Some(r) = i.result_id {
-                        local_vars.insert(r);
-                    }
-                }
-                Op::AccessChain
-                | Op::InBoundsAccessChain
-                | Op::PtrAccessChain
-                | Op::InBoundsPtrAccessChain
-                | Op::Bitcast
-                | Op::CopyObject
-                | Op::PtrCastToGeneric
-                | Op::GenericCastToPtr
-                | Op::GenericCastToPtrExplicit => {
-                    if let (Some(r), Some(Operand::IdRef(b0))) = (i.result_id, i.operands.first()) {
-                        base.insert(r, *b0);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
     let root = |mut p: Word| -> Word {
         for _ in 0..64 {
             match base.get(&p) {
@@ -261,39 +234,7 @@ fn propagate(cx: &Ctx, f: &dr::Function, param_taint: &[bool], under_condition: 
             None => Vec::new(),
         })
         .collect();
-    let words = nb.div_ceil(64).max(1);
-    let full = vec![u64::MAX; words];
-    let mut pdom: Vec<Vec<u64>> = (0..nb)
-        .map(|b| {
-            if succ[b].is_empty() {
-                let mut v = vec![0u64; words];
-                v[b / 64] |= 1 << (b % 64);
-                v
-            } else {
-                full.clone()
-            }
-        })
-        .collect();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
-            if succ[b].is_empty() {
-                continue;
-            }
-            let mut v = full.clone();
-            for s in &succ[b] {
-                for (x, y) in v.iter_mut().zip(&pdom[*s]) {
-                    *x &= *y;
-                }
-            }
-            v[b / 64] |= 1 << (b % 64);
-            if v != pdom[b] {
-                pdom[b] = v;
-                changed = true;
-            }
-        }
-    }
+    let pdom = post_dominator_sets(&succ);
     let post_dominates = |p: usize, b: usize| pdom[b][p / 64] >> (p % 64) & 1 == 1;
 
     // Fixpoint: tainted values, tainted private variables, data-conditional blocks.
@@ -407,6 +348,80 @@ fn propagate(cx: &Ctx, f: &dr::Function, param_taint: &[bool], under_condition: 
         conditional,
         params: f.parameters.iter().filter_map(|p| p.result_id).collect(),
     }
+}
+
+/// Pointer provenance of function `f`: pointer id → the pointer it was derived from
+/// (access chains, casts, copies), and the function's variables.
+fn pointer_bases(f: &dr::Function) -> (HashMap<Word, Word>, HashSet<Word>) {
+    let mut base: HashMap<Word, Word> = HashMap::new();
+    let mut local_vars: HashSet<Word> = HashSet::new();
+    for b in &f.blocks {
+        for i in &b.instructions {
+            match i.class.opcode {
+                Op::Variable => {
+                    if let Some(r) = i.result_id {
+                        local_vars.insert(r);
+                    }
+                }
+                Op::AccessChain
+                | Op::InBoundsAccessChain
+                | Op::PtrAccessChain
+                | Op::InBoundsPtrAccessChain
+                | Op::Bitcast
+                | Op::CopyObject
+                | Op::PtrCastToGeneric
+                | Op::GenericCastToPtr
+                | Op::GenericCastToPtrExplicit => {
+                    if let (Some(r), Some(Operand::IdRef(b0))) = (i.result_id, i.operands.first()) {
+                        base.insert(r, *b0);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    (base, local_vars)
+}
+
+/// Post-dominator sets of a CFG given by its successor lists: bit `p` of set `b` (64
+/// blocks per word) is set when block `p` post-dominates block `b` (iterative, over a
+/// virtual exit joined to every block without successors).
+fn post_dominator_sets(succ: &[Vec<usize>]) -> Vec<Vec<u64>> {
+    let nb = succ.len();
+    let words = nb.div_ceil(64).max(1);
+    let full = vec![u64::MAX; words];
+    let mut pdom: Vec<Vec<u64>> = (0..nb)
+        .map(|b| {
+            if succ[b].is_empty() {
+                let mut v = vec![0u64; words];
+                v[b / 64] |= 1 << (b % 64);
+                v
+            } else {
+                full.clone()
+            }
+        })
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            if succ[b].is_empty() {
+                continue;
+            }
+            let mut v = full.clone();
+            for s in &succ[b] {
+                for (x, y) in v.iter_mut().zip(&pdom[*s]) {
+                    *x &= *y;
+                }
+            }
+            v[b / 64] |= 1 << (b % 64);
+            if v != pdom[b] {
+                pdom[b] = v;
+                changed = true;
+            }
+        }
+    }
+    pdom
 }
 
 /// The verdict for function `f` whose parameters are tainted where `param_taint` says
@@ -546,7 +561,7 @@ pub(crate) fn loop_skips(m: &dr::Module, f: &dr::Function) -> Vec<LoopSkip> {
         .iter()
         .map(|p| p.iter().copied().filter(|x| reach[*x]).collect())
         .collect();
-    let idom = super::module::ipdoms(&reverse);
+    let idom = super::cfg::ipdoms(&reverse);
     let dominates = |a: usize, mut b: usize| {
         for _ in 0..=nb {
             if a == b {
@@ -793,7 +808,11 @@ mod tests {
     use super::*;
 
     fn verdict(src: &str, kernel: &str) -> Option<String> {
-        let words = match super::super::compile_source(src, "") {
+        let words = match super::super::compile_source(
+            src,
+            "",
+            &super::super::FrontendOptions::resolve(None, None, |k| std::env::var_os(k)),
+        ) {
             Ok(w) => w,
             Err(e) => panic!("compile: {e}"),
         };

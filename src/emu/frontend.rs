@@ -1,6 +1,10 @@
 //! Front end of the mini-emulator (DESIGN.md §5, Panwar et al. §IV-C): OpenCL C source →
 //! SPIR-V through an LLVM toolchain found at run time, with an on-disk cache.
 //!
+//! Where the toolchain and the cache are comes from the caller ([`FrontendOptions`]; the
+//! interposer and the tools pass `crate::config`'s values): the emulator never reads the
+//! environment.
+//!
 //! Toolchain: the directory `CLPRISM_TOOLCHAIN` (holding `clang[-N]` and `llvm-spirv[-N]`,
 //! optionally `opt[-N]`), else `clang-N` + `llvm-spirv-N` of one major version on `PATH`
 //! (newest first), else unversioned `clang` + `llvm-spirv`. Processes are run without a
@@ -17,9 +21,65 @@
 //! 0600, directory 0700) and symbolic links are never followed.
 
 use super::EmuError;
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// Where the front end looks for its toolchain and keeps its cache (see the module docs).
+/// Built by the caller, from `crate::config` ([`FrontendOptions::from_config`]) or
+/// explicitly (tests).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrontendOptions {
+    /// Directory holding `clang[-N]` and `llvm-spirv[-N]` (or a `bin/` that does):
+    /// `CLPRISM_TOOLCHAIN`. When set, nothing else is searched.
+    pub toolchain: Option<PathBuf>,
+    /// Directories searched for the toolchain when `toolchain` is `None`: `PATH`'s.
+    pub search_path: Vec<PathBuf>,
+    /// The SPIR-V cache directory (not created until written): `CLPRISM_CACHE`, else
+    /// `$XDG_CACHE_HOME/clprism`, else `~/.cache/clprism`. `None`: no cache.
+    pub cache: Option<PathBuf>,
+}
+
+impl FrontendOptions {
+    /// The options from the values of `CLPRISM_TOOLCHAIN` and `CLPRISM_CACHE` (`None` or
+    /// empty: unset) and a lookup `var` of `PATH`, `XDG_CACHE_HOME` and `HOME` (the
+    /// fallbacks of the module docs; the caller passes the environment's).
+    pub fn resolve(
+        toolchain: Option<PathBuf>,
+        cache: Option<PathBuf>,
+        var: impl Fn(&str) -> Option<OsString>,
+    ) -> FrontendOptions {
+        let nonempty = |d: &OsString| !d.is_empty();
+        let cache = cache
+            .filter(|d| !d.as_os_str().is_empty())
+            .or_else(|| {
+                var("XDG_CACHE_HOME")
+                    .filter(nonempty)
+                    .map(|d| PathBuf::from(d).join("clprism"))
+            })
+            .or_else(|| {
+                var("HOME")
+                    .filter(nonempty)
+                    .map(|h| PathBuf::from(h).join(".cache").join("clprism"))
+            });
+        FrontendOptions {
+            toolchain: toolchain.filter(|d| !d.as_os_str().is_empty()),
+            search_path: var("PATH")
+                .map(|p| std::env::split_paths(&p).collect())
+                .unwrap_or_default(),
+            cache,
+        }
+    }
+
+    /// [`Self::resolve`] with the configuration's `CLPRISM_TOOLCHAIN` and `CLPRISM_CACHE`.
+    pub fn from_config(
+        cfg: &crate::config::Config,
+        var: impl Fn(&str) -> Option<OsString>,
+    ) -> FrontendOptions {
+        Self::resolve(cfg.toolchain.clone(), cfg.cache.clone(), var)
+    }
+}
 
 /// A located LLVM toolchain.
 #[derive(Debug, Clone)]
@@ -79,9 +139,9 @@ fn make(clang: PathBuf, spirv: PathBuf, opt: Option<PathBuf>) -> Option<Toolchai
     })
 }
 
-/// Locates the toolchain (not cached: cheap enough, and the environment may change in
-/// tests). Returns `None` when none is found.
-pub fn find_toolchain() -> Option<Toolchain> {
+/// Locates the toolchain where `fe` says (not cached: cheap enough). Returns `None` when
+/// none is found.
+pub fn find_toolchain(fe: &FrontendOptions) -> Option<Toolchain> {
     let search = |dirs: &[PathBuf]| -> Option<Toolchain> {
         for n in (10..=30).rev() {
             if let (Some(c), Some(s)) = (
@@ -101,15 +161,10 @@ pub fn find_toolchain() -> Option<Toolchain> {
         }
         None
     };
-    if let Some(d) = std::env::var_os("CLPRISM_TOOLCHAIN") {
-        if !d.is_empty() {
-            let d = PathBuf::from(d);
-            return search(&[d.clone(), d.join("bin")]);
-        }
+    if let Some(d) = &fe.toolchain {
+        return search(&[d.clone(), d.join("bin")]);
     }
-    let path = std::env::var_os("PATH")?;
-    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    search(&dirs)
+    search(&fe.search_path)
 }
 
 /// Splits a build-option string into words (whitespace separated; single and double quotes
@@ -331,8 +386,8 @@ pub fn compile_with(tc: &Toolchain, source: &str, options: &str) -> Result<Vec<u
 /// paths resolve from the current directory (the source goes in on stdin).
 /// Errors: [`EmuError::NoToolchain`] without a toolchain, [`EmuError::Frontend`] when the
 /// preprocessor fails (a missing header).
-pub fn preprocess(source: &str, options: &str) -> Result<String, EmuError> {
-    let tc = find_toolchain()
+pub fn preprocess(source: &str, options: &str, fe: &FrontendOptions) -> Result<String, EmuError> {
+    let tc = find_toolchain(fe)
         .ok_or_else(|| EmuError::NoToolchain("no clang found (set CLPRISM_TOOLCHAIN)".into()))?;
     // -cl-no-stdinc: not even opencl-c-base.h (it declares printf and the atomics)
     let mut args: Vec<String> = ["-E", "-P", "-x", "cl", "-cl-no-stdinc", "-w"]
@@ -345,17 +400,9 @@ pub fn preprocess(source: &str, options: &str) -> Result<String, EmuError> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// The cache directory (not created).
-pub fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("CLPRISM_CACHE").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d).join("clprism"));
-    }
-    std::env::var_os("HOME")
-        .filter(|d| !d.is_empty())
-        .map(|h| PathBuf::from(h).join(".cache").join("clprism"))
+/// The cache directory of `fe` (not created).
+pub fn cache_dir(fe: &FrontendOptions) -> Option<PathBuf> {
+    fe.cache.clone()
 }
 
 fn ensure_dir(d: &Path) -> std::io::Result<()> {
@@ -412,6 +459,7 @@ pub(crate) fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> std::io::Resu
 
 /// Where the SPIR-V came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+
 pub enum Origin {
     /// Compiled now by the toolchain.
     Compiled,
@@ -422,7 +470,11 @@ pub enum Origin {
 /// Compiles OpenCL C `source` with the app's build `options` to SPIR-V words, through the
 /// on-disk cache. Errors: [`EmuError::NoToolchain`] when no toolchain and no cache entry,
 /// [`EmuError::Frontend`] when compilation fails.
-pub fn compile_cached(source: &str, options: &str) -> Result<(Vec<u32>, Origin), EmuError> {
+pub fn compile_cached(
+    source: &str,
+    options: &str,
+    fe: &FrontendOptions,
+) -> Result<(Vec<u32>, Origin), EmuError> {
     let opts = filter_options(options).join("\u{1f}");
     let mut key_in = Vec::with_capacity(source.len() + opts.len() + 16);
     key_in.extend_from_slice(b"clprism-spirv-v1\0");
@@ -430,8 +482,8 @@ pub fn compile_cached(source: &str, options: &str) -> Result<(Vec<u32>, Origin),
     key_in.push(0);
     key_in.extend_from_slice(opts.as_bytes());
     let key = &super::hash::sha256_hex(&key_in)[..32];
-    let dir = cache_dir();
-    let tc = find_toolchain();
+    let dir = cache_dir(fe);
+    let tc = find_toolchain(fe);
     match tc {
         Some(tc) => {
             let tv = &super::hash::sha256_hex(tc.version.as_bytes())[..16];
@@ -507,6 +559,43 @@ mod tests {
         );
         let o = filter_options("-D 'A=1 2'");
         assert_eq!(o, vec!["-DA=1 2", "-cl-std=CL1.2"]);
+    }
+
+    #[test]
+    fn options_resolve_like_the_environment_did() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let o = FrontendOptions::resolve(
+            Some("/tc".into()),
+            Some("/c".into()),
+            env(&[("PATH", "/a:/b"), ("HOME", "/h")]),
+        );
+        assert_eq!(o.toolchain, Some(PathBuf::from("/tc")));
+        assert_eq!(
+            o.search_path,
+            vec![PathBuf::from("/a"), PathBuf::from("/b")]
+        );
+        assert_eq!(o.cache, Some(PathBuf::from("/c")));
+        // empty values are unset; XDG_CACHE_HOME, then HOME
+        let o = FrontendOptions::resolve(
+            Some("".into()),
+            Some("".into()),
+            env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]),
+        );
+        assert_eq!(o.toolchain, None);
+        assert!(o.search_path.is_empty());
+        assert_eq!(o.cache, Some(PathBuf::from("/x/clprism")));
+        let o =
+            FrontendOptions::resolve(None, None, env(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]));
+        assert_eq!(o.cache, Some(PathBuf::from("/h/.cache/clprism")));
+        assert_eq!(FrontendOptions::resolve(None, None, env(&[])).cache, None);
+        // nothing to search: no toolchain
+        assert!(find_toolchain(&FrontendOptions::default()).is_none());
     }
 
     #[test]

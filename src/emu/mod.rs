@@ -15,7 +15,9 @@
 //! * Global memory (Panwar et al. §IV-C): a request is one warp-level load/store; sectors
 //!   and lines are the distinct 32-byte / 128-byte segments covered by the active lanes'
 //!   byte ranges (buffers are taken as 128-byte aligned). `__constant` memory counts as
-//!   global loads.
+//!   global loads. A vector access is one request of its full width per lane (a `float4`
+//!   at unit stride: 16 sectors per warp of 32), also when LLVM scalarised it into one
+//!   access per component (`module::Traffic`).
 //! * Local memory: 32 banks of 4 bytes; each lane touches the words of its byte range;
 //!   lanes on the same word are a broadcast; replays = (max distinct words in one bank) − 1
 //!   per request.
@@ -36,7 +38,8 @@
 //! Typical use:
 //! ```no_run
 //! use OpenCL::emu::*;
-//! let spv = compile_source("kernel void k(global float* a) { a[get_global_id(0)] *= 2.0f; }", "")?;
+//! let fe = FrontendOptions::resolve(None, None, |k| std::env::var_os(k));
+//! let spv = compile_source("kernel void k(global float* a) { a[get_global_id(0)] *= 2.0f; }", "", &fe)?;
 //! let m = Module::load(&spv)?;
 //! let shape = LaunchShape::new(&[1024], &[128], None);
 //! let mut args = vec![ArgValue::Buffer(vec![0u8; 4096])];
@@ -47,6 +50,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
+mod cfg;
 pub mod cli;
 pub mod dataflow;
 pub mod frontend;
@@ -56,7 +60,7 @@ pub mod module;
 pub mod stats;
 pub mod worker;
 
-pub use frontend::{compile_cached, find_toolchain, Origin, Toolchain};
+pub use frontend::{compile_cached, find_toolchain, FrontendOptions, Origin, Toolchain};
 pub use module::{ArgInfo, ArgKind, KernelInfo, Module};
 pub use stats::*;
 
@@ -197,12 +201,17 @@ fn catch<T>(f: impl FnOnce() -> Result<T, EmuError>) -> Result<T, EmuError> {
 }
 
 /// Compiles OpenCL C `source` with the app's build `options` (only `-D`, `-I`, `-U` and
-/// `-cl-std=` are applied) to SPIR-V, through the on-disk cache (see [`frontend`]).
+/// `-cl-std=` are applied) to SPIR-V, with the toolchain and through the on-disk cache
+/// that `fe` names (see [`frontend`]).
 ///
 /// Errors: [`EmuError::NoToolchain`] when neither a toolchain nor a cache entry exists,
 /// [`EmuError::Frontend`] with the compiler's diagnostics.
-pub fn compile_source(source: &str, options: &str) -> Result<Spirv, EmuError> {
-    catch(|| frontend::compile_cached(source, options).map(|x| x.0))
+pub fn compile_source(
+    source: &str,
+    options: &str,
+    fe: &FrontendOptions,
+) -> Result<Spirv, EmuError> {
+    catch(|| frontend::compile_cached(source, options, fe).map(|x| x.0))
 }
 
 /// SPIR-V words from the bytes given to `clCreateProgramWithIL` (either byte order, told

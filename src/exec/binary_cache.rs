@@ -22,7 +22,7 @@ pub(super) fn key(source: &str, options: &str, device: &str, driver_version: &st
 
 fn path(key: &str) -> Option<PathBuf> {
     Some(
-        crate::emu::frontend::cache_dir()?
+        crate::exec::cache_dir()?
             .join("binaries")
             .join(format!("{key}.bin")),
     )

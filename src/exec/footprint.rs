@@ -327,7 +327,7 @@ struct DiskEntry {
 /// [`crate::emu::frontend::cache_dir`]): `Ok(model)`, or `Err(reason)` when the derivation
 /// failed for this shape. `None` when absent, unreadable, a symlink, or saved for another key.
 pub fn load_cached(key: &str) -> Option<Result<FootprintModel, String>> {
-    let dir = crate::emu::frontend::cache_dir()?;
+    let dir = crate::exec::cache_dir()?;
     let bytes = crate::emu::frontend::read_nofollow(&dir.join(disk_name(key)))?;
     let e: DiskEntry = serde_json::from_slice(&bytes).ok()?;
     if e.key != key {
@@ -344,7 +344,7 @@ pub fn load_cached(key: &str) -> Option<Result<FootprintModel, String>> {
 /// atomically, no symlink followed): a model, or the reason none exists. Errors: the
 /// directory cannot be created or written.
 pub fn save_cached(key: &str, outcome: Result<&FootprintModel, &str>) -> std::io::Result<()> {
-    let dir = crate::emu::frontend::cache_dir()
+    let dir = crate::exec::cache_dir()
         .ok_or_else(|| std::io::Error::other("no cache directory (CLPRISM_CACHE, HOME)"))?;
     let entry = DiskEntry {
         key: key.to_string(),

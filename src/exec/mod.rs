@@ -145,6 +145,18 @@ pub struct Engine {
     done_rx: Receiver<ChunkDone>,
 }
 
+/// The emulator front end's options in the app's process: `CLPRISM_TOOLCHAIN` and
+/// `CLPRISM_CACHE` from [`crate::config`], `PATH`, `XDG_CACHE_HOME` and `HOME` from the
+/// environment (the emulator itself never reads it).
+pub(crate) fn frontend_options() -> crate::emu::FrontendOptions {
+    crate::emu::FrontendOptions::from_config(crate::config::get(), |k| std::env::var_os(k))
+}
+
+/// clprism's cache directory (see [`frontend_options`]); `None` when there is none.
+pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
+    crate::emu::frontend::cache_dir(&frontend_options())
+}
+
 /// A launch handed back to be forwarded to the driver as the app made it: why, and what the
 /// hook does with the native run.
 #[derive(Debug, Default)]

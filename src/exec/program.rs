@@ -157,7 +157,7 @@ pub fn inspected_text(
     if let Some(r) = TEXTS.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return r.clone();
     }
-    let r = crate::emu::frontend::preprocess(source, options)
+    let r = crate::emu::frontend::preprocess(source, options, &crate::exec::frontend_options())
         .map(Arc::<str>::from)
         .map_err(|e| format!("kernel source includes files that clprism cannot read ({e})"));
     TEXTS

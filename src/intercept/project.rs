@@ -591,9 +591,11 @@ fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
         return m.clone();
     }
     let r = match &info.origin {
-        ProgramOrigin::Source(src) => emu::compile_source(src, &info.options)
-            .and_then(|w| emu::load_module(&w))
-            .map(Arc::new),
+        ProgramOrigin::Source(src) => {
+            emu::compile_source(src, &info.options, &crate::exec::frontend_options())
+                .and_then(|w| emu::load_module(&w))
+                .map(Arc::new)
+        }
         ProgramOrigin::Il(il) => emu::spirv_words(il)
             .and_then(|w| emu::load_module(&w))
             .map(Arc::new),

@@ -183,8 +183,11 @@ pub fn remember(binary: &[u8], source: &Arc<str>, options: &Arc<str>) -> std::io
         }
         seen.insert(keys.name, known.clone());
     }
-    let dir = crate::emu::frontend::cache_dir()
-        .ok_or_else(|| std::io::Error::other("no cache directory (CLPRISM_CACHE, HOME)"))?;
+    let dir = crate::emu::frontend::cache_dir(&crate::emu::FrontendOptions::from_config(
+        crate::config::get(),
+        |k| std::env::var_os(k),
+    ))
+    .ok_or_else(|| std::io::Error::other("no cache directory (CLPRISM_CACHE, HOME)"))?;
     let name = keys.file_name();
     let bytes = keys
         .seal(binary.len(), &known)
@@ -205,7 +208,10 @@ pub fn lookup(binary: &[u8]) -> Option<SourceOfBinary> {
     if let Some(s) = SEEN.lock().get(&keys.name) {
         return Some(s.clone());
     }
-    let dir = crate::emu::frontend::cache_dir()?;
+    let dir = crate::emu::frontend::cache_dir(&crate::emu::FrontendOptions::from_config(
+        crate::config::get(),
+        |k| std::env::var_os(k),
+    ))?;
     let file = crate::emu::frontend::read_nofollow(&dir.join(keys.file_name()))?;
     let found = keys.open(binary.len(), &file)?;
     SEEN.lock().insert(keys.name, found.clone());

@@ -217,7 +217,8 @@ impl WorkerState {
             .entry(key)
             .or_insert_with(|| {
                 let words =
-                    crate::emu::compile_source(source, &options).map_err(|e| e.to_string())?;
+                    crate::emu::compile_source(source, &options, &super::frontend_options())
+                        .map_err(|e| e.to_string())?;
                 let module = crate::emu::load_module(&words).map_err(|e| e.to_string())?;
                 Ok(Emulated {
                     module: Arc::new(module),
@@ -418,7 +419,7 @@ impl WorkerState {
                                     .then(|| {
                                         program::kernel_registers(
                                             &cl::build_log(p, d.id),
-                                            crate::emu::frontend::cache_dir().as_deref(),
+                                            super::cache_dir().as_deref(),
                                             &format!("{variant}|{}|{}", d.name, d.driver_version),
                                             &job.kernel,
                                         )
