@@ -202,21 +202,55 @@ pub fn run(job: &Job) -> Result<Balanced, Forward> {
     st.run(e, job)
 }
 
-/// Program variant (`hash|options`) → how long the app's own `clBuildProgram` of it took,
-/// ns: the early decision's estimate of what trying a split first costs (a build on every
-/// balance device, see `decide`).
-static APP_BUILD_NS: Lazy<Mutex<FxHashMap<String, u64>>> = Lazy::new(Default::default);
+/// Balance mode's process-wide state, one object reached from one place ([`balance`]):
+/// the engine, the app's buffer epochs, the forwarded launches being measured, the app's own
+/// build times and the program builds on the balance devices.
+#[derive(Default)]
+struct Balance {
+    /// The engine, opened once; an error (no usable device) is kept and reported once.
+    engine: OnceCell<Result<Engine, String>>,
+    /// Set while a background thread opens the balance devices (see [`wait_for_background_start`]).
+    starting: std::sync::atomic::AtomicBool,
+    /// The background start of the engine is begun once ([`engine_for_launch`]).
+    start_once: OnceCell<()>,
+    /// Buffer epochs: bumped whenever the application writes a buffer, so replicas know they are
+    /// stale. Absent = epoch 1.
+    epochs: Mutex<FxHashMap<Key, u64>>,
+    /// kernel (`Job::kernel_id`) → ns per work-group of its last forwarded launch measured on the app's
+    /// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
+    forwarded: Mutex<FxHashMap<String, f64>>,
+    /// kernel (`Job::kernel_id`) → (retained event, work-groups) of its latest forwarded launch
+    /// that is to be measured and has not been read yet (see [`watch_forwarded`]).
+    pending: Mutex<FxHashMap<String, (usize, u64)>>,
+    /// Program variant (`hash|options`) → how long the app's own `clBuildProgram` of it took,
+    /// ns: the early decision's estimate of what trying a split first costs (a build on every
+    /// balance device, see `decide`).
+    app_build_ns: Mutex<FxHashMap<String, u64>>,
+    /// Program variant (`hash|options`) → its builds on the balance devices, started in the
+    /// background when the app builds the program ([`prebuild_in_background`]) or at its first
+    /// balanced launch, whichever comes first (the other waits for it).
+    prebuilt: Mutex<FxHashMap<String, std::sync::Arc<OnceCell<DevicePrograms>>>>,
+}
+
+static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
+
+/// The process's balance-mode state.
+fn balance() -> &'static Balance {
+    &BALANCE
+}
 
 /// The app built `info`'s program in `ns` (balance mode records it for `decide`).
 pub fn note_app_build(info: &ProgramInfo, ns: u64) {
-    APP_BUILD_NS
+    balance()
+        .app_build_ns
         .lock()
         .insert(format!("{}|{}", info.hash, info.options), ns);
 }
 
 /// How long the app's build of `program` took, ns (None: not seen, e.g. a binary).
 pub(crate) fn app_build_ns(program: &ProgramInfo) -> Option<u64> {
-    APP_BUILD_NS
+    balance()
+        .app_build_ns
         .lock()
         .get(&format!("{}|{}", program.hash, program.options))
         .copied()
@@ -228,22 +262,12 @@ pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), Forward> {
     engine.state.lock().pre_decide(engine, job)
 }
 
-static ENGINE: OnceCell<Result<Engine, String>> = OnceCell::new();
-
-/// Buffer epochs: bumped whenever the application writes a buffer, so replicas know they are
-/// stale. Absent = epoch 1.
-static EPOCHS: Lazy<Mutex<FxHashMap<Key, u64>>> = Lazy::new(Default::default);
-
 /// The application wrote buffer `m` (any command other than a balanced launch): every
 /// replica of it is stale.
 pub fn invalidate(m: Key) {
-    let mut e = EPOCHS.lock();
+    let mut e = balance().epochs.lock();
     *e.entry(m).or_insert(1) += 1;
 }
-
-/// kernel (`Job::kernel_id`) → ns per work-group of its last forwarded launch measured on the app's
-/// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
-static FORWARDED: Lazy<Mutex<FxHashMap<String, f64>>> = Lazy::new(Default::default);
 
 /// Measures a forwarded launch: once `ev` has completed, its device time (the app's queue
 /// has profiling while clprism times launches) divided by `work_groups` becomes the kernel's
@@ -260,20 +284,16 @@ pub unsafe fn watch_forwarded(ev: cl_event, request: (String, u64)) {
         return;
     }
     let (kernel, wgs) = request;
-    if let Some((old, _)) = PENDING.lock().insert(kernel, (ev as usize, wgs)) {
+    if let Some((old, _)) = balance().pending.lock().insert(kernel, (ev as usize, wgs)) {
         cl::release_event(old as cl_event);
     }
 }
-
-/// kernel (`Job::kernel_id`) → (retained event, work-groups) of its latest forwarded launch
-/// that is to be measured and has not been read yet (see [`watch_forwarded`]).
-static PENDING: Lazy<Mutex<FxHashMap<String, (usize, u64)>>> = Lazy::new(Default::default);
 
 /// The kernel's ns per work-group on the app's device from its latest measured forwarded
 /// launch, reading a completed pending event first. `None`: none measured, or the launch has
 /// not completed yet.
 fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
-    let mut pending = PENDING.lock();
+    let mut pending = balance().pending.lock();
     if let Some(&(ev, wgs)) = pending.get(kernel) {
         // SAFETY: an event retained by `watch_forwarded`, released once here.
         let status = unsafe { cl::event_status(ev as cl_event) };
@@ -282,7 +302,8 @@ fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
             pending.remove(kernel);
             if matches!(status, Ok(CL_COMPLETE)) && wgs > 0 {
                 if let Some(ns) = event_device_ns(ev as cl_event).filter(|ns| *ns > 0) {
-                    FORWARDED
+                    balance()
+                        .forwarded
                         .lock()
                         .insert(kernel.to_string(), ns as f64 / wgs as f64);
                 }
@@ -292,25 +313,26 @@ fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
         }
     }
     drop(pending);
-    FORWARDED.lock().get(kernel).copied()
+    balance().forwarded.lock().get(kernel).copied()
 }
 
 /// Current epoch of buffer `m`.
 pub fn epoch(m: Key) -> u64 {
-    EPOCHS.lock().get(&m).copied().unwrap_or(1)
+    balance().epochs.lock().get(&m).copied().unwrap_or(1)
 }
 
 /// The application released buffer `m` for the last time: drop its replicas.
 pub fn forget(m: Key) {
-    EPOCHS.lock().remove(&m);
-    if let Some(Ok(e)) = ENGINE.get() {
+    balance().epochs.lock().remove(&m);
+    if let Some(Ok(e)) = balance().engine.get() {
         e.state.lock().forget(m);
     }
 }
 
 /// The engine, started on first use. Errors (no usable device) are reported once.
 pub fn engine() -> Result<&'static Engine, &'static str> {
-    ENGINE
+    balance()
+        .engine
         .get_or_init(|| {
             let cfg = crate::config::get();
             let sel = match cfg.devices.as_deref().map(devices::parse_selection) {
@@ -397,15 +419,10 @@ fn spawn_background(name: &str, work: impl FnOnce() + Send + 'static) {
 /// build failed), shared by the program's kernels.
 pub(crate) type DevicePrograms = Vec<Result<usize, String>>;
 
-/// Program variant (`hash|options`) → its builds on the balance devices, started in the
-/// background when the app builds the program ([`prebuild_in_background`]) or at its first
-/// balanced launch, whichever comes first (the other waits for it).
-static PREBUILT: Lazy<Mutex<FxHashMap<String, std::sync::Arc<OnceCell<DevicePrograms>>>>> =
-    Lazy::new(Default::default);
-
 /// The build cell of program variant `variant`.
 pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DevicePrograms>> {
-    PREBUILT
+    balance()
+        .prebuilt
         .lock()
         .entry(variant.to_string())
         .or_default()
@@ -513,12 +530,16 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     let variant = format!("{}|{}", info.hash, info.options);
     let (hash, source) = (info.hash.clone(), src.clone());
     let (src, options) = (src.to_string(), info.options.to_string());
-    if ENGINE.get().is_none() {
-        STARTING.store(true, std::sync::atomic::Ordering::Release);
+    if balance().engine.get().is_none() {
+        balance()
+            .starting
+            .store(true, std::sync::atomic::Ordering::Release);
     }
     spawn_background("clprism-build", move || {
         let started = engine();
-        STARTING.store(false, std::sync::atomic::Ordering::Release);
+        balance()
+            .starting
+            .store(false, std::sync::atomic::Ordering::Release);
         if includes
             && program::inspected_text(&hash, &source, &options).map_or(true, |t| unsplittable(&t))
         {
@@ -537,27 +558,34 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
 /// transfer-bound app's whole run of launches. With the option off, the first launch opens
 /// the devices itself and waits.
 pub fn engine_for_launch() -> Option<Result<&'static Engine, &'static str>> {
-    if let Some(e) = ENGINE.get() {
+    if let Some(e) = balance().engine.get() {
         return Some(e.as_ref().map_err(|e| e.as_str()));
     }
     if !crate::config::get().balance_early {
         return Some(engine());
     }
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if ENGINE.get().is_none() && !STARTING.load(std::sync::atomic::Ordering::Acquire) {
-            STARTING.store(true, std::sync::atomic::Ordering::Release);
+    balance().start_once.get_or_init(|| {
+        if balance().engine.get().is_none()
+            && !balance()
+                .starting
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
+            balance()
+                .starting
+                .store(true, std::sync::atomic::Ordering::Release);
             spawn_background("clprism-engine", || {
                 let _ = engine();
-                STARTING.store(false, std::sync::atomic::Ordering::Release);
+                balance()
+                    .starting
+                    .store(false, std::sync::atomic::Ordering::Release);
             });
         }
     });
-    ENGINE.get().map(|e| e.as_ref().map_err(|e| e.as_str()))
+    balance()
+        .engine
+        .get()
+        .map(|e| e.as_ref().map_err(|e| e.as_str()))
 }
-
-/// Set while a background thread opens the balance devices (see [`wait_for_background_start`]).
-static STARTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Waits until a background start of the engine (begun by [`prebuild_in_background`]) has
 /// opened its devices. The hooks of the app's context creation and program builds call it:
@@ -565,14 +593,17 @@ static STARTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// program on another crashed the process in 12 of 20 runs (results/gpu-2026-11-22f), so
 /// clprism's context creation never overlaps those calls.
 pub fn wait_for_background_start() {
-    if STARTING.load(std::sync::atomic::Ordering::Acquire) {
+    if balance()
+        .starting
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
         let _ = engine();
     }
 }
 
 extern "C" fn release_faults() {
     // Let a device blocked by fault injection drain, so the driver can shut down.
-    if let Some(Ok(e)) = ENGINE.get() {
+    if let Some(Ok(e)) = balance().engine.get() {
         for d in &e.devices {
             if let Some(ev) = d.block_event {
                 // SAFETY: clprism's own user event.
@@ -614,7 +645,7 @@ extern "C" fn chunk_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
         } else {
             None
         };
-        if let Some(Ok(e)) = ENGINE.get() {
+        if let Some(Ok(e)) = balance().engine.get() {
             let _ = e.done_tx.send(ChunkDone {
                 launch: tag.launch,
                 chunk: tag.chunk,

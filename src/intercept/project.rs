@@ -65,23 +65,47 @@ const EMU_CFG: EmuConfig = EmuConfig {
     skip_write_free_loops: false,
 };
 
-static WORKER: Lazy<Result<EmuWorker, String>> =
-    Lazy::new(|| EmuWorker::start(QUEUE_CAPACITY).map_err(|e| e.to_string()));
-/// Loaded modules per program (hash + build options).
-static MODULES: Lazy<Mutex<ModuleCache>> = Lazy::new(Default::default);
-/// Finished attachments per key: the `emulation` object (as first written) and the
-/// projection without `launch_device_profile`.
-static RESULTS: Lazy<Mutex<ResultCache>> = Lazy::new(Default::default);
-/// Ready-made attachments of reused launches per (key, launch device).
-static REUSED: Lazy<Mutex<ReusedMap>> = Lazy::new(Default::default);
-/// Keys with a job in the queue, and the launches (sequence number, device) waiting for
-/// that job's result.
-static INFLIGHT: Lazy<Mutex<InflightMap>> = Lazy::new(Default::default);
-/// Profile name of each device (by handle) that launched something.
-static DEVICE_PROFILE: Lazy<Mutex<HashMap<Key, Option<String>>>> = Lazy::new(Default::default);
-/// Bytes of snapshots held now.
-static SNAPSHOT_BYTES: AtomicU64 = AtomicU64::new(0);
-static PROFILES: Lazy<Result<Vec<Profile>, String>> = Lazy::new(load_profiles);
+/// Project mode's process-wide state, one object reached from one place ([`projector`]).
+struct Projector {
+    /// The emulation thread, started at the first emulated launch.
+    worker: Lazy<Result<EmuWorker, String>>,
+    /// Loaded modules per program (hash + build options).
+    modules: Mutex<ModuleCache>,
+    /// Finished attachments per key: the `emulation` object (as first written) and the
+    /// projection without `launch_device_profile`.
+    results: Mutex<ResultCache>,
+    /// Ready-made attachments of reused launches per (key, launch device).
+    reused: Mutex<ReusedMap>,
+    /// Keys with a job in the queue, and the launches (sequence number, device) waiting for
+    /// that job's result.
+    inflight: Mutex<InflightMap>,
+    /// Profile name of each device (by handle) that launched something.
+    device_profile: Mutex<HashMap<Key, Option<String>>>,
+    /// Bytes of snapshots held now.
+    snapshot_bytes: AtomicU64,
+    /// The device profiles projected onto, loaded at first use.
+    profiles: Lazy<Result<Vec<Profile>, String>>,
+}
+
+fn start_worker() -> Result<EmuWorker, String> {
+    EmuWorker::start(QUEUE_CAPACITY).map_err(|e| e.to_string())
+}
+
+static PROJECTOR: Lazy<Projector> = Lazy::new(|| Projector {
+    worker: Lazy::new(start_worker),
+    modules: Default::default(),
+    results: Default::default(),
+    reused: Default::default(),
+    inflight: Default::default(),
+    device_profile: Default::default(),
+    snapshot_bytes: AtomicU64::new(0),
+    profiles: Lazy::new(load_profiles),
+});
+
+/// The process's project-mode state.
+fn projector() -> &'static Projector {
+    &PROJECTOR
+}
 
 /// The profile folder: `CLPRISM_PROFILES`, else `profiles/` of the source tree this library
 /// was built from.
@@ -197,7 +221,8 @@ pub unsafe fn before_launch(launch: &Launch, rec: &mut crate::log::LaunchRecord)
 
 unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Plan, String> {
     let (q, k, wait) = (launch.queue, launch.kernel, launch.wait_list());
-    let worker = WORKER
+    let worker = projector()
+        .worker
         .as_ref()
         .map_err(|e| format!("no emulation thread: {e}"))?;
     let kinfo = TABLES
@@ -278,7 +303,7 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
     };
     // Being emulated: wait for that result (no snapshot, no job).
     {
-        let mut inflight = INFLIGHT.lock();
+        let mut inflight = projector().inflight.lock();
         if let Some(waiting) = inflight.get_mut(&key) {
             waiting.push((rec.seq, device));
             crate::log::hold(rec.seq);
@@ -313,21 +338,21 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
 /// shared by every such record, so a repeated launch costs no JSON copying.
 fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<crate::log::SharedExtra>> {
     let k = (key.clone(), device);
-    if let Some(e) = REUSED.lock().get(&k) {
+    if let Some(e) = projector().reused.lock().get(&k) {
         return Some(e.clone());
     }
-    let (e, p) = RESULTS.lock().get(key).cloned()?;
+    let (e, p) = projector().results.lock().get(key).cloned()?;
     let entries = Arc::new(crate::log::SharedExtra::new(reused_attachments(
         e, p, device,
     )));
-    REUSED.lock().insert(k, entries.clone());
+    projector().reused.lock().insert(k, entries.clone());
     Some(entries)
 }
 
 /// Ends the in-flight state of `key`: the launches that waited for it get `emulation`
 /// (marked reused) and `projection`.
 fn finish_key(key: &EmuKey, emulation: &Emulation, projection: Option<&Projection>) {
-    let waiting = INFLIGHT.lock().remove(key).unwrap_or_default();
+    let waiting = projector().inflight.lock().remove(key).unwrap_or_default();
     for (seq, device) in waiting {
         let extra = reused_attachments(emulation.clone(), projection.cloned(), device);
         crate::log::release(seq, extra);
@@ -380,7 +405,9 @@ unsafe fn snapshot(q: cl_command_queue, p: &mut Pending, wait: &[cl_event]) -> R
             "buffer snapshot of {total} bytes exceeds CLPRISM_EMU_SNAPSHOT_MAX={cap}"
         ));
     }
-    let held = SNAPSHOT_BYTES.fetch_add(total, Ordering::AcqRel);
+    let held = projector()
+        .snapshot_bytes
+        .fetch_add(total, Ordering::AcqRel);
     p.bytes = total;
     if held + total > cap {
         release_snapshot(p);
@@ -438,7 +465,9 @@ fn release_snapshot(p: &mut Pending) {
             crate::exec::cl::release_mem(s.copy);
         }
     }
-    SNAPSHOT_BYTES.fetch_sub(std::mem::take(&mut p.bytes), Ordering::AcqRel);
+    projector()
+        .snapshot_bytes
+        .fetch_sub(std::mem::take(&mut p.bytes), Ordering::AcqRel);
 }
 
 impl Pending {
@@ -470,7 +499,7 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         );
         return;
     }
-    let Ok(worker) = WORKER.as_ref() else {
+    let Ok(worker) = projector().worker.as_ref() else {
         fail(&mut p, "no emulation thread".into());
         return;
     };
@@ -490,14 +519,18 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         cfg: EMU_CFG,
         done: Box::new(move |o| {
             done(seq, &key, &info, o);
-            SNAPSHOT_BYTES.fetch_sub(bytes, Ordering::AcqRel);
+            projector()
+                .snapshot_bytes
+                .fetch_sub(bytes, Ordering::AcqRel);
         }),
     };
     if let Err(job) = worker.submit_deferred(job) {
         // dropping the prepare closure releases the snapshot (`Drop for Pending`)
         let DeferredJob { key, prepare, .. } = *job;
         drop(prepare);
-        SNAPSHOT_BYTES.fetch_sub(bytes, Ordering::AcqRel);
+        projector()
+            .snapshot_bytes
+            .fetch_sub(bytes, Ordering::AcqRel);
         let e = emulation_failed(
             EmulationStatus::Unavailable,
             format!("emulation queue full ({QUEUE_CAPACITY} launches waiting)"),
@@ -587,7 +620,7 @@ unsafe fn read_snapshots(p: &mut Pending) -> Result<HashMap<Key, Vec<u8>>, Strin
 }
 
 fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
-    if let Some(m) = MODULES.lock().get(&info.program_key) {
+    if let Some(m) = projector().modules.lock().get(&info.program_key) {
         return m.clone();
     }
     let r = match &info.origin {
@@ -609,7 +642,10 @@ fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
             "built-in kernels or unknown program origin".into(),
         )),
     };
-    MODULES.lock().insert(info.program_key.clone(), r.clone());
+    projector()
+        .modules
+        .lock()
+        .insert(info.program_key.clone(), r.clone());
     r
 }
 
@@ -689,20 +725,24 @@ fn release_snapshot_handles(p: &mut Pending) {
 
 /// The launch device's profile name (cached per device).
 fn device_profile(device: Key) -> Option<String> {
-    if let Some(p) = DEVICE_PROFILE.lock().get(&device) {
+    if let Some(p) = projector().device_profile.lock().get(&device) {
         return p.clone();
     }
-    let name = PROFILES.as_ref().ok().and_then(|ps| {
+    let name = projector().profiles.as_ref().ok().and_then(|ps| {
         let id = crate::exec::best::device_identity(device as cl_device_id)?;
         model::find_profile(ps, &id).map(|p| p.name.clone())
     });
-    DEVICE_PROFILE.lock().insert(device, name.clone());
+    projector()
+        .device_profile
+        .lock()
+        .insert(device, name.clone());
     name
 }
 
 /// Projection of `stats` for the launch (without `launch_device_profile`).
 fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
-    let static_local = MODULES
+    let static_local = projector()
+        .modules
         .lock()
         .get(&info.program_key)
         .and_then(|m| m.as_ref().ok().map(|m| m.local_static))
@@ -711,7 +751,7 @@ fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
         error: Some(e),
         ..Default::default()
     };
-    let profiles = match PROFILES.as_ref() {
+    let profiles = match projector().profiles.as_ref() {
         Ok(p) => p,
         Err(e) => return err(e.clone()),
     };
@@ -768,7 +808,8 @@ fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
     };
     // keep the first result of a key for later launches (not a transient failure)
     if !o.reused && !matches!(o.result, Err(EmuError::Internal(_))) {
-        RESULTS
+        projector()
+            .results
             .lock()
             .insert(key.clone(), (emulation.clone(), projection.clone()));
     }

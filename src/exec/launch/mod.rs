@@ -91,7 +91,7 @@ pub(super) struct WorkerState {
     host_pool: StagingPool,
     /// kernel (`kernel_id`) → ns per work-group on the app's device when it last ran whole
     /// there through clprism (its first launch under `CLPRISM_SPLIT=auto`); for
-    /// `sched::split`. Forwarded launches are measured into [`super::FORWARDED`].
+    /// `sched::split`. Forwarded launches are measured into the engine state's forwarded measurements (`super::forwarded_ns_per_work_group`).
     whole: FxHashMap<String, f64>,
     /// kernel (`kernel_id`) → read-back plus write-back time of its last split launch, ns.
     merge_cost: FxHashMap<String, f64>,
