@@ -174,19 +174,16 @@ pub fn device_match(facts: &DeviceFacts, pin: bool) -> DeviceMatch {
     m
 }
 
-/// Builds and validates the profile.
+/// The per-class instruction throughputs (work-item instructions per ns) from the measured
+/// benchmarks, with each figure's source in `src`.
 ///
-/// Errors: a sweep without usable points, or a profile that fails validation (e.g. a
-/// throughput of 0).
-pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Profile, String> {
-    let mut src: BTreeMap<String, String> = BTreeMap::new();
+/// Errors: a benchmark that did not run.
+fn instruction_throughput(
+    m: &Measurements,
+    n: &Naming,
+    src: &mut BTreeMap<String, String>,
+) -> Result<ClassThroughput, String> {
     let meas = |detail: String| format!("{}: {detail}", n.measured);
-    let ww = m.warp_width.0.max(1);
-    src.insert("warp_width".into(), m.warp_width.1.clone());
-    src.insert("compute_units".into(), facts.compute_units.source.clone());
-    src.insert("clock_mhz".into(), facts.clock_mhz.source.clone());
-
-    // Instruction throughput.
     let get = |c: &str| m.instr.iter().find(|r| r.bench.class == c);
     let mut tp: BTreeMap<&str, f64> = BTreeMap::new();
     for r in &m.instr {
@@ -243,6 +240,22 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
             return Err(format!("the {c} benchmark did not run"));
         }
     }
+    Ok(instruction_throughput)
+}
+
+/// Builds and validates the profile.
+///
+/// Errors: a sweep without usable points, or a profile that fails validation (e.g. a
+/// throughput of 0).
+pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Profile, String> {
+    let mut src: BTreeMap<String, String> = BTreeMap::new();
+    let meas = |detail: String| format!("{}: {detail}", n.measured);
+    let ww = m.warp_width.0.max(1);
+    src.insert("warp_width".into(), m.warp_width.1.clone());
+    src.insert("compute_units".into(), facts.compute_units.source.clone());
+    src.insert("clock_mhz".into(), facts.clock_mhz.source.clone());
+
+    let instruction_throughput = instruction_throughput(m, n, &mut src)?;
 
     let global_read = curve_from_points(&m.global_read).map_err(|e| format!("global_read: {e}"))?;
     let global_write =

@@ -28,7 +28,7 @@
 
 use super::clock::Mapping;
 use super::{Finished, Span};
-use crate::log::schema::Chunk;
+use crate::log::schema::{Chunk, Schedule};
 use crate::log::LaunchRecord;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -143,85 +143,14 @@ pub fn is_balanced(rec: &LaunchRecord) -> bool {
 pub fn build(input: &Input) -> Timeline {
     let mut tl = Timeline::default();
     let mut ev: Vec<Event> = Vec::new();
-    // host threads
-    let mut threads: Vec<&HostThread> = input.threads.iter().collect();
-    threads.sort_by_key(|t| t.tid);
-    for (i, t) in threads.iter().enumerate() {
-        if t.spans.is_empty() {
-            continue;
-        }
-        let name = if t.name.is_empty() {
-            format!("host thread {}", t.tid)
-        } else {
-            format!("host thread {} ({})", t.tid, t.name)
-        };
-        tl.tracks.push(Track {
-            tid: t.tid,
-            name,
-            sort: i as i64,
-        });
-        for s in &t.spans {
-            let mut e = Event::new(
-                "X",
-                "api",
-                s.name.to_string(),
-                s.start as i128,
-                Some(s.end.saturating_sub(s.start)),
-            );
-            e.tid = t.tid;
-            ev.push(e);
-        }
-    }
+    host_tracks(input, &mut tl, &mut ev);
     let mut records: Vec<&Finished> = input.records.iter().collect();
     records.sort_by_key(|r| r.rec.seq);
 
-    // device clock offsets: enqueue alignment for every device (max(time_ns − SUBMIT)), and
-    // the timer mapping where there is one, unless it puts a command's submission more than
-    // TIMER_TOLERANCE_NS before its host enqueue (a driver whose timer and profiling clocks
-    // disagree): then the alignment is used and the note says why
-    let mut aligned: BTreeMap<String, i128> = BTreeMap::new();
-    for f in &records {
-        let (Some(t), false) = (f.times, is_balanced(&f.rec)) else {
-            continue;
-        };
-        let cand = f.rec.time_ns as i128 - t.submit as i128;
-        let e = aligned.entry(f.rec.device.index.clone()).or_insert(cand);
-        *e = (*e).max(cand);
-    }
-    let mut offsets: BTreeMap<String, (i128, String)> = BTreeMap::new();
-    let mut mapping_notes = Map::new();
-    for (idx, &al) in &aligned {
-        let (off, how, note) = match input.clocks.get(idx) {
-            Some(m @ Mapping::Timer { offset, .. }) => {
-                // al − offset = how far the worst command's submission lies before its enqueue
-                if al - offset > TIMER_TOLERANCE_NS {
-                    let why = format!(
-                        "clGetDeviceAndHostTimer rejected (it put a submission {} us before its enqueue); aligned to the host enqueue time",
-                        (al - offset) / 1000
-                    );
-                    (al, "enqueue-aligned", why)
-                } else {
-                    (*offset, "clGetDeviceAndHostTimer", m.describe())
-                }
-            }
-            Some(m) => (al, "enqueue-aligned", m.describe()),
-            None => (al, "enqueue-aligned", "enqueue-aligned".to_string()),
-        };
-        offsets.insert(idx.clone(), (off, how.to_string()));
-        mapping_notes.insert(idx.clone(), json!(note));
-    }
-    tl.notes
-        .insert("clock_mapping".into(), Value::Object(mapping_notes));
+    let offsets = clock_offsets(input, &records, &mut tl);
 
     // device groups: key = "index name", shown in first-seen order
-    let mut device_names: Vec<(String, String)> = Vec::new();
-    let mut device_group = |index: &str, name: &str| -> String {
-        let key = format!("device {index} {name}");
-        if !device_names.iter().any(|(k, _)| *k == key) {
-            device_names.push((key.clone(), key.clone()));
-        }
-        key
-    };
+    let mut device_groups = DeviceGroups::default();
     let host_span_end = |thread: u64, at: u64| -> Option<u64> {
         input
             .threads
@@ -287,16 +216,10 @@ pub fn build(input: &Input) -> Timeline {
             let launch_end = e.end();
             ev.push(e);
             let units = s.work_groups.unwrap_or(0).max(1);
-            let dev_key = |i: usize, g: &mut dyn FnMut(&str, &str) -> String| -> String {
-                match s.devices.get(i) {
-                    Some(d) => g(&d.index, &d.name),
-                    None => g("?", "unknown"),
-                }
-            };
             let chunks = &s.chunks;
             let spans = chunk_spans(chunks);
             for (ci, c) in chunks.iter().enumerate() {
-                let group = dev_key(c.device, &mut device_group);
+                let group = device_groups.of_schedule(s, c.device);
                 let count = c.count;
                 let pct = 100.0 * count as f64 / units as f64;
                 let enq = c.enqueue_ns.map(|x| t0 + x as i128);
@@ -358,125 +281,14 @@ pub fn build(input: &Input) -> Timeline {
                     }
                 }
             }
-            // transfers and host phases, when the schedule record carries them
-            for t in s.transfers.iter().flatten() {
-                let (Some(a), Some(b)) = (t.start_ns, t.end_ns) else {
-                    continue;
-                };
-                // a transfer without a device (e.g. the write into the app's buffer) is host
-                // work inside the launch: drawn nested in the launch slice
-                let (group, a, b) = match t.device {
-                    Some(d) => (
-                        dev_key(d, &mut device_group),
-                        t0 + a as i128,
-                        t0 + b as i128,
-                    ),
-                    None => {
-                        let a = (t0 + a as i128).clamp(t0, launch_end);
-                        (
-                            BALANCE_GROUP.to_string(),
-                            a,
-                            (t0 + b as i128).clamp(a, launch_end),
-                        )
-                    }
-                };
-                let kind = t.kind.as_deref().unwrap_or("transfer");
-                let name = match t.bytes {
-                    Some(n) => format!("{kind} {}", human_bytes(n)),
-                    None => kind.to_string(),
-                };
-                let mut e = Event::new("X", "transfer", name, a, Some((b - a).max(0) as u64));
-                e.args = json!({"seq": rec.seq, "kind": kind, "bytes": t.bytes});
-                e.group = group;
-                ev.push(e);
-            }
-            for p in s.phases.iter().flatten() {
-                let a = (t0 + p.start_ns as i128).clamp(t0, launch_end);
-                let b = (t0 + p.end_ns as i128).clamp(a, launch_end);
-                let name = if p.name.is_empty() {
-                    "phase".to_string()
-                } else {
-                    p.name.clone()
-                };
-                let mut e = Event::new("X", "balance", name, a, Some((b - a) as u64));
-                e.args = json!({"seq": rec.seq});
-                e.group = BALANCE_GROUP.into();
-                ev.push(e);
-            }
+            transfer_and_phase_events(s, rec.seq, (t0, launch_end), &mut device_groups, &mut ev);
         } else {
-            let group = device_group(&rec.device.index, &rec.device.name);
-            let mut e = match (f.times, offsets.get(&rec.device.index)) {
-                (Some(t), Some((off, how))) => {
-                    kargs["device_ns"] = json!(rec.device_ns);
-                    kargs["queued_ns"] = json!(rec.queued_ns);
-                    kargs["clock"] = json!(how);
-                    Event::new(
-                        "X",
-                        "kernel",
-                        rec.kernel.to_string(),
-                        t.start as i128 + off,
-                        Some(t.end.saturating_sub(t.start)),
-                    )
-                }
-                _ => Event::new(
-                    "i",
-                    "kernel",
-                    format!("{} ({})", rec.kernel, rec.status),
-                    rec.time_ns as i128,
-                    None,
-                ),
-            };
-            if let Some(s) = &schedule {
-                kargs["balance_fallback"] = json!(s.fallback);
-            }
-            e.args = kargs;
-            e.group = group;
+            let mut e = kernel_event(f, offsets.get(&rec.device.index), kargs, schedule.as_ref());
+            e.group = device_groups.of(&rec.device.index, &rec.device.name);
             ev.push(e);
         }
         // emulation (project mode)
-        if let Some(m) = rec.emulation() {
-            let status = m.status.as_ref().map_or("unknown", |s| s.as_str());
-            let reused = m.reused;
-            let emu_ns = m.stats.as_ref().map(|s| s.emulation_ns);
-            let mut args = json!({"seq": rec.seq, "status": status, "reused": reused,
-                "reason": m.reason, "emulation_ns": emu_ns});
-            let e = match emu_ns.filter(|_| !reused) {
-                Some(ns) => {
-                    let (start, how) = match m.start_unix_ns {
-                        Some(t) => (t as i128, "emulation.start_unix_ns"),
-                        None => (
-                            (rec.time_ns as i128).max(emu_free),
-                            "reconstructed: FIFO worker after the enqueue",
-                        ),
-                    };
-                    emu_free = start + ns as i128;
-                    args["start"] = json!(how);
-                    Event::new(
-                        "X",
-                        "emulation",
-                        format!("emulate {}", rec.kernel),
-                        start,
-                        Some(ns),
-                    )
-                }
-                None => {
-                    let what = if reused {
-                        "reused statistics".to_string()
-                    } else {
-                        status.to_string()
-                    };
-                    Event::new(
-                        "i",
-                        "emulation",
-                        format!("{}: {what}", rec.kernel),
-                        rec.time_ns as i128,
-                        None,
-                    )
-                }
-            };
-            let mut e = e;
-            e.args = args;
-            e.group = EMU_GROUP.into();
+        if let Some(e) = emulation_event(rec, &mut emu_free) {
             ev.push(e);
         }
     }
@@ -490,8 +302,268 @@ pub fn build(input: &Input) -> Timeline {
 
     // lanes: per group, greedy first-fit on slices sorted by start
     let mut groups: Vec<String> = vec![BALANCE_GROUP.into()];
-    groups.extend(device_names.iter().map(|(k, _)| k.clone()));
+    groups.extend(device_groups.0.iter().cloned());
     groups.push(EMU_GROUP.into());
+    assign_lanes(&mut ev, &groups, &mut tl);
+    // flows: enqueue tick -> chunk start (`bp:"e"`: binds to the chunk slice that starts
+    // there, on whichever lane the chunk got)
+    for (n, (s, c)) in flows.into_iter().enumerate() {
+        let id = Some(n as u64 + 1);
+        ev[s].id = id;
+        let mut f = Event::new("f", "flow", "chunk".into(), ev[c].ts, None);
+        f.tid = ev[c].tid;
+        f.id = id;
+        ev.push(f);
+    }
+    tl.events = ev;
+    tl
+}
+
+/// Device groups (tracks) in first-seen order; key "device INDEX NAME".
+#[derive(Default)]
+struct DeviceGroups(Vec<String>);
+
+impl DeviceGroups {
+    /// The group of device `index` named `name`, added when new.
+    fn of(&mut self, index: &str, name: &str) -> String {
+        let key = format!("device {index} {name}");
+        if !self.0.contains(&key) {
+            self.0.push(key.clone());
+        }
+        key
+    }
+
+    /// The group of the device at position `i` of a schedule's devices.
+    fn of_schedule(&mut self, s: &Schedule, i: usize) -> String {
+        match s.devices.get(i) {
+            Some(d) => self.of(&d.index, &d.name),
+            None => self.of("?", "unknown"),
+        }
+    }
+}
+
+/// The transfers and host phases of balanced launch `seq` (started at `t0`, ended at
+/// `launch_end`, host ns), when its schedule record carries them.
+fn transfer_and_phase_events(
+    s: &Schedule,
+    seq: u64,
+    (t0, launch_end): (i128, i128),
+    groups: &mut DeviceGroups,
+    ev: &mut Vec<Event>,
+) {
+    // transfers and host phases, when the schedule record carries them
+    for t in s.transfers.iter().flatten() {
+        let (Some(a), Some(b)) = (t.start_ns, t.end_ns) else {
+            continue;
+        };
+        // a transfer without a device (e.g. the write into the app's buffer) is host
+        // work inside the launch: drawn nested in the launch slice
+        let (group, a, b) = match t.device {
+            Some(d) => (groups.of_schedule(s, d), t0 + a as i128, t0 + b as i128),
+            None => {
+                let a = (t0 + a as i128).clamp(t0, launch_end);
+                (
+                    BALANCE_GROUP.to_string(),
+                    a,
+                    (t0 + b as i128).clamp(a, launch_end),
+                )
+            }
+        };
+        let kind = t.kind.as_deref().unwrap_or("transfer");
+        let name = match t.bytes {
+            Some(n) => format!("{kind} {}", human_bytes(n)),
+            None => kind.to_string(),
+        };
+        let mut e = Event::new("X", "transfer", name, a, Some((b - a).max(0) as u64));
+        e.args = json!({"seq": seq, "kind": kind, "bytes": t.bytes});
+        e.group = group;
+        ev.push(e);
+    }
+    for p in s.phases.iter().flatten() {
+        let a = (t0 + p.start_ns as i128).clamp(t0, launch_end);
+        let b = (t0 + p.end_ns as i128).clamp(a, launch_end);
+        let name = if p.name.is_empty() {
+            "phase".to_string()
+        } else {
+            p.name.clone()
+        };
+        let mut e = Event::new("X", "balance", name, a, Some((b - a) as u64));
+        e.args = json!({"seq": seq});
+        e.group = BALANCE_GROUP.into();
+        ev.push(e);
+    }
+}
+
+/// The kernel slice of a launch that ran on one device: at its device times mapped by the
+/// device's clock `offset`, or an instant at the enqueue when it was not timed.
+fn kernel_event(
+    f: &Finished,
+    offset: Option<&(i128, String)>,
+    mut kargs: Value,
+    schedule: Option<&Schedule>,
+) -> Event {
+    let rec = &f.rec;
+    let mut e = match (f.times, offset) {
+        (Some(t), Some((off, how))) => {
+            kargs["device_ns"] = json!(rec.device_ns);
+            kargs["queued_ns"] = json!(rec.queued_ns);
+            kargs["clock"] = json!(how);
+            Event::new(
+                "X",
+                "kernel",
+                rec.kernel.to_string(),
+                t.start as i128 + off,
+                Some(t.end.saturating_sub(t.start)),
+            )
+        }
+        _ => Event::new(
+            "i",
+            "kernel",
+            format!("{} ({})", rec.kernel, rec.status),
+            rec.time_ns as i128,
+            None,
+        ),
+    };
+    if let Some(s) = schedule {
+        kargs["balance_fallback"] = json!(s.fallback);
+    }
+    e.args = kargs;
+    e
+}
+
+/// One track per host thread with its OpenCL API spans.
+fn host_tracks(input: &Input, tl: &mut Timeline, ev: &mut Vec<Event>) {
+    let mut threads: Vec<&HostThread> = input.threads.iter().collect();
+    threads.sort_by_key(|t| t.tid);
+    for (i, t) in threads.iter().enumerate() {
+        if t.spans.is_empty() {
+            continue;
+        }
+        let name = if t.name.is_empty() {
+            format!("host thread {}", t.tid)
+        } else {
+            format!("host thread {} ({})", t.tid, t.name)
+        };
+        tl.tracks.push(Track {
+            tid: t.tid,
+            name,
+            sort: i as i64,
+        });
+        for s in &t.spans {
+            let mut e = Event::new(
+                "X",
+                "api",
+                s.name.to_string(),
+                s.start as i128,
+                Some(s.end.saturating_sub(s.start)),
+            );
+            e.tid = t.tid;
+            ev.push(e);
+        }
+    }
+}
+
+/// Per device index, the offset from its profiling clock to host time (ns) and how it was
+/// found; the notes record the mapping per device.
+fn clock_offsets(
+    input: &Input,
+    records: &[&Finished],
+    tl: &mut Timeline,
+) -> BTreeMap<String, (i128, String)> {
+    // device clock offsets: enqueue alignment for every device (max(time_ns − SUBMIT)), and
+    // the timer mapping where there is one, unless it puts a command's submission more than
+    // TIMER_TOLERANCE_NS before its host enqueue (a driver whose timer and profiling clocks
+    // disagree): then the alignment is used and the note says why
+    let mut aligned: BTreeMap<String, i128> = BTreeMap::new();
+    for f in records {
+        let (Some(t), false) = (f.times, is_balanced(&f.rec)) else {
+            continue;
+        };
+        let cand = f.rec.time_ns as i128 - t.submit as i128;
+        let e = aligned.entry(f.rec.device.index.clone()).or_insert(cand);
+        *e = (*e).max(cand);
+    }
+    let mut offsets: BTreeMap<String, (i128, String)> = BTreeMap::new();
+    let mut mapping_notes = Map::new();
+    for (idx, &al) in &aligned {
+        let (off, how, note) = match input.clocks.get(idx) {
+            Some(m @ Mapping::Timer { offset, .. }) => {
+                // al − offset = how far the worst command's submission lies before its enqueue
+                if al - offset > TIMER_TOLERANCE_NS {
+                    let why = format!(
+                        "clGetDeviceAndHostTimer rejected (it put a submission {} us before its enqueue); aligned to the host enqueue time",
+                        (al - offset) / 1000
+                    );
+                    (al, "enqueue-aligned", why)
+                } else {
+                    (*offset, "clGetDeviceAndHostTimer", m.describe())
+                }
+            }
+            Some(m) => (al, "enqueue-aligned", m.describe()),
+            None => (al, "enqueue-aligned", "enqueue-aligned".to_string()),
+        };
+        offsets.insert(idx.clone(), (off, how.to_string()));
+        mapping_notes.insert(idx.clone(), json!(note));
+    }
+    tl.notes
+        .insert("clock_mapping".into(), Value::Object(mapping_notes));
+    offsets
+}
+
+/// The emulation slice of a project-mode record: its own time on the (single, FIFO)
+/// emulation worker, or an instant for reused statistics and failures. `emu_free`: when the
+/// previous emulation ended.
+fn emulation_event(rec: &LaunchRecord, emu_free: &mut i128) -> Option<Event> {
+    let m = rec.emulation()?;
+
+    let status = m.status.as_ref().map_or("unknown", |s| s.as_str());
+    let reused = m.reused;
+    let emu_ns = m.stats.as_ref().map(|s| s.emulation_ns);
+    let mut args = json!({"seq": rec.seq, "status": status, "reused": reused,
+        "reason": m.reason, "emulation_ns": emu_ns});
+    let e = match emu_ns.filter(|_| !reused) {
+        Some(ns) => {
+            let (start, how) = match m.start_unix_ns {
+                Some(t) => (t as i128, "emulation.start_unix_ns"),
+                None => (
+                    (rec.time_ns as i128).max(*emu_free),
+                    "reconstructed: FIFO worker after the enqueue",
+                ),
+            };
+            *emu_free = start + ns as i128;
+            args["start"] = json!(how);
+            Event::new(
+                "X",
+                "emulation",
+                format!("emulate {}", rec.kernel),
+                start,
+                Some(ns),
+            )
+        }
+        None => {
+            let what = if reused {
+                "reused statistics".to_string()
+            } else {
+                status.to_string()
+            };
+            Event::new(
+                "i",
+                "emulation",
+                format!("{}: {what}", rec.kernel),
+                rec.time_ns as i128,
+                None,
+            )
+        }
+    };
+    let mut e = e;
+    e.args = args;
+    e.group = EMU_GROUP.into();
+    Some(e)
+}
+
+/// Places each group's events on lanes (greedy first-fit on slices sorted by start; a slice
+/// fits a lane when it nests in the innermost open slice there) and names the tracks.
+fn assign_lanes(ev: &mut [Event], groups: &[String], tl: &mut Timeline) {
     let mut next_tid = SYNTHETIC_TID;
     for (gi, g) in groups.iter().enumerate() {
         let mut idx: Vec<usize> = (0..ev.len()).filter(|&i| ev[i].group == *g).collect();
@@ -546,18 +618,6 @@ pub fn build(input: &Input) -> Timeline {
             });
         }
     }
-    // flows: enqueue tick -> chunk start (`bp:"e"`: binds to the chunk slice that starts
-    // there, on whichever lane the chunk got)
-    for (n, (s, c)) in flows.into_iter().enumerate() {
-        let id = Some(n as u64 + 1);
-        ev[s].id = id;
-        let mut f = Event::new("f", "flow", "chunk".into(), ev[c].ts, None);
-        f.tid = ev[c].tid;
-        f.id = id;
-        ev.push(f);
-    }
-    tl.events = ev;
-    tl
 }
 
 /// (start, end) of each chunk relative to the launch's t0, ns. The schedule record gives the
