@@ -15,16 +15,16 @@
 //! - every driver call made off the app's threads goes through [`Background::driver_call`],
 //!   which holds a shared gate for the length of the call and refuses once shutdown began;
 //! - after each such call the exit hook is registered again, so it runs before any teardown
-//!   the driver registered during the call; it is also registered when the call starts, and
-//!   a teardown registered on any thread *while* a call runs (C++ static destructors of LLVM
-//!   in PoCL's compiler, first used by the app's own build) is followed at once by the hook,
-//!   through the `__cxa_atexit` interposer in `api::exit`;
+//!   the driver registered during the call; and every exit handler registered on any thread
+//!   once clprism is active (C++ static destructors of LLVM in PoCL's compiler, first used by
+//!   the app's own build) is followed at once by clprism's exit work, through the
+//!   `__cxa_atexit` interposer in `api::exit`, so that runs first;
 //! - the exit hook ([`Background::shut_down`]) closes the gate for good: it waits for the
 //!   driver calls in flight (never for whole threads, never for a fixed time) and no new
 //!   one starts. Background threads are then left to end on their own; nothing joins them.
 
 use parking_lot::RwLock;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The shutdown state of clprism's background work (one per process, see [`get`]).
@@ -34,14 +34,11 @@ pub struct Background {
     /// Shared by every background driver call in flight; taken exclusively (and kept) by
     /// the exit hook.
     gate: RwLock<()>,
-    /// Background driver calls in flight.
-    in_flight: AtomicUsize,
 }
 
 static BACKGROUND: Background = Background {
     shutting_down: AtomicBool::new(false),
     gate: RwLock::new(()),
-    in_flight: AtomicUsize::new(0),
 };
 
 /// The process's background-work state.
@@ -63,14 +60,7 @@ impl Background {
                 if self.shutting_down.load(Ordering::Acquire) {
                     return None;
                 }
-                // registered first, so it is newer than every handler registered so far;
-                // handlers registered while the call runs, on any thread, are followed by
-                // it again (`api::exit`)
-                self.in_flight.fetch_add(1, Ordering::SeqCst);
-                register_exit_hook();
-                let out = call();
-                self.in_flight.fetch_sub(1, Ordering::SeqCst);
-                break out;
+                break call();
             }
         };
         register_exit_hook();
@@ -138,17 +128,8 @@ impl Background {
     }
 }
 
-/// Whether a background driver call is in flight (see `api::exit`).
-pub fn in_driver_call() -> bool {
-    BACKGROUND.in_flight.load(Ordering::SeqCst) > 0
-}
-
-/// The exit hook in `__cxa_atexit`'s form (see `api::exit`).
-pub extern "C" fn exit_hook_with_arg(_: *mut std::ffi::c_void) {
-    exit_hook();
-}
-
-extern "C" fn exit_hook() {
+/// The exit hook (see the module doc; `api::exit` runs it first at exit).
+pub extern "C" fn exit_hook() {
     let _ = std::panic::catch_unwind(|| get().shut_down());
 }
 
@@ -170,7 +151,6 @@ mod tests {
         let bg: &'static Background = Box::leak(Box::new(Background {
             shutting_down: AtomicBool::new(false),
             gate: RwLock::new(()),
-            in_flight: AtomicUsize::new(0),
         }));
         let (entered_tx, entered_rx) = std::sync::mpsc::channel();
         let finished = std::sync::Arc::new(AtomicBool::new(false));

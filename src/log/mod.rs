@@ -405,7 +405,8 @@ pub fn flush() {
     }
 }
 
-extern "C" fn at_exit() {
+/// The log's exit hook: writes what is pending and the summary (see [`shutdown`]).
+pub extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(shutdown);
 }
 

@@ -5,7 +5,7 @@
 
 use super::plan::Plan;
 use super::replicas::Targets;
-use super::{PendingReads, WorkerState};
+use super::{Ctx, PendingReads, WorkerState};
 use crate::exec::cl::{self, ClError};
 use crate::exec::devices::Device;
 use crate::exec::staging::HostBytes;
@@ -71,17 +71,15 @@ pub(super) struct RealChunks<'a> {
 }
 
 impl<'a> RealChunks<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         state: &'a mut WorkerState,
-        engine: &'a Engine,
-        job: &'a Job,
-        plan: &'a Plan,
+        cx: Ctx<'a>,
         targets: &'a Targets,
         done_rx: &'a Receiver<ChunkDone>,
         t0: Instant,
         staging: FxHashMap<Key, HostBytes>,
     ) -> Self {
+        let Ctx { engine, job, plan } = cx;
         let readmit_safe = plan
             .model
             .as_ref()
@@ -322,17 +320,15 @@ impl WorkerState {
     /// Step 5: runs the launch's chunks on the participating devices under the scheduler.
     ///
     /// Errors: every device failed or stalled (the app's data is unchanged).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn run_chunks(
         &mut self,
-        engine: &Engine,
+        cx: Ctx,
         done_rx: &Receiver<ChunkDone>,
-        job: &Job,
-        plan: &Plan,
         targets: &Targets,
         staging: FxHashMap<Key, HostBytes>,
         t0: Instant,
     ) -> Result<ChunkRun, String> {
+        let Ctx { engine, job, plan } = cx;
         let n = plan.devs.len();
         let mut sched = ChunkScheduler::new(&plan.kind, &engine.boyer, n, plan.shape.units)?;
         let history_key = (job.kernel_id(), plan.shape.units, plan.devs.clone());
@@ -350,7 +346,7 @@ impl WorkerState {
                 .map(|w| w.div_ceil(per_unit))
                 .collect::<Vec<_>>(),
         );
-        let mut devices = RealChunks::new(self, engine, job, plan, targets, done_rx, t0, staging);
+        let mut devices = RealChunks::new(self, cx, targets, done_rx, t0, staging);
         let end = driver::drive(&mut sched, &mut devices);
         let makespan_ns = devices.now_ns();
         let RealChunks {

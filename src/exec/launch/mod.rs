@@ -32,6 +32,14 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// What every step after the plan reads: the engine, the launch and its plan.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    engine: &'a Engine,
+    job: &'a Job,
+    plan: &'a plan::Plan,
+}
+
 /// A footprint read-back of one buffer: the merged `[start, end)` ranges, a host copy of the
 /// buffer valid inside them, the bytes read, and the ranges written by the app's own device
 /// (copied device-side at write-back).
@@ -498,9 +506,14 @@ impl WorkerState {
         let mut uploads = PendingReads(Vec::new());
         let targets = self.prepare_devices(engine, job, &mut plan, &snapshots, &mut uploads)?;
         let staging = self.early_staging(job, &plan, home);
-        let mut run = self.run_chunks(engine, done_rx, job, &plan, &targets, staging, t0)?;
+        let cx = Ctx {
+            engine,
+            job,
+            plan: &plan,
+        };
+        let mut run = self.run_chunks(cx, done_rx, &targets, staging, t0)?;
+        let merged = self.merge(cx, &mut run, &snapshots, home)?;
         plan.marks.push(("chunks", run.makespan_ns));
-        let merged = self.merge(engine, job, &plan, &mut run, &snapshots, home)?;
         drop(uploads);
         plan.mark("read_back", t0);
         // only now, with every buffer merged without conflict, the app's data changes

@@ -6,7 +6,7 @@
 
 use super::chunks::ChunkRun;
 use super::plan::Plan;
-use super::{wait_release, BufArg, ReadBack, WorkerState};
+use super::{wait_release, BufArg, Ctx, ReadBack, WorkerState};
 use crate::exec::cl::{self, ClError};
 use crate::exec::footprint;
 use crate::exec::staging::{HostBytes, Role};
@@ -33,13 +33,12 @@ impl WorkerState {
     /// failed read; nothing of the app's data has changed then.
     pub(super) fn merge(
         &mut self,
-        engine: &Engine,
-        job: &Job,
-        plan: &Plan,
+        cx: Ctx,
         run: &mut ChunkRun,
         snapshots: &[Option<HostBytes>],
         home: cl_command_queue,
     ) -> Result<Merged, String> {
+        let plan = cx.plan;
         let mut merged = Merged {
             results: Vec::new(),
             device_copies: Vec::new(),
@@ -56,7 +55,7 @@ impl WorkerState {
             let (ranges, bytes, n) = match footprint {
                 Some(w) => {
                     let (ranges, bytes, n, on_device) =
-                        self.footprint_merge(engine, job, plan, run, b, w, home)?;
+                        self.footprint_merge(cx, run, b, w, home)?;
                     if let Some(h) = plan.home_d {
                         let rep = self.replicas[&(b.mem, plan.slot(h))].mem;
                         merged.device_copies.push((b.mem, rep, on_device));
@@ -67,7 +66,7 @@ impl WorkerState {
                     let base = snap.as_ref().ok_or_else(|| {
                         format!("argument {}: no pre-launch copy to diff against", b.index)
                     })?;
-                    let bytes = self.diff_merge(engine, job, plan, run, b, base, home)?;
+                    let bytes = self.diff_merge(cx, run, b, base, home)?;
                     let len = bytes.len() as u64;
                     (vec![[0, len]], bytes, len)
                 }
@@ -80,17 +79,15 @@ impl WorkerState {
 
     /// The written ranges of buffer `b` by footprint `w`: read early or now, from each
     /// device that ran them; the app's own device's ranges stay on it.
-    #[allow(clippy::too_many_arguments)]
     fn footprint_merge(
         &mut self,
-        engine: &Engine,
-        job: &Job,
-        plan: &Plan,
+        cx: Ctx,
         run: &mut ChunkRun,
         b: &BufArg,
         w: &footprint::WrittenArg,
         home: cl_command_queue,
     ) -> Result<ReadBack, String> {
+        let Ctx { engine, job, plan } = cx;
         let early_chunks = &run.early_chunks;
         let pieces = run
             .done
@@ -127,17 +124,15 @@ impl WorkerState {
     /// pre-launch contents `base`; the replicas are read concurrently into page-locked areas
     /// kept for the next launch (a fresh heap area reads at a fraction of the bus rate: 64 MiB
     /// took 70-80 ms on 4 H200s, results/gpu-2026-11-22g).
-    #[allow(clippy::too_many_arguments)]
     fn diff_merge(
         &mut self,
-        engine: &Engine,
-        job: &Job,
-        plan: &Plan,
+        cx: Ctx,
         run: &ChunkRun,
         b: &BufArg,
         base: &HostBytes,
         home: cl_command_queue,
     ) -> Result<HostBytes, String> {
+        let Ctx { engine, job, plan } = cx;
         let contributors: Vec<usize> = (0..plan.devs.len())
             .filter(|i| run.per_dev_units[*i] > 0)
             .collect();
