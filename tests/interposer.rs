@@ -401,7 +401,7 @@ fn works_as_an_ocl_icd_layer() {
 
 /// `CLPRISM_DEVICE_TIMING`: `sample:N` times the first launch of a kernel object and every
 /// N-th after it, `off` times none; untimed launches still get one record each and the
-/// summary marks extrapolated totals.
+/// summary marks estimated totals.
 #[test]
 fn device_timing_sample_and_off() {
     let exe = examples().join("floyd_warshall");
@@ -433,7 +433,9 @@ fn device_timing_sample_and_off() {
         assert_eq!(timed, want, "{timing}: timed launches");
         let err = String::from_utf8_lossy(&out.stderr);
         if every.is_some() {
-            assert!(err.contains("~ extrapolated"), "{timing}: {err}");
+            assert!(err.contains("~ estimated"), "{timing}: {err}");
+            let line = format!("~ floyd_pass: timed {want} of {n}, total ");
+            assert!(err.contains(&line), "{timing}: {err}");
         }
     }
 }
