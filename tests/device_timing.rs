@@ -99,7 +99,7 @@ fn estimate_line(summary: &str) -> Option<(usize, usize, f64, f64)> {
 #[test]
 fn adaptive_default_samples_and_its_estimate_matches_all() {
     let d = scratch("device_timing_adaptive");
-    let mut all_totals = Vec::new();
+    let (mut all_totals, mut tails) = (Vec::new(), Vec::new());
     for i in 0..3 {
         let (recs, summary) = run_with(&d, &format!("all{i}"), Some("all"));
         let xs = timed(&recs);
@@ -110,12 +110,19 @@ fn adaptive_default_samples_and_its_estimate_matches_all() {
         );
         assert!(!summary.contains("~ "), "all: nothing estimated\n{summary}");
         all_totals.push(xs.iter().sum::<f64>());
+        // device time in outliers (above 3× the median): PoCL's worker threads preempted on a
+        // loaded host, which varies from run to run
+        let mut v = xs.clone();
+        v.sort_by(f64::total_cmp);
+        let med = v[v.len() / 2];
+        tails.push(v.iter().filter(|&&x| x > 3.0 * med).sum::<f64>());
     }
     let lo = all_totals.iter().cloned().fold(f64::INFINITY, f64::min);
     let hi = all_totals.iter().cloned().fold(0.0, f64::max);
     // run-to-run noise of the device's total (PoCL on a shared CPU): the spread of the
-    // three `all` runs, and at least 10 %
-    let noise = (hi - lo).max(0.1 * lo);
+    // three `all` runs, their largest outlier mass and at least 5 % (on a quiet host the
+    // outliers are few and the comparison tight; on a loaded one they dominate the total)
+    let noise = (hi - lo) + tails.iter().cloned().fold(0.0, f64::max) + 0.05 * lo;
 
     for (name, timing, eps) in [
         ("adaptive", None, 0.02),
