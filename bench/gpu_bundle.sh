@@ -3,7 +3,7 @@
 # machine: the GPU hosts have no Rust and no clang, so everything is built here and carried
 # (device tool: carry [".gpu"]).
 #   .gpu/libOpenCL.so, .gpu/clprism   release builds, stripped
-#   .gpu/examples/*                    the example apps and the overhead benchmark
+#   .gpu/examples/*                    the example apps and the overhead benchmarks (overhead, launches)
 #   .gpu/emu-cache/                    SPIR-V of every example kernel (CLPRISM_CACHE), filled
 #                                      by running the examples here in project mode
 #   .gpu/gpu-env.sh                    bench/gpu-env.sh: OpenCL set-up on the GPU host
@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --lib --bin clprism
 make -s -C examples all
+make -s -C bench
 rm -rf .gpu && mkdir -p .gpu/examples .gpu/emu-cache
 strip -o .gpu/libOpenCL.so target/release/libOpenCL.so
 strip -o .gpu/clprism target/release/clprism

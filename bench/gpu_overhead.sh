@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Issue 2 overhead benchmark on one NVIDIA GPU (build products in .gpu/, see docs/results.md).
+# Issue 2 / issue 21 overhead benchmarks on one NVIDIA GPU (build products in .gpu/, made by
+# bench/gpu_bundle.sh; see docs/results.md).
+#  1. bench/overhead.sh: extra ns per call of each OpenCL call, per configuration.
+#  2. bench/launch_overhead.sh: a launch-heavy app (20000 launches of a 1-D stencil), one line
+#     each for native, CLPRISM_DEVICE_TIMING=all and the default (adaptive): wall time, us per
+#     launch, ratio to native, extra us per launch, launches timed.
+# Usage: bench/gpu_overhead.sh [ROUNDS=5]
 set -uo pipefail
 G=$PWD/.gpu
 . "$(dirname "$0")/gpu-common.sh"
 [ -n "$nv" ] || { echo "no NVIDIA platform found"; exit 1; }
 nvidia-smi -L
 CLPRISM_EXAMPLE_DEVICE=$nv:0 OVERHEAD_EXE=$G/examples/overhead CLPRISM_LIB=$G/libOpenCL.so bench/overhead.sh "${1:-5}" 1.0
+echo
+echo "launch-heavy app: native / all / adaptive"
+CLPRISM_EXAMPLE_DEVICE=$nv:0 LAUNCHES_EXE=$G/examples/launches CLPRISM_LIB=$G/libOpenCL.so bench/launch_overhead.sh "${1:-5}" 20000 65536

@@ -154,7 +154,11 @@ fn examples_pass_in_off_and_log_modes() {
             &exe,
             &["--dump", dump("log").to_str().unwrap()],
             Via::Preload("log"),
-            &[("CLPRISM_LOG", log.to_str().unwrap())],
+            // check_log wants every launch's time: time all, not a sample
+            &[
+                ("CLPRISM_LOG", log.to_str().unwrap()),
+                ("CLPRISM_DEVICE_TIMING", "all"),
+            ],
         );
         assert_ok(&logged, &format!("{name} log"));
         assert_eq!(launches_printed(&logged), launches);
@@ -241,7 +245,11 @@ fn works_as_libopencl_so_1() {
     let rep = replaced_dir(&d);
     let exe = build.join("matmul_local");
     let log = d.join("l.jsonl");
-    let out = run_replaced(&exe, &[], &rep, &[("CLPRISM_LOG", log.to_str().unwrap())]);
+    let env = [
+        ("CLPRISM_LOG", log.to_str().unwrap()),
+        ("CLPRISM_DEVICE_TIMING", "all"),
+    ];
+    let out = run_replaced(&exe, &[], &rep, &env);
     assert_ok(&out, "matmul_local with clprism as libOpenCL.so.1");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("no version information"), "{err}");
@@ -269,7 +277,10 @@ fn multithreaded_launches_lose_no_record() {
         &exe,
         &["8", "100"],
         Via::Preload("log"),
-        &[("CLPRISM_LOG", log.to_str().unwrap())],
+        &[
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_DEVICE_TIMING", "all"),
+        ],
     );
     assert_ok(&out, "mt_launch");
     let n = launches_printed(&out);
@@ -381,6 +392,7 @@ fn works_as_an_ocl_icd_layer() {
                 ("OPENCL_LAYERS", lib().to_str().unwrap()),
                 ("CLPRISM_MODE", mode),
                 ("CLPRISM_LOG", log.to_str().unwrap()),
+                ("CLPRISM_DEVICE_TIMING", "all"),
             ],
         );
         assert_ok(&out, &format!("layer mode {mode}"));
@@ -401,7 +413,7 @@ fn works_as_an_ocl_icd_layer() {
 
 /// `CLPRISM_DEVICE_TIMING`: `sample:N` times the first launch of a kernel object and every
 /// N-th after it, `off` times none; untimed launches still get one record each and the
-/// summary marks extrapolated totals.
+/// summary marks estimated totals.
 #[test]
 fn device_timing_sample_and_off() {
     let exe = examples().join("floyd_warshall");
@@ -433,7 +445,9 @@ fn device_timing_sample_and_off() {
         assert_eq!(timed, want, "{timing}: timed launches");
         let err = String::from_utf8_lossy(&out.stderr);
         if every.is_some() {
-            assert!(err.contains("~ extrapolated"), "{timing}: {err}");
+            assert!(err.contains("~ estimated"), "{timing}: {err}");
+            let line = format!("~ floyd_pass: timed {want} of {n}, total ");
+            assert!(err.contains(&line), "{timing}: {err}");
         }
     }
 }

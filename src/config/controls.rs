@@ -236,15 +236,27 @@ writes none. Tracks and checks: [usage.md](usage.md#timeline-clprism_trace).",
     device_timing: DeviceTiming {
         name: "CLPRISM_DEVICE_TIMING",
         reader: Library,
-        values: "all|off|sample:N",
-        default: "all" => |_| DeviceTiming::All,
+        values: "adaptive[:PCT]|all|off|sample:N",
+        default: "adaptive" => |_| DeviceTiming::Adaptive { target_bp: crate::config::ADAPTIVE_TARGET_BP },
         parse: |v, _| parse_device_timing(v),
-        example: "sample:100",
+        example: "all",
         usage: "which launches get a measured device_ns in log mode",
-        doc: "`all` (also `on`, `1`, `sample:1`): every launch. `off` (also `0`): profiling is not \
+        doc: "`adaptive` (default): per kernel (program and function name), launch t is timed with \
+probability π = min(1, c/t), drawn at random before it runs, with c = max(32, n₀/2) and \
+n₀ = (1.96·CV/ε)² (Cochran's sample size for a total to relative error ε, *Sampling \
+Techniques* 1977 §4.4), CV being the coefficient of variation of the kernel's device times \
+timed so far (1/3 until 8 have completed) and ε the target: ± PCT % (default 2, from 0.1 to \
+50) on the 95 % confidence interval of the kernel's total device time. So the first c \
+launches of a kernel (at least 32) are all timed, then a sample that thins out as c/t and \
+keeps that interval near ± ε however long the run (about c·(1 + ln(N/c)) of N launches are \
+timed). The summary weights each timed launch by 1/π (Hájek estimator, Särndal et al. 1992 \
+§5.7) and prints per kernel `timed n of N, total T ms +- r %` (95 % confidence). Launches \
+that balance mode measures are always timed, and in project mode every launch is. \
+`all` (also `on`, `1`, `sample:1`): every launch. `off` (also `0`): profiling is not \
 turned on for the app's queues; records say `untimed`. `sample:N` (N ≥ 1): the first launch of \
-each kernel object and every N-th after it; the others say `untimed`, and the summary \
-extrapolates totals and marks them `~`. Timing needs an event on a profiled queue, which \
+each kernel object and every N-th after it (estimated like a random 1-in-N sample). Untimed \
+launches say `untimed`; timed ones chosen with probability below 1 carry it as `timing_p`. \
+Timing needs an event on a profiled queue, which \
 NVIDIA charges several µs per launch for ([results.md](results.md#interposer-overhead-issue-2-one-nvidia-h100-and-one-h200)).",
     }
     log_poll_us: Option<u64> {

@@ -69,18 +69,29 @@ pub enum LogTarget {
 /// docs/results.md, "Interposer overhead"). Sampling keeps the event cost off most launches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceTiming {
-    /// Every launch gets an event and a measured `device_ns` (default).
+    /// Every launch gets an event and a measured `device_ns`.
     All,
-    /// The first launch of each kernel name and then every `every`-th launch of it are timed;
-    /// the others are logged with status `untimed`. `every` ≥ 1.
+    /// The default: every launch of a kernel while it is new, then a random sample sized so
+    /// that the estimated total device time of the kernel keeps a 95 % confidence interval
+    /// of about ± `target_bp` basis points (`crate::log::sampling`).
+    Adaptive {
+        /// Target relative half-width of the 95 % confidence interval of a kernel's total
+        /// device time, in basis points (200 = 2 %).
+        target_bp: u32,
+    },
+    /// The first launch of each kernel object and then every `every`-th launch of it are
+    /// timed; the others are logged with status `untimed`. `every` ≥ 1.
     Sample {
-        /// Period in launches of one kernel name.
+        /// Period in launches of one kernel object.
         every: u64,
     },
     /// No launch is timed: profiling is not turned on for the app's queues and records have
     /// status `untimed` (unless the app's own queue profiles and the app asks for an event).
     Off,
 }
+
+/// The adaptive rule's default target: ± 2 % (95 % confidence) on each kernel's total.
+pub const ADAPTIVE_TARGET_BP: u32 = 200;
 
 impl DeviceTiming {
     /// Whether clprism turns profiling on for the queues it sees created.
@@ -89,12 +100,25 @@ impl DeviceTiming {
     }
 }
 
-/// Parses `all` | `off` | `sample:N` (N ≥ 1, `sample:1` = `all`).
+/// Parses `adaptive[:PCT]` | `all` | `off` | `sample:N` (N ≥ 1, `sample:1` = `all`;
+/// 0.1 ≤ PCT ≤ 50).
 pub fn parse_device_timing(s: &str) -> Option<DeviceTiming> {
     match s.trim().to_ascii_lowercase().as_str() {
         "all" | "on" | "1" => Some(DeviceTiming::All),
         "off" | "0" => Some(DeviceTiming::Off),
+        "adaptive" => Some(DeviceTiming::Adaptive {
+            target_bp: ADAPTIVE_TARGET_BP,
+        }),
         t => {
+            if let Some(pct) = t.strip_prefix("adaptive:") {
+                let pct: f64 = pct.trim().trim_end_matches('%').parse().ok()?;
+                if !(0.1..=50.0).contains(&pct) {
+                    return None;
+                }
+                return Some(DeviceTiming::Adaptive {
+                    target_bp: (pct * 100.0).round() as u32,
+                });
+            }
             let n: u64 = t.strip_prefix("sample:")?.trim().parse().ok()?;
             match n {
                 0 => None,
@@ -358,9 +382,15 @@ mod tests {
 
     #[test]
     fn device_timing() {
+        let adaptive = DeviceTiming::Adaptive {
+            target_bp: ADAPTIVE_TARGET_BP,
+        };
         let (c, w) = parse(&[]);
-        assert_eq!(c.device_timing, DeviceTiming::All);
+        assert_eq!(c.device_timing, adaptive);
+        assert!(c.device_timing.enables_profiling());
         assert!(w.is_empty());
+        let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "all")]);
+        assert_eq!(c.device_timing, DeviceTiming::All);
         let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "off")]);
         assert_eq!(c.device_timing, DeviceTiming::Off);
         assert!(!c.device_timing.enables_profiling());
@@ -369,9 +399,21 @@ mod tests {
         assert!(c.device_timing.enables_profiling());
         let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "sample:1")]);
         assert_eq!(c.device_timing, DeviceTiming::All);
-        for bad in ["sample:0", "sample:", "sometimes", "sample:-3"] {
+        let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "adaptive:5")]);
+        assert_eq!(c.device_timing, DeviceTiming::Adaptive { target_bp: 500 });
+        let (c, _) = parse(&[("CLPRISM_DEVICE_TIMING", "adaptive:0.5%")]);
+        assert_eq!(c.device_timing, DeviceTiming::Adaptive { target_bp: 50 });
+        for bad in [
+            "sample:0",
+            "sample:",
+            "sometimes",
+            "sample:-3",
+            "adaptive:0",
+            "adaptive:",
+            "adaptive:80",
+        ] {
             let (c, w) = parse(&[("CLPRISM_DEVICE_TIMING", bad)]);
-            assert_eq!(c.device_timing, DeviceTiming::All, "{bad}");
+            assert_eq!(c.device_timing, adaptive, "{bad}");
             assert_eq!(w.len(), 1, "{bad}");
             assert!(w[0].contains("CLPRISM_DEVICE_TIMING"), "{bad}");
         }

@@ -1021,6 +1021,7 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
             (i.name.clone(), i.program_hash.clone(), i.launches - 1)
         })
         .unwrap_or_else(|| (kernel_name(k), "unknown".into(), 0));
+    let (timed, timing_p, sampler) = timing(nth, &program, &name);
     let device = queue_info(q).map(|i| i.device_ref).unwrap_or_else(|| {
         Arc::new(log::DeviceRef {
             index: "?".into(),
@@ -1049,17 +1050,36 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
         extra: Default::default(),
         shared_extra: None,
         device_times: None,
-        timed: timed(nth),
+        timed,
+        timing_p,
+        sampler,
     }
 }
 
-/// Whether the `nth` launch (from 0) of a kernel object gets a device timing event
-/// (`CLPRISM_DEVICE_TIMING`).
-fn timed(nth: u64) -> bool {
-    match crate::config::get().device_timing {
-        crate::config::DeviceTiming::All => true,
-        crate::config::DeviceTiming::Sample { every } => nth.is_multiple_of(every),
-        crate::config::DeviceTiming::Off => false,
+/// Whether the `nth` launch (from 0) of a kernel object (kernel `name` of `program`) gets a
+/// device timing event (`CLPRISM_DEVICE_TIMING`), the probability it had of getting one
+/// when below 1, and the adaptive sampler to tell its device time.
+fn timing(
+    nth: u64,
+    program: &Arc<str>,
+    name: &Arc<str>,
+) -> (bool, Option<f64>, Option<Arc<log::sampling::Sampler>>) {
+    use crate::config::{DeviceTiming, Mode};
+    let c = crate::config::get();
+    match c.device_timing {
+        DeviceTiming::All => (true, None, None),
+        // project mode compares its projections with every measured launch
+        DeviceTiming::Adaptive { .. } if c.mode == Mode::Project => (true, None, None),
+        DeviceTiming::Adaptive { target_bp } => {
+            let s = log::sampling::sampler(program, name, target_bp as f64 / 1e4);
+            let (timed, p) = s.draw();
+            (timed, (p < 1.0).then_some(p), Some(s))
+        }
+        DeviceTiming::Sample { every } => {
+            let timed = nth.is_multiple_of(every);
+            (timed, (nth > 0).then_some(1.0 / every as f64), None)
+        }
+        DeviceTiming::Off => (false, None, None),
     }
 }
 
@@ -1072,6 +1092,8 @@ unsafe fn logged_launch(
     if !rec.timed {
         // Not timed (`CLPRISM_DEVICE_TIMING`): no event of clprism's, nothing to poll; the
         // app's own event slot (possibly null) is passed through untouched.
+        rec.timing_p = None;
+        rec.sampler = None;
         let r = enqueue(event);
         if r != CL_SUCCESS {
             rec.status = "enqueue_failed";
@@ -1163,6 +1185,12 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
                 ));
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
                 measure = forward.measure;
+                if measure.is_some() {
+                    // balance measures this launch through its event: timed, whatever the
+                    // sample says
+                    rec.timed = true;
+                    rec.timing_p = None;
+                }
             }
         }
     }

@@ -8,6 +8,7 @@
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
 //! record.
 
+pub mod sampling;
 pub mod schema;
 pub mod summary;
 pub mod trace;
@@ -68,6 +69,10 @@ pub struct LaunchRecord {
     pub device_ns: Option<u64>,
     /// Time from submission to start on the device, ns (`START − SUBMIT`).
     pub queued_ns: Option<u64>,
+    /// The probability with which this launch was chosen to be timed, when below 1
+    /// (`CLPRISM_DEVICE_TIMING=adaptive` or `sample:N`); written on timed launches only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing_p: Option<f64>,
     /// Extra records added by other layers (`emulation`, `projection`, `schedule`, fallbacks).
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -84,6 +89,9 @@ pub struct LaunchRecord {
     /// launches are final at enqueue with status `untimed`. Not serialized.
     #[serde(skip)]
     pub timed: bool,
+    /// The kernel's adaptive sampler, told the device time once it arrives. Not serialized.
+    #[serde(skip)]
+    pub sampler: Option<Arc<sampling::Sampler>>,
 }
 
 impl LaunchRecord {
@@ -488,6 +496,9 @@ fn finalize(rec: &mut LaunchRecord, exec_status: i32, times: Option<DeviceTimes>
     } else if let Some(t) = times {
         rec.status = "complete";
         rec.device_ns = Some(t.end.saturating_sub(t.start));
+        if let (Some(s), Some(ns)) = (&rec.sampler, rec.device_ns) {
+            s.observe(ns);
+        }
         rec.device_times = Some(t);
         rec.queued_ns = Some(t.start.saturating_sub(t.submit));
     } else {
@@ -791,6 +802,8 @@ mod tests {
             shared_extra: None,
             device_times: None,
             timed: true,
+            timing_p: None,
+            sampler: None,
         }
     }
 

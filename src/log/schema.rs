@@ -342,6 +342,11 @@ pub struct Launch {
     pub device_ns: Option<u64>,
     /// Time from submission to start on the device, ns (`START − SUBMIT`).
     pub queued_ns: Option<u64>,
+    /// The probability with which this timed launch was chosen to be timed, when below 1
+    /// (`CLPRISM_DEVICE_TIMING=adaptive` or `sample:N`): weight it by `1/timing_p` to
+    /// estimate totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing_p: Option<f64>,
     /// Project mode: the mini-emulation of one work-group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emulation: Option<Emulation>,
@@ -1046,6 +1051,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("error_code", "i32?", "", "driver error code of `failed` / `enqueue_failed`"),
     ("device_ns", "u64|null", "ns", "device time (`END − START`; balanced: the chunks' makespan)"),
     ("queued_ns", "u64|null", "ns", "submission to start (`START − SUBMIT`)"),
+    ("timing_p", "f64?", "", "probability this timed launch had of being timed, when below 1 (`CLPRISM_DEVICE_TIMING`); absent: 1"),
     ("emulation.status", "string", "", "`ok`, `reused`, `unavailable`, `error`"),
     ("emulation.reason", "string?", "", "why not emulated (absent when ok / reused)"),
     ("emulation.reused", "bool", "", "the result is an earlier launch's of the same key"),
@@ -1262,6 +1268,7 @@ mod tests {
             error_code: Some(-5),
             device_ns: Some(7),
             queued_ns: Some(8),
+            timing_p: Some(0.25),
             emulation: Some(Emulation {
                 reason: Some("r".into()),
                 local_assumed: Some(vec![16]),

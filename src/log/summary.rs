@@ -28,6 +28,9 @@ pub struct KernelTotals {
     pub projected: BTreeMap<String, (f64, u64)>,
     /// Profile of the device the launches ran on (the last one seen).
     pub launch_profile: Option<String>,
+    /// Estimate of the total device time from the timed launches, weighted by the
+    /// probability each was timed with (`CLPRISM_DEVICE_TIMING`, [`super::sampling`]).
+    pub estimate: super::sampling::Estimate,
 }
 
 /// Aggregates launch records per kernel name.
@@ -89,6 +92,9 @@ impl Summary {
             k.max_ns = k.max_ns.max(ns);
             k.timed += 1;
             k.total_ns += ns;
+            k.estimate.add_timed(ns, rec.timing_p.unwrap_or(1.0));
+        } else if rec.status == "untimed" {
+            k.estimate.add_untimed();
         }
         let c = match (&rec.shared_extra, rec.extra.is_empty()) {
             (Some(sh), true) => {
@@ -138,10 +144,9 @@ impl Summary {
             "kernel", "measured us", "emu ms", "launch device projected"
         );
         for (name, k) in rows {
-            let measured = if k.timed > 0 {
-                format!("{:.1}", k.total_ns as f64 / k.timed as f64 / 1e3)
-            } else {
-                "-".into()
+            let measured = match k.estimate.mean_ns() {
+                Some(m) => format!("{:.1}", m / 1e3),
+                None => "-".into(),
             };
             let emu = if k.emulations > 0 {
                 format!("{:.2}", k.emulation_ns as f64 / k.emulations as f64 / 1e6)
@@ -182,14 +187,13 @@ impl Summary {
         s
     }
 
-    /// Device time of a kernel in ns: the measured sum, or, when only some launches were
-    /// timed (`CLPRISM_DEVICE_TIMING=sample:N`), the mean of the timed ones × launches.
-    /// The flag says whether it is extrapolated.
-    fn total_ns(k: &KernelTotals) -> (f64, bool) {
-        if k.timed > 0 && k.timed < k.launches {
-            (k.total_ns as f64 / k.timed as f64 * k.launches as f64, true)
-        } else {
-            (k.total_ns as f64, false)
+    /// Device time of a kernel in ns: the measured sum when every launch that could be timed
+    /// was, else the estimate from the timed ones (`CLPRISM_DEVICE_TIMING`), with the
+    /// half-width of its 95 % confidence interval. The flag says whether it is estimated.
+    fn total_ns(k: &KernelTotals) -> (f64, f64, bool) {
+        match k.estimate.total_ns() {
+            Some((t, half)) if k.estimate.population > k.timed => (t, half, true),
+            _ => (k.total_ns as f64, 0.0, false),
         }
     }
 
@@ -198,9 +202,10 @@ impl Summary {
         self.kernels.is_empty()
     }
 
-    /// Renders the table: kernel, launches, total/mean/min/max device time (ms, µs) and the
-    /// share of the total device time, sorted by total time. Totals extrapolated from sampled
-    /// launches are marked `~` and explained under the table.
+    /// Renders the table: kernel, launches, timed launches, total device time (ms) with the
+    /// half-width of its 95 % confidence interval when estimated from a sample, mean/min/max
+    /// (µs) and the share of the total device time, sorted by total time. Estimated totals
+    /// are marked `~` and each gets a line under the table.
     pub fn render(&self) -> String {
         let grand: f64 = self.kernels.values().map(|k| Self::total_ns(k).0).sum();
         let mut rows: Vec<_> = self.kernels.iter().collect();
@@ -219,52 +224,161 @@ impl Summary {
         );
         let _ = writeln!(
             s,
-            "{:<w$} {:>8} {:>12} {:>11} {:>11} {:>11} {:>7}",
-            "kernel", "launches", "total ms", "mean us", "min us", "max us", "share"
+            "{:<w$} {:>8} {:>8} {:>12} {:>7} {:>11} {:>11} {:>11} {:>7}",
+            "kernel",
+            "launches",
+            "timed",
+            "total ms",
+            "+-95%",
+            "mean us",
+            "min us",
+            "max us",
+            "share"
         );
-        let (mut timed, mut launches, mut approx_any) = (0u64, 0u64, false);
+        let (mut launches, mut grand_var, mut notes) = (0u64, 0.0f64, Vec::new());
         for (name, k) in rows {
-            let mean = if k.timed > 0 {
-                k.total_ns as f64 / k.timed as f64 / 1e3
-            } else {
-                f64::NAN
+            let mean = match k.estimate.mean_ns() {
+                Some(m) => m / 1e3,
+                None if k.timed > 0 => k.total_ns as f64 / k.timed as f64 / 1e3,
+                None => f64::NAN,
             };
-            let (total, approx) = Self::total_ns(k);
-            approx_any |= approx;
-            timed += k.timed;
+            let (total, half, approx) = Self::total_ns(k);
             launches += k.launches;
+            // kernels are sampled independently: variances add
+            grand_var += (half / super::sampling::Z95).powi(2);
             let share = if grand > 0.0 {
                 100.0 * total / grand
             } else {
                 0.0
             };
+            let ci = if approx {
+                let rel = if total > 0.0 {
+                    100.0 * half / total
+                } else {
+                    0.0
+                };
+                notes.push(format!(
+                    "~ {name}: timed {} of {}, total {:.3} ms +- {:.1} %",
+                    k.timed,
+                    k.estimate.population,
+                    total / 1e6,
+                    rel
+                ));
+                format!("{rel:.1}%")
+            } else {
+                "-".into()
+            };
             let total = format!("{}{:.3}", if approx { "~" } else { "" }, total / 1e6);
             let _ = writeln!(
                 s,
-                "{:<w$} {:>8} {:>12} {:>11.1} {:>11.1} {:>11.1} {:>6.1}%",
+                "{:<w$} {:>8} {:>8} {:>12} {:>7} {:>11.1} {:>11.1} {:>11.1} {:>6.1}%",
                 name,
                 k.launches,
+                k.timed,
                 total,
+                ci,
                 mean,
                 k.min_ns as f64 / 1e3,
                 k.max_ns as f64 / 1e3,
                 share
             );
         }
+        let approx_any = !notes.is_empty();
+        let grand_ci = if approx_any && grand > 0.0 {
+            format!(
+                "{:.1}%",
+                100.0 * super::sampling::Z95 * grand_var.sqrt() / grand
+            )
+        } else {
+            "-".into()
+        };
         let _ = write!(
             s,
-            "{:<w$} {:>8} {:>12}",
+            "{:<w$} {:>8} {:>8} {:>12} {:>7}",
             "total",
             launches,
-            format!("{}{:.3}", if approx_any { "~" } else { "" }, grand / 1e6)
+            self.kernels.values().map(|k| k.timed).sum::<u64>(),
+            format!("{}{:.3}", if approx_any { "~" } else { "" }, grand / 1e6),
+            grand_ci
         );
         if approx_any {
             let _ = write!(
                 s,
-                "\n~ extrapolated: mean of the {timed} timed launches x launches \
-                 (CLPRISM_DEVICE_TIMING)"
+                "\n~ estimated from the timed launches (CLPRISM_DEVICE_TIMING), each weighted by \
+                 1/(probability it was timed); +- : half-width of the 95 % confidence interval"
             );
+            for n in notes {
+                let _ = write!(s, "\n{n}");
+            }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ns: Option<u64>, p: Option<f64>) -> LaunchRecord {
+        LaunchRecord {
+            schema: super::super::SCHEMA,
+            seq: 0,
+            time_ns: 0,
+            pid: 1,
+            thread: 1,
+            mode: "log",
+            kernel: "k".into(),
+            program: "p".into(),
+            work_dim: 1,
+            global: vec![1],
+            local: None,
+            offset: None,
+            device: Arc::new(super::super::DeviceRef {
+                index: "0:0".into(),
+                name: "d".into(),
+                kind: "cpu".into(),
+            }),
+            status: if ns.is_some() { "complete" } else { "untimed" },
+            error_code: None,
+            device_ns: ns,
+            queued_ns: None,
+            timing_p: p,
+            extra: Default::default(),
+            shared_extra: None,
+            device_times: None,
+            timed: ns.is_some(),
+            sampler: None,
+        }
+    }
+
+    #[test]
+    fn every_launch_timed_is_exact_and_unmarked() {
+        let mut s = Summary::default();
+        for ns in [1000, 2000, 3000] {
+            s.add(&rec(Some(ns), None));
+        }
+        let t = s.render();
+        assert!(!t.contains('~'), "{t}");
+        assert!(t.contains("0.006"), "{t}");
+    }
+
+    #[test]
+    fn sampled_totals_are_weighted_and_carry_an_interval() {
+        let mut s = Summary::default();
+        // two launches timed for sure, then 1 in 4 of 8 launches: 2 timed, 6 untimed
+        s.add(&rec(Some(1000), None));
+        s.add(&rec(Some(1000), None));
+        s.add(&rec(Some(2000), Some(0.25)));
+        s.add(&rec(Some(3000), Some(0.25)));
+        for _ in 0..6 {
+            s.add(&rec(None, None));
+        }
+        let k = &s.kernels["k"];
+        let (tot, half) = k.estimate.total_ns().unwrap();
+        // Hájek: N Σ(x/π)/Σ(1/π) = 10 · (1000+1000+8000+12000)/10 = 22000
+        assert!((tot - 22000.0).abs() < 1e-6, "{tot}");
+        assert!(half > 0.0);
+        let t = s.render();
+        assert!(t.contains("~ k: timed 4 of 10, total 0.022 ms +- "), "{t}");
     }
 }

@@ -788,6 +788,8 @@ mod tests {
             shared_extra: None,
             device_times: None,
             timed: true,
+            timing_p: None,
+            sampler: None,
         }
     }
 
