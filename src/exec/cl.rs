@@ -512,18 +512,7 @@ release_fn!(
     release_kernel, cl_kernel, clReleaseKernel
 );
 
-/// A fixed-size info value (`T` plain data).
-pub unsafe fn info<T: Copy + Default>(
-    f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int,
-) -> Option<T> {
-    let mut v = T::default();
-    (f(
-        std::mem::size_of::<T>(),
-        (&mut v as *mut T).cast(),
-        std::ptr::null_mut(),
-    ) == CL_SUCCESS)
-        .then_some(v)
-}
+pub use crate::registry::device::info_value as info;
 
 /// The device of a queue.
 pub unsafe fn queue_device(q: cl_command_queue) -> ClResult<cl_device_id> {

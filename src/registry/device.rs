@@ -26,6 +26,23 @@ pub fn info_string(f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int) -> Opti
     Some(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
+/// A fixed-size info value (`T` plain data) from a `clGet*Info`-shaped query `f`; `None`
+/// when the query fails.
+///
+/// # Safety
+/// `f` writes at most the size it is given into the pointer it is given.
+pub unsafe fn info_value<T: Copy + Default>(
+    f: impl Fn(usize, *mut c_void, *mut usize) -> cl_int,
+) -> Option<T> {
+    let mut v = T::default();
+    (f(
+        std::mem::size_of::<T>(),
+        (&mut v as *mut T).cast(),
+        std::ptr::null_mut(),
+    ) == CL_SUCCESS)
+        .then_some(v)
+}
+
 /// All devices of the real library as `(platform index, device index, handle)`.
 pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
     let mut out = Vec::new();
@@ -134,7 +151,7 @@ pub fn compiler_defines(dev: cl_device_id) -> Arc<str> {
     let images = f
         // SAFETY: cl_bool-sized query on the same device.
         .and_then(|f| unsafe {
-            crate::exec::cl::info::<cl_bool>(|n, p, s| f(dev, CL_DEVICE_IMAGE_SUPPORT, n, p, s))
+            info_value::<cl_bool>(|n, p, s| f(dev, CL_DEVICE_IMAGE_SUPPORT, n, p, s))
         })
         .is_none_or(|b| b != 0);
     let d: Arc<str> = crate::emu::frontend::device_defines(&version, images).into();
