@@ -22,7 +22,7 @@
 //! `z · CV / √(2c)` equals `ε` at `c = n₀ / 2` whatever `N` is, and about
 //! `c · (1 + ln(N / c))` launches are timed: the sample keeps spreading over the whole run
 //! (a kernel whose time drifts is still sampled late), at a rate that falls as `c / t`.
-//! Until 8 timed launches have completed, `CV` is taken as 1/3 (`c` = [`PRIOR_C`]).
+//! Until 8 timed launches have completed, `CV` is taken as 1/3 ([`PRIOR_CV`]).
 //!
 //! # The estimate
 //!
@@ -46,8 +46,8 @@ use std::sync::Arc;
 
 /// Launches of a kernel timed while it is new (also the smallest `c`).
 pub const NEW: f64 = 32.0;
-/// `c` while fewer than [`PILOT`] timed launches have completed: CV = 1/3 at ε = 2 %.
-pub const PRIOR_C: f64 = 512.0;
+/// The coefficient of variation assumed until [`PILOT`] timed launches have completed.
+pub const PRIOR_CV: f64 = 1.0 / 3.0;
 /// Completed timed launches needed before their CV replaces the prior.
 pub const PILOT: u64 = 8;
 /// Normal quantile of a two-sided 95 % interval.
@@ -79,7 +79,7 @@ impl Sampler {
     pub fn new(target: f64) -> Sampler {
         Sampler {
             launches: AtomicU64::new(0),
-            c: AtomicU64::new(PRIOR_C.max(NEW).to_bits()),
+            c: AtomicU64::new(Self::c_for(PRIOR_CV, target).to_bits()),
             target,
             stats: Mutex::new(Running::default()),
         }
