@@ -39,6 +39,8 @@ pub struct KernelDevices {
     /// Mean measured time of the balance-mode launches, ns (`device_ns`, else the schedule's
     /// `wall_ns`).
     pub balance_mean_ns: Option<f64>,
+    /// Balance-mode launches kept whole on one device, per fallback reason.
+    pub kept_whole: BTreeMap<String, u64>,
     /// Balance-mode launches with native launches of the same kernel and global size.
     pub matched: u64,
     /// Σ native mean / Σ balance-mode time over the matched launches (> 1: balance is faster).
@@ -188,6 +190,7 @@ struct Acc {
     balance_timed: u64,
     balance_sum: f64,
     split_n: u64,
+    kept_whole: BTreeMap<String, u64>,
     share_sum: BTreeMap<String, f64>,
     matched: u64,
     base_sum: f64,
@@ -238,6 +241,9 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
                     all_bal += ns as f64;
                     view.matched += 1;
                 }
+            }
+            if let Some(reason) = l.schedule.as_ref().and_then(|s| s.fallback.as_ref()) {
+                *a.kept_whole.entry(reason.to_string()).or_default() += 1;
             }
             if let Some(s) = l.schedule.as_ref().filter(|s| split(s)) {
                 a.split_n += 1;
@@ -320,6 +326,7 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
             balance_launches: a.balance_n,
             split_launches: a.split_n,
             balance_mean_ns: (a.balance_timed > 0).then(|| a.balance_sum / a.balance_timed as f64),
+            kept_whole: a.kept_whole,
             matched: a.matched,
             speedup: (a.matched > 0 && a.matched_sum > 0.0).then(|| a.base_sum / a.matched_sum),
             shares: a
@@ -407,36 +414,88 @@ pub fn devices_table(v: &DevicesView) -> Table {
     t
 }
 
-/// The `projected ranking` table: per kernel, every profiled device from projected fastest to
-/// slowest; `measured us` is filled on the profile of the app's own device.
+/// The profiles of the ranking, fastest first by mean position over the kernels.
+pub fn profiles_in_order(v: &DevicesView) -> Vec<String> {
+    let mut pos: BTreeMap<&str, (f64, u64)> = BTreeMap::new();
+    for r in &v.ranking {
+        let e = pos.entry(&r.device).or_default();
+        e.0 += r.rank as f64;
+        e.1 += 1;
+    }
+    let mut p: Vec<(&str, f64)> = pos
+        .into_iter()
+        .map(|(d, (s, n))| (d, s / n.max(1) as f64))
+        .collect();
+    p.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)));
+    p.into_iter().map(|(d, _)| d.to_string()).collect()
+}
+
+/// The `projected ranking` table: one row per projected kernel, the projected-best profile,
+/// the app's own profile with its rank and the measured native time, then one column per
+/// profile with its mean projected time (columns fastest first over all kernels; the rank of
+/// each profile per kernel is in the JSON output's `ranking`).
 pub fn ranking_table(v: &DevicesView) -> Table {
+    let profiles = profiles_in_order(v);
+    let mut cols = vec![
+        col("kernel", "kernel", Kind::Text),
+        col("best", "projected_best", Kind::Text),
+        col("app's profile", "app_profile", Kind::Text),
+        col("its rank", "app_profile_rank", Kind::Int),
+        col("measured us", "measured_ns", Kind::Us),
+    ];
+    for p in &profiles {
+        cols.push(col(
+            format!("{p} us"),
+            format!("projected_ns {p}"),
+            Kind::Us,
+        ));
+    }
+    let mut t = Table::new("projected ranking", cols);
+    for k in &v.kernels {
+        let rows: Vec<&RankRow> = v.ranking.iter().filter(|r| r.kernel == k.kernel).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let own = rows.iter().find(|r| r.own);
+        let mut row: Vec<Cell> = vec![
+            k.kernel.clone().into(),
+            k.projected_best.clone().into(),
+            k.own_profile.clone().into(),
+            own.map(|r| r.rank).into(),
+            k.native_mean_ns.into(),
+        ];
+        for p in &profiles {
+            row.push(
+                rows.iter()
+                    .find(|r| &r.device == p)
+                    .and_then(|r| r.projected_ns)
+                    .into(),
+            );
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The `kept whole` table: per kernel and fallback reason, the balance-mode launches that
+/// were not split (empty when every balance-mode launch was split).
+pub fn kept_whole_table(v: &DevicesView) -> Table {
     let mut t = Table::new(
-        "projected ranking",
+        "kept whole",
         vec![
             col("kernel", "kernel", Kind::Text),
-            col("rank", "rank", Kind::Int),
-            col("device", "device", Kind::Text),
-            col("projected us", "projected_ns", Kind::Us),
-            col("measured us", "measured_ns", Kind::Us),
-            col("best", "best", Kind::Int),
             col("launches", "launches", Kind::Int),
+            col("reason", "reason", Kind::Text),
         ],
     );
-    for r in &v.ranking {
-        let dev = if r.own {
-            format!("{} (app's device)", r.device)
-        } else {
-            r.device.clone()
-        };
-        t.rows.push(vec![
-            r.kernel.clone().into(),
-            r.rank.into(),
-            dev.into(),
-            r.projected_ns.into(),
-            r.measured_ns.into(),
-            r.best.into(),
-            r.launches.into(),
-        ]);
+    for k in &v.kernels {
+        for (reason, n) in &k.kept_whole {
+            t.rows.push(vec![
+                k.kernel.clone().into(),
+                (*n).into(),
+                reason.clone().into(),
+            ]);
+        }
     }
     t
 }
@@ -465,13 +524,15 @@ pub fn output_table(c: &OutputCheck) -> Table {
     t
 }
 
-/// The tables of the view: `devices`, `projected ranking` (when any launch was projected),
-/// `output check` (with `--cmp`).
+/// The tables of the view: `devices`, `kept whole` (when a balance-mode launch was not
+/// split), `projected ranking` (when any launch was projected), `output check` (with
+/// `--cmp`).
 pub fn tables(v: &DevicesView) -> Vec<Table> {
     let mut out = vec![devices_table(v)];
-    let r = ranking_table(v);
-    if !r.rows.is_empty() {
-        out.push(r);
+    for t in [kept_whole_table(v), ranking_table(v)] {
+        if !t.rows.is_empty() {
+            out.push(t);
+        }
     }
     if let Some(c) = &v.output_check {
         out.push(output_table(c));
@@ -524,6 +585,8 @@ mod tests {
         assert_eq!((k.native_launches, k.native_mean_ns), (2, Some(200.0)));
         assert_eq!(k.native_device.as_deref(), Some("0:0"));
         assert_eq!((k.balance_launches, k.split_launches), (2, 1));
+        assert_eq!(k.kept_whole.values().sum::<u64>(), 1);
+        assert_eq!(kept_whole_table(&v).rows.len(), 1);
         assert_eq!(k.balance_mean_ns, Some(150.0));
         // (200 + 200) / (100 + 200)
         assert_eq!(k.speedup, Some(400.0 / 300.0));
@@ -549,7 +612,11 @@ mod tests {
         assert!(t.contains("share 0:0") && t.contains("share 0:1"), "{t}");
         assert!(t.contains("all kernels"), "{t}");
         let r = ranking_table(&v).to_text();
-        assert!(r.contains("cpu (app's device)"), "{r}");
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines.len(), 3, "{r}");
+        assert!(lines[1].ends_with("gpu us  cpu us"), "{r}");
+        let cells: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(cells, ["k", "gpu", "cpu", "2", "0.2", "0.0", "0.2"], "{r}");
     }
 
     #[test]
