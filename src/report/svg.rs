@@ -47,6 +47,18 @@ pub fn fmt_ns(ns: f64) -> String {
     }
 }
 
+/// A power of ten of ns as a short tick label: `1 ns`, `10 µs`, `100 ms`, `10 s`.
+pub fn fmt_decade(exp: i32) -> String {
+    let (unit, base) = match exp {
+        i32::MIN..=2 => ("ns", 0),
+        3..=5 => ("µs", 3),
+        6..=8 => ("ms", 6),
+        _ => ("s", 9),
+    };
+    let exp = exp.max(0);
+    format!("{} {unit}", 10u64.saturating_pow((exp - base) as u32))
+}
+
 struct Bar {
     label: String,
     ns: f64,
@@ -69,7 +81,11 @@ fn bars(k: &KernelDevices, ranking: &[&RankRow], n_dev: usize) -> Vec<Bar> {
     }
     if let Some(ns) = k.balance_mean_ns {
         v.push(Bar {
-            label: format!("balance, measured ({n_dev} devices)"),
+            label: if k.split_launches == 0 {
+                "balance, measured (kept whole)".to_string()
+            } else {
+                format!("balance, measured ({n_dev} devices)")
+            },
             ns,
             fill: "#4e79a7",
             note: k
@@ -104,7 +120,7 @@ fn bars(k: &KernelDevices, ranking: &[&RankRow], n_dev: usize) -> Vec<Bar> {
 pub fn plot(v: &DevicesView) -> String {
     let devices: Vec<&String> = v.devices.keys().collect();
     let mut body = String::new();
-    let mut y = 56.0;
+    let mut y = 74.0;
     for k in &v.kernels {
         let ranking: Vec<&RankRow> = v.ranking.iter().filter(|r| r.kernel == k.kernel).collect();
         let bs = bars(k, &ranking, devices.len());
@@ -176,7 +192,7 @@ pub fn plot(v: &DevicesView) -> String {
                     body,
                     r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#777777" font-size="10">{}</text>"##,
                     y + 13.0,
-                    esc(&fmt_ns(10f64.powf(d)))
+                    esc(&fmt_decade(d as i32))
                 );
                 d += 1.0;
             }
@@ -275,10 +291,13 @@ pub fn plot(v: &DevicesView) -> String {
     let _ = writeln!(
         s,
         r##"<text x="10" y="38" fill="#555555">{}</text>"##,
-        esc(&format!(
-            "mean time per launch, log scale; measured (native, balance) and projected (model) times; logs: {}",
-            v.files.join(" ")
-        ))
+        "mean time per launch, log scale: measured native and balance-mode times, projected \
+         times of the model per device profile"
+    );
+    let _ = writeln!(
+        s,
+        r##"<text x="10" y="56" fill="#555555" font-size="10">{}</text>"##,
+        esc(&format!("logs: {}", v.files.join(" ")))
     );
     s.push_str(&body);
     s.push_str(&legend);
@@ -304,5 +323,9 @@ mod tests {
         assert!(s.contains("y&quot;z"));
         assert_eq!(s.matches("<rect").count(), 1 + 3 + 2 + 2, "{s}");
         assert_eq!(fmt_ns(1500.0), "1.5 µs");
+        assert_eq!(
+            [0, 2, 3, 7, 10].map(fmt_decade),
+            ["1 ns", "100 ns", "1 µs", "10 ms", "10 s"]
+        );
     }
 }
