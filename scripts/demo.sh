@@ -3,7 +3,7 @@
 # PoCL's CPU devices. Each example app runs natively (no LD_PRELOAD, writing its output with
 # --dump), then under clprism in log, project and balance mode (CLPRISM_DEVICES=all, writing its
 # output again); one progress line per run. At the end, one `clprism report --devices` per
-# example over its three logs: per kernel the native time (log and project mode, on the app's
+# example over its three logs: per kernel the native time (the log-mode run, on the app's
 # device), the balance-mode time and speedup, the share of the work-groups per device, the
 # projected-best device and the projected ranking of every profiled device, and whether the
 # balanced run's output is byte-identical to the native one (`--cmp`, the apps' --dump files).
@@ -76,7 +76,7 @@ for name in $names; do
 done
 
 echo
-echo "clprism report --devices per example (native = log+project runs on the app's device;"
+echo "clprism report --devices per example (native = the log-mode run, on the app's device;"
 echo "balance = CLPRISM_DEVICES=all CLPRISM_SPLIT=$split; output check = cmp of the --dump files)"
 for name in $names; do
   o="$out/$name"

@@ -1,8 +1,9 @@
 //! The devices view of `clprism report --devices LOG...` (issue 21): one row per kernel over
 //! any number of logs of one application, whatever their modes:
 //!
-//! - **native**: launches that ran unchanged on the app's own device and were timed (modes
-//!   `log` and `project`, and the `single` baseline scheduler of balance mode): their mean
+//! - **native**: launches that ran unchanged on the app's own device and were timed (log mode
+//!   and the `single` baseline scheduler of balance mode; project mode for a kernel that has
+//!   none of those, since its emulation shares the host CPU with CPU devices): their mean
 //!   measured time and the device;
 //! - **balance**: launches of balance mode: their mean measured time, how many were split,
 //!   the speedup against the native launches of the same kernel and global size, and the mean
@@ -26,8 +27,11 @@ use std::path::Path;
 pub struct KernelDevices {
     /// Kernel function name.
     pub kernel: String,
-    /// Timed launches that ran unchanged on the app's device (log, project, `single`).
+    /// Timed launches that ran unchanged on the app's device: those of log mode and of the
+    /// `single` scheduler, else (none of those for this kernel) those of project mode.
     pub native_launches: u64,
+    /// Which of the two `native_launches` are: `log` (log mode or `single`) or `project`.
+    pub native_mode: Option<String>,
     /// Their mean measured time, ns.
     pub native_mean_ns: Option<f64>,
     /// Their device (`index`, the most frequent one).
@@ -164,11 +168,15 @@ pub struct DevicesView {
     pub output_check: Option<OutputCheck>,
 }
 
-/// True for a launch that ran unchanged on the app's device.
-fn is_native(l: &Launch) -> bool {
+/// For a launch that ran unchanged on the app's device, its tier: 0 for log mode and the
+/// `single` scheduler, 1 for project mode (whose emulation runs on the host CPU beside the
+/// launch, which slows CPU devices down: used only where no tier-0 launch exists).
+fn native_tier(l: &Launch) -> Option<usize> {
     match &l.schedule {
-        Some(s) => s.scheduler.as_deref() == Some("single"),
-        None => l.mode == "log" || l.mode == "project",
+        Some(s) => (s.scheduler.as_deref() == Some("single")).then_some(0),
+        None if l.mode == "log" => Some(0),
+        None if l.mode == "project" => Some(1),
+        None => None,
     }
 }
 
@@ -183,9 +191,8 @@ fn split(s: &Schedule) -> bool {
 
 #[derive(Default)]
 struct Acc {
-    native_n: u64,
-    native_sum: f64,
-    native_devices: BTreeMap<String, u64>,
+    /// per tier ([`native_tier`]): launches, Σ ns, launches per device
+    native: [(u64, f64, BTreeMap<String, u64>); 2],
     balance_n: u64,
     balance_timed: u64,
     balance_sum: f64,
@@ -203,9 +210,11 @@ struct Acc {
 
 /// Builds the devices view of `logs` (one application, any modes).
 pub fn build(logs: &[LoadedLog]) -> DevicesView {
-    let mut base = Baseline::default();
+    let mut base = [Baseline::default(), Baseline::default()];
     for log in logs {
-        base.add_where(&log.launches, is_native);
+        for (tier, b) in base.iter_mut().enumerate() {
+            b.add_where(&log.launches, |l| native_tier(l) == Some(tier));
+        }
     }
     let mut view = DevicesView {
         files: logs.iter().map(|l| l.name.clone()).collect(),
@@ -218,14 +227,13 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
         *view.modes.entry(l.mode.to_string()).or_default() += 1;
         let a = map.entry(l.kernel.clone()).or_default();
         a.total_ns += l.measured_ns().unwrap_or(0);
-        if is_native(l) {
-            if let Some(ns) = l.measured_ns() {
-                a.native_n += 1;
-                a.native_sum += ns as f64;
-                let d = l.device_label();
-                if !d.is_empty() {
-                    *a.native_devices.entry(d).or_default() += 1;
-                }
+        if let (Some(tier), Some(ns)) = (native_tier(l), l.measured_ns()) {
+            let n = &mut a.native[tier];
+            n.0 += 1;
+            n.1 += ns as f64;
+            let d = l.device_label();
+            if !d.is_empty() {
+                *n.2.entry(d).or_default() += 1;
             }
         }
         if is_balance(l) {
@@ -233,7 +241,10 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
             if let Some(ns) = l.measured_ns() {
                 a.balance_timed += 1;
                 a.balance_sum += ns as f64;
-                if let Some((mean, _)) = base.get(&l.kernel, &l.global) {
+                let native = base[0]
+                    .get(&l.kernel, &l.global)
+                    .or_else(|| base[1].get(&l.kernel, &l.global));
+                if let Some((mean, _)) = native {
                     a.matched += 1;
                     a.base_sum += mean;
                     a.matched_sum += ns as f64;
@@ -288,7 +299,9 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
     let mut order: Vec<(String, Acc)> = map.into_iter().collect();
     order.sort_by(|x, y| y.1.total_ns.cmp(&x.1.total_ns).then(x.0.cmp(&y.0)));
     for (kernel, a) in order {
-        let native_mean = (a.native_n > 0).then(|| a.native_sum / a.native_n as f64);
+        let tier = usize::from(a.native[0].0 == 0);
+        let (native_n, native_sum, native_devices) = &a.native[tier];
+        let native_mean = (*native_n > 0).then(|| native_sum / *native_n as f64);
         let own = most(&a.own);
         // ranking: by mean rank, then mean projected time, then name
         let mut profs: Vec<(String, (u64, f64, f64, u64))> = a.proj.into_iter().collect();
@@ -320,9 +333,10 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
         }
         view.kernels.push(KernelDevices {
             kernel,
-            native_launches: a.native_n,
+            native_launches: *native_n,
+            native_mode: (*native_n > 0).then(|| ["log", "project"][tier].to_string()),
             native_mean_ns: native_mean,
-            native_device: most(&a.native_devices),
+            native_device: most(native_devices),
             balance_launches: a.balance_n,
             split_launches: a.split_n,
             balance_mean_ns: (a.balance_timed > 0).then(|| a.balance_sum / a.balance_timed as f64),
@@ -558,8 +572,9 @@ pub fn header(v: &DevicesView) -> String {
         s.push_str(&format!("balance devices: {}\n", d.join(", ")));
     }
     s.push_str(
-        "native: launches run unchanged on the app's device (log, project mode); balance: \
-         balance-mode launches; speedup: native/balance time of the same kernel and size\n\n",
+        "native: launches run unchanged on the app's device (log mode; project mode where a \
+         kernel has no log-mode launch); balance: balance-mode launches; speedup: \
+         native/balance time of the same kernel and size\n\n",
     );
     s
 }
@@ -582,14 +597,16 @@ mod tests {
         assert_eq!(v.kernels.len(), 2);
         let k = &v.kernels[0];
         assert_eq!(k.kernel, "k");
-        assert_eq!((k.native_launches, k.native_mean_ns), (2, Some(200.0)));
+        // the project-mode launch counts only where there is no log-mode one
+        assert_eq!((k.native_launches, k.native_mean_ns), (1, Some(300.0)));
+        assert_eq!(k.native_mode.as_deref(), Some("log"));
         assert_eq!(k.native_device.as_deref(), Some("0:0"));
         assert_eq!((k.balance_launches, k.split_launches), (2, 1));
         assert_eq!(k.kept_whole.values().sum::<u64>(), 1);
         assert_eq!(kept_whole_table(&v).rows.len(), 1);
         assert_eq!(k.balance_mean_ns, Some(150.0));
-        // (200 + 200) / (100 + 200)
-        assert_eq!(k.speedup, Some(400.0 / 300.0));
+        // (300 + 300) / (100 + 200)
+        assert_eq!(k.speedup, Some(2.0));
         assert_eq!(k.shares["0:0"], 0.25);
         assert_eq!(k.shares["0:1"], 0.75);
         assert_eq!(k.projected_best.as_deref(), Some("gpu"));
@@ -606,7 +623,7 @@ mod tests {
             (v.ranking[0].rank, v.ranking[0].device.as_str()),
             (1, "gpu")
         );
-        assert_eq!(v.ranking[1].measured_ns, Some(200.0));
+        assert_eq!(v.ranking[1].measured_ns, Some(300.0));
         assert!(v.ranking[1].own && !v.ranking[0].own);
         let t = devices_table(&v).to_text();
         assert!(t.contains("share 0:0") && t.contains("share 0:1"), "{t}");
@@ -616,7 +633,7 @@ mod tests {
         assert_eq!(lines.len(), 3, "{r}");
         assert!(lines[1].ends_with("gpu us  cpu us"), "{r}");
         let cells: Vec<&str> = lines[2].split_whitespace().collect();
-        assert_eq!(cells, ["k", "gpu", "cpu", "2", "0.2", "0.0", "0.2"], "{r}");
+        assert_eq!(cells, ["k", "gpu", "cpu", "2", "0.3", "0.0", "0.2"], "{r}");
     }
 
     #[test]
