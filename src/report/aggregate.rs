@@ -196,6 +196,20 @@ impl Baseline {
         }
     }
 
+    /// Adds the timed launches for which `pred` holds, whatever their mode or scheduler.
+    pub fn add_where(&mut self, launches: &[Launch], pred: impl Fn(&Launch) -> bool) {
+        for l in launches.iter().filter(|l| pred(l)) {
+            if let Some(ns) = l.measured_ns() {
+                let e = self
+                    .samples
+                    .entry((l.kernel.clone(), l.global.clone()))
+                    .or_default();
+                e.0 += ns;
+                e.1 += 1;
+            }
+        }
+    }
+
     /// Mean baseline time (ns) and sample count for a kernel and global size.
     pub fn get(&self, kernel: &str, global: &[u64]) -> Option<(f64, u64)> {
         self.samples
@@ -371,6 +385,41 @@ fn emulation_rows(launches: &[Launch], order: &[String]) -> Vec<EmulationRow> {
     rows
 }
 
+/// The share (0..1) of a balanced launch's work-groups each of its devices ran, indexed like
+/// `schedule.devices`: the logged `share` when it has one entry per device, else computed from
+/// the non-abandoned chunks.
+pub fn schedule_shares(s: &crate::log::schema::Schedule) -> Vec<f64> {
+    let done_wg: u64 = s
+        .chunks
+        .iter()
+        .filter(|c| !c.abandoned)
+        .map(|c| c.count)
+        .sum();
+    let total_wg = s.work_groups.filter(|&w| w > 0).unwrap_or(done_wg);
+    let n_dev = s
+        .devices
+        .len()
+        .max(s.chunks.iter().map(|c| c.device + 1).max().unwrap_or(0));
+    match &s.share {
+        Some(v) if v.len() == n_dev => v.clone(),
+        _ => (0..n_dev)
+            .map(|i| {
+                let wg: u64 = s
+                    .chunks
+                    .iter()
+                    .filter(|c| c.device == i && !c.abandoned)
+                    .map(|c| c.count)
+                    .sum();
+                if total_wg > 0 {
+                    wg as f64 / total_wg as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect(),
+    }
+}
+
 fn balance_rows(
     launches: &[Launch],
     order: &[String],
@@ -427,35 +476,7 @@ fn balance_rows(
                 .map(|d| format!("{} {}", d.index, d.name).trim().to_string())
                 .unwrap_or_else(|| format!("#{i}"))
         };
-        let done_wg: u64 = s
-            .chunks
-            .iter()
-            .filter(|c| !c.abandoned)
-            .map(|c| c.count)
-            .sum();
-        let total_wg = s.work_groups.filter(|&w| w > 0).unwrap_or(done_wg);
-        let n_dev = s
-            .devices
-            .len()
-            .max(s.chunks.iter().map(|c| c.device + 1).max().unwrap_or(0));
-        let shares: Vec<f64> = match &s.share {
-            Some(v) if v.len() == n_dev => v.clone(),
-            _ => (0..n_dev)
-                .map(|i| {
-                    let wg: u64 = s
-                        .chunks
-                        .iter()
-                        .filter(|c| c.device == i && !c.abandoned)
-                        .map(|c| c.count)
-                        .sum();
-                    if total_wg > 0 {
-                        wg as f64 / total_wg as f64
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
-        };
+        let shares = schedule_shares(s);
         b.shared += 1;
         for (i, share) in shares.iter().enumerate() {
             b.devices.entry(label(i)).or_default().0 += share;

@@ -4,6 +4,7 @@
 //! ```text
 //! clprism report LOG.jsonl [--format table|csv|json] [--kernel NAME]
 //! clprism report A.jsonl B.jsonl [--format table|csv|json] [--kernel NAME]
+//! clprism report --devices LOG.jsonl... [--cmp A B] [--format table|csv|json] [--plot FILE.svg]
 //! ```
 //!
 //! One log gives these sections (the last three only when the records carry the data):
@@ -26,6 +27,14 @@
 //! and B and the ratio B/A, followed by the balance sections of either run if any.
 //! `--kernel NAME` lists every launch of that kernel instead (per log).
 //!
+//! `--devices` gives the devices view ([`devices`]) of any number of logs of one application
+//! in any modes (typically a log-mode, a project-mode and a balance-mode run): one row per
+//! kernel with the native time on the app's device, the balance-mode time, the speedup, the
+//! share of the work-groups per balance device and the projected-best device, then the
+//! projected ranking of every profiled device per kernel; `--cmp A B` adds a byte comparison
+//! of two output files (e.g. the app's output from a native and a balanced run).
+//! `--plot FILE` writes that view as an SVG ([`svg`]), with or without `--devices`.
+//!
 //! "Measured time" is `device_ns`, or for a balanced launch that has none the schedule's
 //! `wall_ns` ([`load::Launch::measured_ns`]).
 //!
@@ -34,8 +43,10 @@
 //! read or `--kernel` names no logged kernel, 2 for a usage error.
 
 pub mod aggregate;
+pub mod devices;
 pub mod load;
 pub mod render;
+pub mod svg;
 
 use aggregate::{Comparison, Report};
 use load::{Launch, LoadedLog};
@@ -46,10 +57,20 @@ use std::path::PathBuf;
 /// Usage text of `clprism report`.
 pub const USAGE: &str = "\
 usage: clprism report LOG.jsonl [B.jsonl] [--format table|csv|json] [--kernel NAME]
+       clprism report --devices LOG.jsonl... [--cmp A B] [--format F] [--plot FILE.svg]
 
   one log:   per-kernel launches and measured device time; projection and emulation
              overhead (project mode); work share, idle tail and speedup (balance mode)
   two logs:  per-kernel comparison of run B against run A (launches, total time, B/A)
+  --devices  any number of logs of one app, any modes (e.g. a log-, a project- and a
+             balance-mode run): per kernel, native time on the app's device (log and
+             project mode), balance-mode time and speedup, work-group share per balance
+             device, projected-best device; then per kernel the projected ranking of every
+             profiled device (projected time; measured time on the app's own profile)
+  --cmp A B       with --devices: compare two output files byte for byte (e.g. the app's
+                  output of a native and of a balanced run) and report the result
+  --plot FILE     also write the devices view as an SVG: per kernel, bars of measured and
+                  projected time per device (log scale) and the work-group shares
   --kernel NAME   every launch of one kernel
   --format F      table (default), csv (times in ns, fractions 0..1), json
 ";
@@ -74,18 +95,28 @@ pub struct ReportOptions {
     pub format: Format,
     /// `--kernel NAME`: list the launches of one kernel.
     pub kernel: Option<String>,
+    /// `--devices`: the devices view of any number of logs.
+    pub devices: bool,
+    /// `--cmp A B`: two output files to compare byte for byte (devices view).
+    pub cmp: Option<(PathBuf, PathBuf)>,
+    /// `--plot FILE`: write the devices view as an SVG.
+    pub plot: Option<PathBuf>,
     /// `--help`.
     pub help: bool,
 }
 
 /// Parses the arguments after `report`.
 ///
-/// Errors: unknown option, missing value, unknown format, zero or more than two files.
+/// Errors: unknown option, missing value, unknown format, no file, more than two files
+/// without `--devices`, `--cmp` without `--devices`, `--kernel` with `--devices`.
 pub fn parse_args(args: &[String]) -> Result<ReportOptions, String> {
     let mut o = ReportOptions {
         files: Vec::new(),
         format: Format::Table,
         kernel: None,
+        devices: false,
+        cmp: None,
+        plot: None,
         help: false,
     };
     let mut i = 0;
@@ -106,11 +137,24 @@ pub fn parse_args(args: &[String]) -> Result<ReportOptions, String> {
             o.help = true;
             return Ok(o);
         }
+        if a == "--devices" {
+            o.devices = true;
+            i += 1;
+            continue;
+        }
+        if a == "--cmp" {
+            match (args.get(i + 1), args.get(i + 2)) {
+                (Some(x), Some(y)) => o.cmp = Some((PathBuf::from(x), PathBuf::from(y))),
+                _ => return Err("option --cmp needs two files".into()),
+            }
+            i += 3;
+            continue;
+        }
         let (name, inline) = match a.split_once('=') {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (a.as_str(), None),
         };
-        if name != "--format" && name != "--kernel" {
+        if name != "--format" && name != "--kernel" && name != "--plot" {
             return Err(format!("unknown option '{a}'"));
         }
         let v = match inline {
@@ -129,6 +173,8 @@ pub fn parse_args(args: &[String]) -> Result<ReportOptions, String> {
                 "json" => Format::Json,
                 _ => return Err(format!("--format '{v}' is not one of table, csv, json")),
             };
+        } else if name == "--plot" {
+            o.plot = Some(PathBuf::from(v));
         } else {
             o.kernel = Some(v);
         }
@@ -137,11 +183,17 @@ pub fn parse_args(args: &[String]) -> Result<ReportOptions, String> {
     if o.files.is_empty() {
         return Err("no log file given".into());
     }
-    if o.files.len() > 2 {
+    if o.files.len() > 2 && !o.devices {
         return Err(format!(
-            "{} log files given; give one (report) or two (comparison)",
+            "{} log files given; give one (report) or two (comparison), or use --devices",
             o.files.len()
         ));
+    }
+    if o.cmp.is_some() && !o.devices {
+        return Err("--cmp belongs to the devices view: add --devices".into());
+    }
+    if o.kernel.is_some() && o.devices {
+        return Err("--kernel and --devices do not go together".into());
     }
     Ok(o)
 }
@@ -501,10 +553,33 @@ fn load_reporting(p: &std::path::Path) -> Result<LoadedLog, String> {
     Ok(log)
 }
 
-/// Produces the whole output for parsed options and loaded logs (`logs.len()` is 1 or 2).
+/// The devices view of `logs`, with the `--cmp` files compared.
+pub fn devices_view(opts: &ReportOptions, logs: &[LoadedLog]) -> devices::DevicesView {
+    let mut v = devices::build(logs);
+    v.output_check = opts
+        .cmp
+        .as_ref()
+        .map(|(a, b)| devices::OutputCheck::compare(a, b));
+    v
+}
+
+/// Produces the whole output for parsed options and loaded logs (`logs.len()` is 1 or 2
+/// without `--devices`).
 ///
 /// Errors: `--kernel` names a kernel that no log holds.
 pub fn render(opts: &ReportOptions, logs: &[LoadedLog]) -> Result<String, String> {
+    if opts.devices {
+        let v = devices_view(opts, logs);
+        return Ok(match opts.format {
+            Format::Json => json_string(&v),
+            Format::Csv => render::render_all(&devices::tables(&v), true),
+            Format::Table => format!(
+                "{}{}",
+                devices::header(&v),
+                render::render_all(&devices::tables(&v), false)
+            ),
+        });
+    }
     if let Some(k) = &opts.kernel {
         if !logs
             .iter()
@@ -615,6 +690,13 @@ pub fn report_main(args: &[String]) -> i32 {
                 warn(&format!("error: {e}"));
                 return 1;
             }
+        }
+    }
+    if let Some(p) = &opts.plot {
+        let svg = svg::plot(&devices_view(&opts, &logs));
+        if let Err(e) = std::fs::write(p, svg) {
+            warn(&format!("error: cannot write {}: {e}", p.display()));
+            return 1;
         }
     }
     match render(&opts, &logs) {

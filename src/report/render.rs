@@ -27,16 +27,20 @@ pub enum Kind {
 #[derive(Debug, Clone)]
 pub struct Col {
     /// Heading in the text table (with the display unit).
-    pub text: &'static str,
+    pub text: String,
     /// Heading in CSV (with the stored unit).
-    pub csv: &'static str,
+    pub csv: String,
     /// Kind of the values.
     pub kind: Kind,
 }
 
 /// Shorthand for a [`Col`].
-pub const fn col(text: &'static str, csv: &'static str, kind: Kind) -> Col {
-    Col { text, csv, kind }
+pub fn col(text: impl Into<String>, csv: impl Into<String>, kind: Kind) -> Col {
+    Col {
+        text: text.into(),
+        csv: csv.into(),
+        kind,
+    }
 }
 
 /// One cell.
@@ -118,7 +122,7 @@ impl Table {
     /// footer after a rule. Text columns are left-aligned, numbers right-aligned; columns are
     /// separated by two spaces.
     pub fn to_text(&self) -> String {
-        let mut lines: Vec<Vec<String>> = vec![self.cols.iter().map(|c| c.text.into()).collect()];
+        let mut lines: Vec<Vec<String>> = vec![self.cols.iter().map(|c| c.text.clone()).collect()];
         for r in &self.rows {
             lines.push(
                 r.iter()
@@ -175,7 +179,7 @@ impl Table {
     /// last row.
     pub fn to_csv(&self) -> String {
         let mut out = String::new();
-        let head: Vec<String> = self.cols.iter().map(|c| csv_field(c.csv)).collect();
+        let head: Vec<String> = self.cols.iter().map(|c| csv_field(&c.csv)).collect();
         let _ = writeln!(out, "{}", head.join(","));
         for r in self.rows.iter().chain(self.footer.iter()) {
             let cells: Vec<String> = r
