@@ -15,9 +15,16 @@ pub struct KernelRow {
     pub launches: u64,
     /// Launches with a measured time ([`Launch::measured_ns`]).
     pub timed: u64,
-    /// Sum of measured times, ns.
+    /// Sum of measured times, ns; where only a sample of the launches was timed
+    /// (`CLPRISM_DEVICE_TIMING=adaptive` or `sample:N`), each timed launch weighs
+    /// `1 / timing_p`, so this estimates the total of all launches (Horvitz-Thompson).
     pub total_ns: u64,
-    /// Mean measured time, ns (None when no launch was timed).
+    /// The total is estimated from a sample of the launches (some `timing_p` below 1).
+    pub estimated: bool,
+    /// Sum of the timed launches' weights `1 / timing_p` (the launches they stand for).
+    #[serde(skip)]
+    pub weight: f64,
+    /// Mean measured time, ns (weighted as `total_ns`; None when no launch was timed).
     pub mean_ns: Option<f64>,
     /// Smallest measured time, ns.
     pub min_ns: Option<u64>,
@@ -256,8 +263,11 @@ fn kernel_rows(launches: &[Launch]) -> (Vec<KernelRow>, Totals) {
             *k.devices.entry(dev).or_default() += 1;
         }
         if let Some(ns) = l.measured_ns() {
+            let p = l.timing_p.filter(|p| *p > 0.0 && *p < 1.0).unwrap_or(1.0);
             k.timed += 1;
-            k.total_ns += ns;
+            k.total_ns += (ns as f64 / p).round() as u64;
+            k.weight += 1.0 / p;
+            k.estimated |= p < 1.0;
             k.min_ns = Some(k.min_ns.map_or(ns, |m| m.min(ns)));
             k.max_ns = Some(k.max_ns.map_or(ns, |m| m.max(ns)));
         }
@@ -269,7 +279,7 @@ fn kernel_rows(launches: &[Launch]) -> (Vec<KernelRow>, Totals) {
         total_ns: rows.iter().map(|r| r.total_ns).sum(),
     };
     for r in &mut rows {
-        r.mean_ns = mean(r.total_ns as f64, r.timed);
+        r.mean_ns = (r.weight > 0.0).then(|| r.total_ns as f64 / r.weight);
         r.share = if total.total_ns > 0 {
             r.total_ns as f64 / total.total_ns as f64
         } else {
@@ -685,5 +695,31 @@ mod tests {
         assert_eq!((r.shares[1].chunks, r.shares[1].abandoned), (1, 1));
         assert_eq!(r.balance[0].mean_idle_tail_ns, Some(7.0));
         assert_eq!(r.balance[0].speedup, None);
+    }
+
+    #[test]
+    fn sampled_launches_weigh_one_over_their_timing_probability() {
+        // CLPRISM_DEVICE_TIMING=adaptive: two launches timed for sure, two of four others
+        // timed with probability 1/2 (each stands for two), two untimed
+        let text = concat!(
+            r#"{"kernel":"k","mode":"log","global":[64],"device_ns":100}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[64],"device_ns":100}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[64],"device_ns":120,"timing_p":0.5}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[64],"device_ns":80,"timing_p":0.5}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[64],"status":"untimed"}"#,
+            "\n",
+            r#"{"kernel":"k","mode":"log","global":[64],"status":"untimed"}"#,
+        );
+        let r = build(&parse_log("t", text), &Baseline::default());
+        let k = &r.kernels[0];
+        assert_eq!((k.launches, k.timed), (6, 4));
+        assert_eq!(k.total_ns, 100 + 100 + 240 + 160);
+        assert!(k.estimated);
+        assert_eq!(k.mean_ns, Some(600.0 / 6.0));
+        assert_eq!(r.total.total_ns, 600);
     }
 }
