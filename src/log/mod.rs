@@ -686,6 +686,14 @@ fn writer_thread(rx: Receiver<Msg>) {
         out.write(&rec);
     }
     out.flush();
+    write_summary(&summary);
+    if let Some((reply, _)) = shutdown_reply {
+        let _ = reply.send(());
+    }
+}
+
+/// Prints the exit summary where `CLPRISM_SUMMARY` says (nothing when no launch was seen).
+fn write_summary(summary: &summary::Summary) {
     if !summary.is_empty() {
         let mut table = summary.render();
         let proj = summary.render_projection();
@@ -702,9 +710,6 @@ fn writer_thread(rx: Receiver<Msg>) {
                 }
             }
         }
-    }
-    if let Some((reply, _)) = shutdown_reply {
-        let _ = reply.send(());
     }
 }
 
