@@ -1,17 +1,10 @@
 //! SPIR-V cache of the emulator front end (DESIGN.md §5): a filled cache serves a machine
 //! without a toolchain; entries are private files written atomically.
 //! (One test function: it changes process environment variables.)
+mod common;
+use common::fe;
 
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 #[test]
 fn cache_serves_without_toolchain() {

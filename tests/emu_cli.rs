@@ -1,14 +1,7 @@
 //! `clprism emulate` prints the statistics JSON of one work-group.
+mod common;
+use common::fe;
 use std::process::Command;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 #[test]
 fn emulate_subcommand_prints_stats_json() {

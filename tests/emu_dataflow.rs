@@ -1,16 +1,9 @@
 //! The static data-dependence check of global writes (`emu::dataflow`) on the example
 //! kernels: balance mode trusts sampled footprints only for kernels it calls clean.
+mod common;
+use common::fe;
 
 use OpenCL::emu::{compile_source, dataflow::data_dependent_writes, load_module};
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 fn verdicts(file: &str) -> Vec<(String, Option<String>)> {
     let path = format!("{}/examples/kernels/{file}", env!("CARGO_MANIFEST_DIR"));

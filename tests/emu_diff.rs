@@ -12,20 +12,13 @@
 //! work-group runs in the emulator on the same initial contents. The bytes the emulated
 //! work-group wrote (its write footprint) must equal PoCL's, and every byte outside the
 //! footprint must be unchanged in the emulated buffers (the footprint is complete).
+mod common;
+use common::fe;
 
 use opencl_sys::cl_function_types::*;
 use opencl_sys::*;
 use std::ffi::c_void;
 use OpenCL::emu::{self, cli::parse_arg, ArgValue, EmuConfig, LaunchShape};
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 struct Cl {
     _lib: libloading::Library,

@@ -1,16 +1,9 @@
 //! Robustness: mutated SPIR-V modules give errors or statistics, never a crash or a hang
 //! (issue 3 "Safety": a malformed or unsupported kernel gets a reason).
+mod common;
+use common::fe;
 
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 struct Rng(u64);
 impl Rng {

@@ -4,17 +4,10 @@
 //! work-item. The oracle is the full emulation of the same work-groups: the written ranges
 //! must be identical, and a loop whose values reach an address or a branch must run.
 //! Needs clang + llvm-spirv.
+mod common;
+use common::fe;
 
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 fn module(src: &str) -> Module {
     let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");

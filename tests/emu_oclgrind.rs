@@ -14,18 +14,11 @@
 //!   calls are not compared: phis do not exist as executed instructions here (they are
 //!   copies on control-flow edges) and loop shapes differ; nor are composite/vector
 //!   shuffles (our "other" class), which LLVM IR spells as insert/extract/shufflevector.
+mod common;
+use common::fe;
 
 use std::process::Command;
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 struct Case {
     file: &'static str,

@@ -1,16 +1,9 @@
 //! Known access patterns give exact statistics (issue 3 "Known patterns"); plus budgets,
 //! errors and full-NDRange semantics of the mini-emulator. Needs clang + llvm-spirv.
+mod common;
+use common::fe;
 
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 fn module(src: &str) -> Module {
     let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");

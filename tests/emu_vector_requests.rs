@@ -6,17 +6,10 @@
 //! component; the emulator counts those as the one vector access the hardware makes.
 //! Real kernels through the front end (needs clang-N + llvm-spirv-N), run in the
 //! interpreter; no OpenCL device.
+mod common;
+use common::fe;
 
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 fn module(src: &str) -> Module {
     let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");

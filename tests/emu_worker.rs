@@ -1,16 +1,9 @@
 //! Background emulation worker: never blocks the caller, reuses results per key.
+mod common;
+use common::fe;
 use std::sync::{mpsc, Arc};
 use OpenCL::emu::worker::*;
 use OpenCL::emu::*;
-
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
 
 #[test]
 fn worker_runs_reuses_and_never_blocks() {

@@ -11,15 +11,6 @@ use std::process::Output;
 use std::sync::Mutex;
 use OpenCL::emu::*;
 
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
-
 static ENV: Mutex<()> = Mutex::new(());
 
 /// Writes an executable shell script.

@@ -6,15 +6,6 @@ use common::*;
 use std::os::unix::fs::PermissionsExt;
 use OpenCL::emu::*;
 
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
-
 const SOURCE_MARKER: &str = "SECRET_SOURCE_MARKER_7f3a";
 const BUFFER_MARKER: &str = "SECRET_BUFFER_MARKER_9c1e";
 

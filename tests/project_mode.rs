@@ -8,15 +8,6 @@ use common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// Front-end options from the environment as it is now (the caller's side: the emulator
-/// itself never reads the environment).
-fn fe() -> OpenCL::emu::FrontendOptions {
-    let v = |k: &str| std::env::var_os(k).map(std::path::PathBuf::from);
-    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
-        std::env::var_os(k)
-    })
-}
-
 /// The PoCL devices of these tests: `basic` and `pthread` are two different profiled devices.
 const DEVICES: &str = "pthread pthread basic";
 

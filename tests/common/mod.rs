@@ -218,3 +218,12 @@ pub fn assert_split(rec: &Value) {
     let used = chunk_devices(rec);
     assert!(used.len() >= 2, "chunks ran on {used:?} only: {s}");
 }
+
+/// The emulator front end's options from the environment the test set (`CLPRISM_TOOLCHAIN`,
+/// `CLPRISM_CACHE`, `PATH`, `XDG_CACHE_HOME`, `HOME`), read at each call.
+pub fn fe() -> OpenCL::emu::FrontendOptions {
+    let v = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    OpenCL::emu::FrontendOptions::resolve(v("CLPRISM_TOOLCHAIN"), v("CLPRISM_CACHE"), |k| {
+        std::env::var_os(k)
+    })
+}
