@@ -30,6 +30,9 @@
 //! when ok>, "reused": bool, "stats": <WorkGroupStats, absent when none>}` and
 //! `"projection": <ProjectionSet> + {"launch_device_profile": <name or null>}` (absent when
 //! there are no statistics; with an `"error"` string when no profile could be used).
+//! A kept result carries its key's id (`"key"` in both objects): the log writer then writes
+//! it once, in a definition line, and each launch as a reference (`crate::log::compact`,
+//! schema `clprism.launch/2`).
 
 use super::launch::Launch;
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
@@ -83,6 +86,9 @@ struct Projector {
     device_profile: Mutex<HashMap<Key, Option<String>>>,
     /// Bytes of snapshots held now.
     snapshot_bytes: AtomicU64,
+    /// Next id of an emulation key whose result is kept (the log writes that result once
+    /// and refers to it by this id: `emulation.key`, `projection.key`).
+    next_key_id: AtomicU64,
     /// The device profiles projected onto, loaded at first use.
     profiles: Lazy<Result<Vec<Profile>, String>>,
 }
@@ -99,6 +105,7 @@ static PROJECTOR: Lazy<Projector> = Lazy::new(|| Projector {
     inflight: Default::default(),
     device_profile: Default::default(),
     snapshot_bytes: AtomicU64::new(0),
+    next_key_id: AtomicU64::new(0),
     profiles: Lazy::new(load_profiles),
 });
 
@@ -793,7 +800,7 @@ fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
 
 /// Worker side, after the emulation: build and attach the records.
 fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
-    let (emulation, projection) = match &o.result {
+    let (mut emulation, mut projection) = match &o.result {
         Ok(st) => {
             let mut e = Emulation::with_stats(st.clone(), o.reused);
             if info.local_assumed {
@@ -806,8 +813,14 @@ fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
             None,
         ),
     };
-    // keep the first result of a key for later launches (not a transient failure)
+    // keep the first result of a key for later launches (not a transient failure), under
+    // an id the log refers to (written once: `log::compact`)
     if !o.reused && !matches!(o.result, Err(EmuError::Internal(_))) {
+        let id = projector().next_key_id.fetch_add(1, Ordering::Relaxed);
+        emulation.key = Some(id);
+        if let Some(p) = projection.as_mut() {
+            p.key = Some(id);
+        }
         projector()
             .results
             .lock()

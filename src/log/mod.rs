@@ -8,6 +8,7 @@
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
 //! record.
 
+mod compact;
 pub mod schema;
 pub mod summary;
 pub mod trace;
@@ -144,6 +145,8 @@ pub struct SharedExtra {
     pub entries: Vec<(String, serde_json::Value)>,
     /// `"key":value,...` of `entries`, without braces.
     json: String,
+    /// The written form when the entries name an emulation key (compact log).
+    compact: Option<compact::Compact>,
 }
 
 impl SharedExtra {
@@ -152,7 +155,15 @@ impl SharedExtra {
         let map: serde_json::Map<String, serde_json::Value> = entries.iter().cloned().collect();
         let text = serde_json::to_string(&map).unwrap_or_else(|_| "{}".into());
         let json = text[1..text.len().saturating_sub(1).max(1)].to_string();
-        SharedExtra { entries, json }
+        let compact = compact::Compact::of(
+            map.get(schema::KEY_EMULATION),
+            map.get(schema::KEY_PROJECTION),
+        );
+        SharedExtra {
+            entries,
+            json,
+            compact,
+        }
     }
 }
 
@@ -425,6 +436,8 @@ pub fn shutdown() {
 struct Output {
     sink: Option<Box<dyn Write + Send>>,
     failed: bool,
+    /// Emulation definitions written so far (compact project-mode log).
+    compact: compact::Compactor,
 }
 
 impl Output {
@@ -446,13 +459,14 @@ impl Output {
         Output {
             sink,
             failed: false,
+            compact: Default::default(),
         }
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
         trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
-            let line = record_line(rec);
+            let line = self.compact.lines(rec);
             if writeln!(s, "{line}").is_err() && !self.failed {
                 self.failed = true;
                 config::warn("writing the log failed (disk full?); further records are dropped");
@@ -760,13 +774,14 @@ pub fn pid() -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests_support {
     use super::*;
 
-    fn rec() -> LaunchRecord {
+    /// A complete project-mode record without attachments.
+    pub fn record(seq: u64) -> LaunchRecord {
         LaunchRecord {
             schema: SCHEMA,
-            seq: 3,
+            seq,
             time_ns: 0,
             pid: 1,
             thread: 1,
@@ -791,6 +806,15 @@ mod tests {
             device_times: None,
             timed: true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec() -> LaunchRecord {
+        tests_support::record(3)
     }
 
     #[test]
