@@ -395,6 +395,14 @@ pub struct Emulation {
     /// The local size project mode assumed when the app gave none, work-items per dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_assumed: Option<Vec<u64>>,
+    /// Bytes of the device-side snapshot copies the emulation read from (the launch's
+    /// buffer arguments, copied whole; bounded by `CLPRISM_EMU_SNAPSHOT_MAX`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_bytes: Option<u64>,
+    /// Bytes of those snapshots read back to the host: small buffers whole, large ones
+    /// only the pages the emulated work-group touched (`emu::paged::PAGE` bytes each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_bytes_read: Option<u64>,
     /// Start of the emulation, ns since the Unix epoch (read by the trace; not written by
     /// this version, which reconstructs it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1290,6 +1298,8 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("emulation.reused", "bool", "", "the result is an earlier launch's of the same key"),
     ("emulation.stats", "object?", "", "`emu::stats::WorkGroupStats` of the emulated work-group (`emulation_ns`: wall time, ns)"),
     ("emulation.local_assumed", "[u64]?", "work-items", "local size assumed when the app gave none"),
+    ("emulation.snapshot_bytes", "u64?", "bytes", "device-side snapshot copies of the buffer arguments (bounded by `CLPRISM_EMU_SNAPSHOT_MAX`)"),
+    ("emulation.snapshot_bytes_read", "u64?", "bytes", "snapshot bytes read back to the host: buffers up to 1 MiB whole, larger ones only the 64 KiB pages the work-group touched"),
     ("emulation.start_unix_ns", "u64?", "ns", "emulation start since the Unix epoch (read by the trace; not written yet)"),
     ("emulation.launch_shape", "object?", "", "read only (older logs): now `projection.launch_shape`"),
     ("emulation.emulation_ns", "u64?", "ns", "read only (older logs): emulation wall time"),
@@ -1527,6 +1537,8 @@ mod tests {
                 key: Some(3),
                 reason: Some("r".into()),
                 local_assumed: Some(vec![16]),
+                snapshot_bytes: Some(64),
+                snapshot_bytes_read: Some(32),
                 start_unix_ns: Some(5),
                 launch_shape: Some(LaunchShape::default()),
                 emulation_ns: Some(1),
