@@ -33,6 +33,11 @@ impl Compact {
         let p: Option<Projection> = projection.and_then(|p| serde_json::from_value(p.clone()).ok());
         // definition: the emulation as first written (a reused launch may come first)
         let mut def_e = e.clone();
+        if let Some(st) = def_e.stats.as_mut() {
+            if widen_footprints(&mut st.footprints) {
+                def_e.footprint_sector = Some(FOOTPRINT_SECTOR as u32);
+            }
+        }
         def_e.key = None;
         def_e.reused = false;
         if def_e.status == Some(schema::EmulationStatus::Reused) {
@@ -74,6 +79,43 @@ impl Compact {
             refs: inner(&refs),
         })
     }
+}
+
+/// Footprints of more ranges than this (all arguments together) are written widened to
+/// whole [`FOOTPRINT_SECTOR`]s: a work-group reading every third word of a buffer has tens
+/// of thousands of 4-byte ranges (hundreds of KB of JSON).
+const FOOTPRINT_RANGES_MAX: usize = 256;
+/// Granularity of widened footprints, bytes: the emulator's sector, which every profile's
+/// `sector_bytes` is a multiple of, so the cache-reuse model (distinct sectors read) gives
+/// the same figures on the widened footprints.
+pub const FOOTPRINT_SECTOR: u64 = 32;
+
+/// Widens the footprints to whole [`FOOTPRINT_SECTOR`]s and merges them, when they hold
+/// more than [`FOOTPRINT_RANGES_MAX`] ranges; whether it did.
+fn widen_footprints(fps: &mut [crate::emu::stats::ArgFootprint]) -> bool {
+    let n: usize = fps.iter().map(|f| f.read.len() + f.written.len()).sum();
+    if n <= FOOTPRINT_RANGES_MAX {
+        return false;
+    }
+    let widen = |v: &mut Vec<[u64; 2]>| {
+        let mut out: Vec<[u64; 2]> = Vec::new();
+        for r in v.iter().filter(|r| r[1] > r[0]) {
+            let (s, e) = (
+                r[0] / FOOTPRINT_SECTOR * FOOTPRINT_SECTOR,
+                r[1].div_ceil(FOOTPRINT_SECTOR) * FOOTPRINT_SECTOR,
+            );
+            match out.last_mut() {
+                Some(l) if s <= l[1] => l[1] = l[1].max(e),
+                _ => out.push([s, e]),
+            }
+        }
+        *v = out;
+    };
+    for f in fps.iter_mut() {
+        widen(&mut f.read);
+        widen(&mut f.written);
+    }
+    true
 }
 
 /// `"k":v,...` of a map, without the braces.
@@ -240,6 +282,60 @@ mod tests {
         let p = l.projection.as_ref().unwrap();
         assert_eq!(p.best_device().as_deref(), Some("a"));
         assert_eq!(l.emulation.as_ref().unwrap().key, Some(4));
+    }
+
+    #[test]
+    fn widened_footprints_project_the_same() {
+        use crate::emu::stats::{ArgFootprint, GlobalTraffic, WorkGroupStats};
+        // every third word of a buffer, and a few exact ranges of another argument
+        let read: Vec<[u64; 2]> = (0..3000u64).map(|i| [i * 12, i * 12 + 4]).collect();
+        let st = WorkGroupStats {
+            work_items: 64,
+            warp_width: 32,
+            global_loads: GlobalTraffic {
+                requests: 100,
+                sectors: 400,
+                lines: 200,
+                bytes: 12000,
+            },
+            footprints: vec![
+                ArgFootprint {
+                    arg: 0,
+                    read,
+                    written: vec![[5, 9], [100, 104]],
+                },
+                ArgFootprint {
+                    arg: 1,
+                    read: vec![[0, 1], [33, 34], [4096, 8192]],
+                    written: vec![],
+                },
+            ],
+            ..Default::default()
+        };
+        let mut wide = st.clone();
+        assert!(widen_footprints(&mut wide.footprints));
+        assert_eq!(wide.footprints[0].read, vec![[0, 36000]]);
+        assert_eq!(wide.footprints[0].written, vec![[0, 32], [96, 128]]);
+        assert_eq!(wide.footprints[1].read, vec![[0, 64], [4096, 8192]]);
+        let profiles = crate::model::load_dir(&crate::model::profile::builtin_dir()).unwrap();
+        assert!(profiles
+            .iter()
+            .all(|p| (p.sector_bytes as u64).is_multiple_of(FOOTPRINT_SECTOR)));
+        let shape = crate::model::LaunchShape::from_ndrange(&[4096], &[64], 0).unwrap();
+        for opts in [
+            crate::model::ModelOptions::default(),
+            crate::model::ModelOptions::all(),
+        ] {
+            let project = |s: &WorkGroupStats| {
+                crate::model::project_all(std::slice::from_ref(s), &shape, &profiles, &opts)
+                    .unwrap()
+            };
+            assert_eq!(project(&st), project(&wide));
+        }
+        // few ranges: written exactly
+        let mut small = st.footprints[1..].to_vec();
+        assert!(!widen_footprints(&mut small));
+        assert_eq!(small, st.footprints[1..]);
     }
 
     #[test]

@@ -395,6 +395,11 @@ pub struct Emulation {
     /// The local size project mode assumed when the app gave none, work-items per dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_assumed: Option<Vec<u64>>,
+    /// Compact logs: the definition's `stats.footprints` are widened to whole sectors of
+    /// this many bytes and merged (written when the exact ranges were too many; the
+    /// cache-reuse model reads them per sector, so its figures do not change).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footprint_sector: Option<u32>,
     /// Bytes of the device-side snapshot copies the emulation read from (the launch's
     /// buffer arguments, copied whole; bounded by `CLPRISM_EMU_SNAPSHOT_MAX`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1298,6 +1303,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("emulation.reused", "bool", "", "the result is an earlier launch's of the same key"),
     ("emulation.stats", "object?", "", "`emu::stats::WorkGroupStats` of the emulated work-group (`emulation_ns`: wall time, ns)"),
     ("emulation.local_assumed", "[u64]?", "work-items", "local size assumed when the app gave none"),
+    ("emulation.footprint_sector", "u32?", "bytes", "definition line: `stats.footprints` widened to whole sectors of this size and merged (when over 256 ranges)"),
     ("emulation.snapshot_bytes", "u64?", "bytes", "device-side snapshot copies of the buffer arguments (bounded by `CLPRISM_EMU_SNAPSHOT_MAX`)"),
     ("emulation.snapshot_bytes_read", "u64?", "bytes", "snapshot bytes read back to the host: buffers up to 1 MiB whole, larger ones only the 64 KiB pages the work-group touched"),
     ("emulation.start_unix_ns", "u64?", "ns", "emulation start since the Unix epoch (read by the trace; not written yet)"),
@@ -1537,6 +1543,7 @@ mod tests {
                 key: Some(3),
                 reason: Some("r".into()),
                 local_assumed: Some(vec![16]),
+                footprint_sector: Some(32),
                 snapshot_bytes: Some(64),
                 snapshot_bytes_read: Some(32),
                 start_unix_ns: Some(5),
