@@ -12,7 +12,7 @@
 #        POCL_DEVICES=... to choose the PoCL device (default: pthread)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --lib -q >&2
+cargo build --release --lib --bin clprism -q >&2
 make -s -C examples >&2
 LIB=$PWD/target/release/libOpenCL.so
 TMP=$(mktemp -d)
@@ -24,6 +24,8 @@ run() { # name log args...
   CLPRISM_MODE=project CLPRISM_LOG=$log CLPRISM_SUMMARY=off CLPRISM_EMU_SNAPSHOT_MAX=2G \
     LD_PRELOAD=$LIB "examples/build/$name" "$@" > "$TMP/out" 2>&1 ||
     { cat "$TMP/out" >&2; echo "$name failed" >&2; exit 1; }
+  # compact log (schema clprism.launch/2): one self-contained record per launch
+  target/release/clprism schema --expand "$log" > "$log.x" && mv "$log.x" "$log"
 }
 echo "# emulation wall time of one work-group per example kernel (PoCL: $POCL_DEVICES; $(nproc) cores; release build)"
 echo "# ms = stats.emulation_ns of the emulated (non-reused) launches over 3 runs: best and median; target <= 20 ms (judged on the best: the VM is shared)"

@@ -173,6 +173,7 @@ impl Cl {
             let mut mems: Vec<Option<cl_mem>> = Vec::new();
             for (i, a) in args.iter().enumerate() {
                 match a {
+                    ArgValue::Paged(_) => return Err("paged buffers are not compared".into()),
                     ArgValue::Buffer(b) => {
                         let mut data = b.clone();
                         if data.is_empty() {

@@ -70,7 +70,7 @@ fn check_log(records: &[serde_json::Value], launches: usize, kernels: &[String],
     );
     let mut seqs = HashSet::new();
     for r in records {
-        assert_eq!(r["schema"], "clprism.launch/1");
+        assert_eq!(r["schema"], OpenCL::log::SCHEMA);
         let name = r["kernel"].as_str().unwrap();
         assert!(
             kernels.iter().any(|k| k == name),

@@ -51,7 +51,19 @@ fn check(test: &str, lines: &[String]) -> Vec<schema::Launch> {
                 i + 1
             );
         }
-        out.push(serde_json::from_str(l).unwrap());
+    }
+    // the launch records, references to emulation definitions resolved
+    let (read, unresolved) = schema::read_text(&lines.join("\n"));
+    assert_eq!(unresolved, 0, "{test}: a reference without its definition");
+    for (i, t) in read {
+        match t {
+            schema::TextLine::Launch(l, bad) => {
+                assert_eq!(bad, 0, "{test}: line {i}: unreadable part");
+                out.push(*l)
+            }
+            schema::TextLine::Definition => {}
+            other => panic!("{test}: line {i}: {other:?}"),
+        }
     }
     out
 }

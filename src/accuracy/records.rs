@@ -1,5 +1,7 @@
 //! Reading the launch records of a project-mode log (`CLPRISM_LOG`, schema
-//! `clprism.launch/1`, DESIGN.md §4) for the accuracy comparison.
+//! `clprism.launch/2` or `/1`, DESIGN.md §4) for the accuracy comparison; the references of
+//! a compact log are resolved against its emulation definition lines
+//! ([`schema::read_text`]).
 //!
 //! Keys read: `kernel`, `program`, `global`, `local`, `device` (`index`, `name`), `status`,
 //! `device_ns`, and from project mode `emulation` (`status`, `stats`, `local_assumed`) and
@@ -56,10 +58,14 @@ pub fn parse_line(line: &str) -> Result<Option<Launch>, String> {
     }
     // (unreadable `emulation` / `projection` objects are dropped: the launch is counted,
     // not compared)
-    let rec = match schema::parse_lenient(line)? {
-        Some((rec, _)) if rec.schema.starts_with(schema::SCHEMA_PREFIX) => rec,
-        _ => return Ok(None),
-    };
+    match schema::parse_lenient(line)? {
+        Some((rec, _)) => from_record(rec).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The accuracy view of a launch record (references already resolved).
+fn from_record(rec: schema::Launch) -> Result<Launch, String> {
     if rec.kernel.is_empty() {
         return Err("launch record without `kernel`".into());
     }
@@ -82,7 +88,7 @@ pub fn parse_line(line: &str) -> Result<Option<Launch>, String> {
             s.to_string()
         }
     };
-    Ok(Some(Launch {
+    Ok(Launch {
         program: rec.program.clone(),
         global: rec.global.clone(),
         local,
@@ -96,7 +102,7 @@ pub fn parse_line(line: &str) -> Result<Option<Launch>, String> {
         launch_device_profile: proj.and_then(|p| p.launch_device_profile.clone()),
         recorded: proj.filter(|p| p.error.is_none()).map(|p| p.set.clone()),
         kernel: rec.kernel,
-    }))
+    })
 }
 
 /// Reads every launch record of a JSONL log.
@@ -105,12 +111,13 @@ pub fn parse_line(line: &str) -> Result<Option<Launch>, String> {
 pub fn read_log(path: &Path) -> Result<Vec<Launch>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
-    for (i, l) in text.lines().enumerate() {
-        match parse_line(l) {
-            Ok(Some(x)) => out.push(x),
-            Ok(None) => {}
-            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
-        }
+    for (i, l) in schema::read_text(&text).0 {
+        let r = match l {
+            schema::TextLine::Launch(rec, _) => from_record(*rec),
+            schema::TextLine::Bad(e) => Err(e),
+            schema::TextLine::Definition | schema::TextLine::Other => continue,
+        };
+        out.push(r.map_err(|e| format!("{}:{i}: {e}", path.display()))?);
     }
     Ok(out)
 }

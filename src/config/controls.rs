@@ -377,10 +377,12 @@ symlink at an entry is not followed.",
         default: "256M" => |_| DEFAULT_EMU_SNAPSHOT_MAX,
         parse: bytes,
         example: "1G",
-        usage: "project: most bytes of buffer snapshots held at once",
-        doc: "Device copies plus their host read-backs. Suffixes `K`, `M`, `G` (with or without \
-`iB`/`B`) are KiB, MiB, GiB. A launch whose buffer arguments would exceed it is not emulated, \
-with the reason in its record.",
+        usage: "project: most bytes of device-side buffer snapshots held at once",
+        doc: "The device copies of the buffers project-mode launches read, held until their \
+emulation ends. On the host a snapshot over 1 MiB costs only the 64 KiB pages the emulated \
+work-group touches (read back on first touch); smaller ones are read whole. Suffixes `K`, `M`, \
+`G` (with or without `iB`/`B`) are KiB, MiB, GiB. A launch whose buffer arguments would exceed \
+it is not emulated, with the reason in its record.",
     }
     pinned_max: u64 {
         name: "CLPRISM_PINNED_MAX",

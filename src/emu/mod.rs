@@ -57,6 +57,7 @@ pub mod frontend;
 pub mod hash;
 mod interp;
 pub mod module;
+pub mod paged;
 pub mod stats;
 pub mod worker;
 
@@ -150,6 +151,9 @@ pub enum ArgValue {
     /// Contents of a `__global`/`__constant` buffer (bytes); updated in place by the
     /// work-group's stores.
     Buffer(Vec<u8>),
+    /// A `__global`/`__constant` buffer whose contents are fetched page by page on first
+    /// touch ([`paged`]).
+    Paged(paged::PagedBuffer),
     /// Bytes of a by-value argument (scalar, vector, struct). For a pointer argument,
     /// 8 zero bytes mean a NULL buffer.
     Scalar(Vec<u8>),

@@ -8,13 +8,17 @@
 //!    NDRange, `__local` argument sizes, work-group) key was emulated or is being emulated,
 //!    each buffer argument is copied (`clEnqueueCopyBuffer`, on the app's queue, before the
 //!    kernel, with the app's wait list) into a buffer clprism owns in the app's context:
-//!    the snapshot holds the contents as they were before the launch. The total size is
-//!    bounded by `CLPRISM_EMU_SNAPSHOT_MAX` (default 256 MiB): above it the launch is not
-//!    emulated and the record says so. On an out-of-order queue the kernel additionally
-//!    waits for the copies.
+//!    the snapshot holds the contents as they were before the launch. The total size of
+//!    these device copies is bounded by `CLPRISM_EMU_SNAPSHOT_MAX` (default 256 MiB):
+//!    above it the launch is not emulated and the record says so. On an out-of-order queue
+//!    the kernel additionally waits for the copies.
 //! 2. The [`EmuWorker`] thread compiles the program (through the emulator's on-disk cache,
-//!    modules kept per program), waits for the copies, reads the snapshots back on a queue
-//!    of its own, releases them, emulates work-group (0,0,0) and projects the statistics
+//!    modules kept per program), waits for the copies, reads the small snapshots (up to
+//!    1 MiB) back whole on a queue of its own and releases them; larger ones stay on the
+//!    device and the emulation reads them page by page (64 KiB, `emu::paged`) as the
+//!    work-group first touches them, so host memory is the pages touched, not the buffer
+//!    (`emulation.snapshot_bytes_read`); their copies are released as soon as the
+//!    emulation ends. It emulates work-group (0,0,0) and projects the statistics
 //!    with [`crate::model::project_all`] on every profile of `CLPRISM_PROFILES` (else the
 //!    built-in `profiles/` folder of the source tree), marking the profile of the launch's
 //!    own device ([`crate::model::find_profile`]).
@@ -30,6 +34,9 @@
 //! when ok>, "reused": bool, "stats": <WorkGroupStats, absent when none>}` and
 //! `"projection": <ProjectionSet> + {"launch_device_profile": <name or null>}` (absent when
 //! there are no statistics; with an `"error"` string when no profile could be used).
+//! A kept result carries its key's id (`"key"` in both objects): the log writer then writes
+//! it once, in a definition line, and each launch as a reference (`crate::log::compact`,
+//! schema `clprism.launch/2`).
 
 use super::launch::Launch;
 use crate::emu::worker::{DeferredJob, EmuKey, EmuOutcome, EmuWorker};
@@ -55,6 +62,9 @@ type InflightMap = HashMap<EmuKey, Vec<(u64, Key)>>;
 
 /// Jobs the emulation queue holds; further first launches are not emulated (reason given).
 const QUEUE_CAPACITY: usize = 256;
+/// Snapshots larger than this are read back page by page as the emulated work-group touches
+/// them ([`emu::paged`]); smaller ones whole.
+const PAGED_MIN: usize = 1 << 20;
 /// Longest wait of the worker for a snapshot copy to finish.
 const SNAPSHOT_WAIT: Duration = Duration::from_secs(30);
 /// Emulation budgets in project mode: the default instruction budget, 2 s of wall time.
@@ -83,6 +93,9 @@ struct Projector {
     device_profile: Mutex<HashMap<Key, Option<String>>>,
     /// Bytes of snapshots held now.
     snapshot_bytes: AtomicU64,
+    /// Next id of an emulation key whose result is kept (the log writes that result once
+    /// and refers to it by this id: `emulation.key`, `projection.key`).
+    next_key_id: AtomicU64,
     /// The device profiles projected onto, loaded at first use.
     profiles: Lazy<Result<Vec<Profile>, String>>,
 }
@@ -99,6 +112,7 @@ static PROJECTOR: Lazy<Projector> = Lazy::new(|| Projector {
     inflight: Default::default(),
     device_profile: Default::default(),
     snapshot_bytes: AtomicU64::new(0),
+    next_key_id: AtomicU64::new(0),
     profiles: Lazy::new(load_profiles),
 });
 
@@ -143,6 +157,8 @@ pub struct Pending {
     /// The app's wait list plus the copy events (out-of-order queues only).
     wait: Vec<cl_event>,
     bytes: u64,
+    /// Bytes of the snapshots read back to the host (whole ones and fetched pages).
+    read_back: Arc<AtomicU64>,
 }
 
 // SAFETY: OpenCL handles may be used from any thread.
@@ -320,6 +336,7 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
         copy_events: Vec::new(),
         wait: Vec::new(),
         bytes: 0,
+        read_back: Default::default(),
     };
     if let Err(reason) = snapshot(q, &mut pending, wait) {
         let e = emulation_failed(EmulationStatus::Unavailable, reason.clone());
@@ -513,12 +530,14 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
     let key = p.key.clone();
     let info = p.info.clone();
     let bytes = p.bytes;
+    let read_back = p.read_back.clone();
     let job = DeferredJob {
         key: key.clone(),
         prepare: Box::new(move || prepare(*p)),
         cfg: EMU_CFG,
         done: Box::new(move |o| {
-            done(seq, &key, &info, o);
+            let snap = (bytes, read_back.load(Ordering::Relaxed));
+            done(seq, &key, &info, o, snap);
             projector()
                 .snapshot_bytes
                 .fetch_sub(bytes, Ordering::AcqRel);
@@ -589,8 +608,47 @@ unsafe fn wait_event(ev: cl_event) -> Result<(), String> {
     }
 }
 
-/// Reads the snapshots back (worker thread) and releases them.
-unsafe fn read_snapshots(p: &mut Pending) -> Result<HashMap<Key, Vec<u8>>, String> {
+/// The snapshot copies read page by page and the queue reading them, released when the
+/// last paged argument using them is dropped (the worker drops the arguments right after
+/// the emulation).
+struct PageSource {
+    queue: cl_command_queue,
+    copies: Vec<cl_mem>,
+}
+
+// SAFETY: OpenCL handles may be used from any thread; the queue is used by one emulation at
+// a time (the worker thread's).
+unsafe impl Send for PageSource {}
+unsafe impl Sync for PageSource {}
+
+impl Drop for PageSource {
+    fn drop(&mut self) {
+        // SAFETY: clprism's own handles, released once.
+        unsafe {
+            for m in self.copies.drain(..) {
+                crate::exec::cl::release_mem(m);
+            }
+            if let Some(f) = crate::exec::cl::rt()
+                .ok()
+                .and_then(|t| t.clReleaseCommandQueue)
+            {
+                f(self.queue);
+            }
+        }
+    }
+}
+
+/// A snapshot as the emulation gets it.
+enum SnapshotData {
+    /// Read back whole.
+    Whole(Vec<u8>),
+    /// Read page by page on first touch: (size, page reader).
+    Paged(usize, emu::paged::Fetch),
+}
+
+/// Reads the small snapshots back whole (worker thread) and releases them; the large ones
+/// ([`PAGED_MIN`]) are kept on the device and read page by page during the emulation.
+unsafe fn read_snapshots(p: &mut Pending) -> Result<HashMap<Key, SnapshotData>, String> {
     let mut out = HashMap::new();
     if p.snaps.is_empty() {
         return Ok(out);
@@ -601,22 +659,46 @@ unsafe fn read_snapshots(p: &mut Pending) -> Result<HashMap<Key, Vec<u8>>, Strin
     let ctx = p.info.context as cl_context;
     let q = crate::exec::cl::create_queue(ctx, p.info.device as cl_device_id)
         .map_err(|e| format!("snapshot read queue: {e}"))?;
+    // the queue is released with the paged copies (or at once when there are none)
+    let mut source = PageSource {
+        queue: q,
+        copies: Vec::new(),
+    };
+    let mut paged = Vec::new();
     let mut res = Ok(());
-    for s in &p.snaps {
-        let mut v = vec![0u8; s.size];
-        if let Err(e) = crate::exec::cl::read(q, s.copy, 0, &mut v) {
-            res = Err(format!("snapshot read: {e}"));
-            break;
+    for s in std::mem::take(&mut p.snaps) {
+        if s.size > PAGED_MIN && res.is_ok() {
+            // released with `source`
+            source.copies.push(s.copy);
+            paged.push((s.src, s.size, s.copy));
+            continue;
         }
-        out.insert(s.src, v);
+        if res.is_ok() {
+            let mut v = vec![0u8; s.size];
+            res = crate::exec::cl::read(q, s.copy, 0, &mut v)
+                .map_err(|e| format!("snapshot read: {e}"));
+            if res.is_ok() {
+                p.read_back.fetch_add(s.size as u64, Ordering::Relaxed);
+                out.insert(s.src, SnapshotData::Whole(v));
+            }
+        }
+        crate::exec::cl::release_mem(s.copy);
     }
-    if let Some(f) = crate::exec::cl::rt()
-        .ok()
-        .and_then(|t| t.clReleaseCommandQueue)
-    {
-        f(q);
+    res?;
+    let source = Arc::new(source);
+    for (src, size, copy) in paged {
+        let (source, counter) = (source.clone(), p.read_back.clone());
+        let copy = copy as usize;
+        let fetch: emu::paged::Fetch = Arc::new(move |at, dst: &mut [u8]| {
+            // SAFETY: the copy and queue live as long as `source`, held here.
+            unsafe { crate::exec::cl::read(source.queue, copy as cl_mem, at as usize, dst) }
+                .map_err(|e| e.to_string())?;
+            counter.fetch_add(dst.len() as u64, Ordering::Relaxed);
+            Ok(())
+        });
+        out.insert(src, SnapshotData::Paged(size, fetch));
     }
-    res.map(|_| out)
+    Ok(out)
 }
 
 fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
@@ -649,7 +731,8 @@ fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
     r
 }
 
-/// Worker side: snapshot read-back, module, argument values.
+/// Worker side: snapshot read-back (small buffers whole, large ones page by page during the
+/// emulation), module, argument values.
 fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
     // SAFETY: clprism's own snapshot handles.
     let snaps = unsafe { read_snapshots(&mut p) };
@@ -685,12 +768,17 @@ fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
                 if h == 0 {
                     ArgValue::Scalar(vec![0; 8])
                 } else {
-                    match (snaps.remove(&h), placed.get(&h)) {
-                        (Some(v), _) => {
+                    // a buffer passed twice gets two copies (a paged one fetches its pages
+                    // again rather than copying the whole allocation)
+                    match (snaps.get_mut(&h), placed.get(&h)) {
+                        (Some(SnapshotData::Whole(v)), None) => {
                             placed.insert(h, i);
-                            ArgValue::Buffer(v)
+                            ArgValue::Buffer(std::mem::take(v))
                         }
-                        (None, Some(&j)) => args[j].clone(),
+                        (Some(SnapshotData::Paged(n, f)), _) => {
+                            ArgValue::Paged(emu::paged::PagedBuffer::new(*n, f.clone()))
+                        }
+                        (_, Some(&j)) => args[j].clone(),
                         (None, None) => {
                             return Err(EmuError::Unsupported(format!(
                                 "argument {i} is not a buffer clprism knows (image or pipe?)"
@@ -792,8 +880,8 @@ fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
 }
 
 /// Worker side, after the emulation: build and attach the records.
-fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
-    let (emulation, projection) = match &o.result {
+fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome, snap: (u64, u64)) {
+    let (mut emulation, mut projection) = match &o.result {
         Ok(st) => {
             let mut e = Emulation::with_stats(st.clone(), o.reused);
             if info.local_assumed {
@@ -806,8 +894,18 @@ fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome) {
             None,
         ),
     };
-    // keep the first result of a key for later launches (not a transient failure)
+    if !o.reused {
+        emulation.snapshot_bytes = Some(snap.0);
+        emulation.snapshot_bytes_read = Some(snap.1);
+    }
+    // keep the first result of a key for later launches (not a transient failure), under
+    // an id the log refers to (written once: `log::compact`)
     if !o.reused && !matches!(o.result, Err(EmuError::Internal(_))) {
+        let id = projector().next_key_id.fetch_add(1, Ordering::Relaxed);
+        emulation.key = Some(id);
+        if let Some(p) = projection.as_mut() {
+            p.key = Some(id);
+        }
         projector()
             .results
             .lock()

@@ -8,6 +8,7 @@
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
 //! record.
 
+mod compact;
 pub mod sampling;
 pub mod schema;
 pub mod summary;
@@ -152,6 +153,8 @@ pub struct SharedExtra {
     pub entries: Vec<(String, serde_json::Value)>,
     /// `"key":value,...` of `entries`, without braces.
     json: String,
+    /// The written form when the entries name an emulation key (compact log).
+    compact: Option<compact::Compact>,
 }
 
 impl SharedExtra {
@@ -160,7 +163,15 @@ impl SharedExtra {
         let map: serde_json::Map<String, serde_json::Value> = entries.iter().cloned().collect();
         let text = serde_json::to_string(&map).unwrap_or_else(|_| "{}".into());
         let json = text[1..text.len().saturating_sub(1).max(1)].to_string();
-        SharedExtra { entries, json }
+        let compact = compact::Compact::of(
+            map.get(schema::KEY_EMULATION),
+            map.get(schema::KEY_PROJECTION),
+        );
+        SharedExtra {
+            entries,
+            json,
+            compact,
+        }
     }
 }
 
@@ -434,6 +445,8 @@ pub fn shutdown() {
 struct Output {
     sink: Option<Box<dyn Write + Send>>,
     failed: bool,
+    /// Emulation definitions written so far (compact project-mode log).
+    compact: compact::Compactor,
 }
 
 impl Output {
@@ -455,13 +468,14 @@ impl Output {
         Output {
             sink,
             failed: false,
+            compact: Default::default(),
         }
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
         trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
-            let line = record_line(rec);
+            let line = self.compact.lines(rec);
             if writeln!(s, "{line}").is_err() && !self.failed {
                 self.failed = true;
                 config::warn("writing the log failed (disk full?); further records are dropped");
@@ -777,13 +791,14 @@ pub fn pid() -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests_support {
     use super::*;
 
-    fn rec() -> LaunchRecord {
+    /// A complete project-mode record without attachments.
+    pub fn record(seq: u64) -> LaunchRecord {
         LaunchRecord {
             schema: SCHEMA,
-            seq: 3,
+            seq,
             time_ns: 0,
             pid: 1,
             thread: 1,
@@ -810,6 +825,15 @@ mod tests {
             timing_p: None,
             sampler: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec() -> LaunchRecord {
+        tests_support::record(3)
     }
 
     #[test]

@@ -28,11 +28,30 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// Value of the record's `schema` field: the version of the launch record; bumped on
-/// incompatible changes (same as [`crate::log::SCHEMA`]).
-pub const SCHEMA_VERSION: &str = "clprism.launch/1";
+/// incompatible changes (same as [`crate::log::SCHEMA`]). Version 2 (compact project-mode
+/// logs): the statistics and the device-independent projection of an emulation key are
+/// written once, in an [`EmulationDef`] line (`"record": "emulation"`), and launch records
+/// refer to it by `emulation.key` / `projection.key` ([`Definitions::resolve`]).
+pub const SCHEMA_VERSION: &str = "clprism.launch/2";
 
-/// Prefix of the `schema` values readers accept (any minor revision of version 1).
-pub const SCHEMA_PREFIX: &str = "clprism.launch/1";
+/// Prefix shared by every version of the launch record's `schema` value; readers accept the
+/// versions of [`SCHEMA_READ`] ([`schema_readable`]).
+pub const SCHEMA_PREFIX: &str = "clprism.launch/";
+
+/// The `schema` versions this build reads (any minor revision of each): version 1 (every
+/// launch record self-contained) and version 2 (references to [`EmulationDef`] lines).
+pub const SCHEMA_READ: &[&str] = &["clprism.launch/1", "clprism.launch/2"];
+
+/// Whether a `schema` value is one this build reads.
+pub fn schema_readable(s: &str) -> bool {
+    SCHEMA_READ.iter().any(|v| {
+        s.strip_prefix(v)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    })
+}
+
+/// Value of the `record` field of an [`EmulationDef`] line.
+pub const RECORD_EMULATION: &str = "emulation";
 
 /// Top-level key of the [`Emulation`] object.
 pub const KEY_EMULATION: &str = "emulation";
@@ -362,6 +381,10 @@ pub struct Launch {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Emulation {
+    /// Compact logs (version 2): the emulation key whose [`EmulationDef`] line holds the
+    /// rest of this object (`stats`, `reason`, `local_assumed`); absent once resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<u64>,
     /// Outcome.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<EmulationStatus>,
@@ -377,6 +400,19 @@ pub struct Emulation {
     /// The local size project mode assumed when the app gave none, work-items per dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_assumed: Option<Vec<u64>>,
+    /// Compact logs: the definition's `stats.footprints` are widened to whole sectors of
+    /// this many bytes and merged (written when the exact ranges were too many; the
+    /// cache-reuse model reads them per sector, so its figures do not change).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footprint_sector: Option<u32>,
+    /// Bytes of the device-side snapshot copies the emulation read from (the launch's
+    /// buffer arguments, copied whole; bounded by `CLPRISM_EMU_SNAPSHOT_MAX`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_bytes: Option<u64>,
+    /// Bytes of those snapshots read back to the host: small buffers whole, large ones
+    /// only the pages the emulated work-group touched (`emu::paged::PAGE` bytes each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_bytes_read: Option<u64>,
     /// Start of the emulation, ns since the Unix epoch (read by the trace; not written by
     /// this version, which reconstructs it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -459,8 +495,14 @@ impl Emulation {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Projection {
-    /// Projected times per profiled device, ranked; the devices skipped; the model options.
-    #[serde(flatten)]
+    /// Compact logs (version 2): the emulation key whose [`EmulationDef`] line holds the
+    /// rest of this object (`options`, `devices`, `skipped`, `launch_shape`, `error`);
+    /// absent once resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<u64>,
+    /// Projected times per profiled device, ranked; the devices skipped; the model options
+    /// (not written when empty: a reference, or a projection that failed).
+    #[serde(flatten, skip_serializing_if = "set_is_empty")]
     pub set: ProjectionSet,
     /// The launch shape the projection used (work-groups, work-group size, local memory,
     /// read set), so `clprism accuracy` re-projects the same launch.
@@ -471,10 +513,21 @@ pub struct Projection {
     /// Why no device could be projected (no profiles, bad launch shape, model error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Read only (hand-written logs): profile name of the fastest device; see
-    /// [`Projection::best`].
+    /// Profile name of the fastest device: written in the references of compact logs
+    /// (dropped once resolved), read from hand-written logs; see [`Projection::best_device`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best: Option<String>,
+    /// Compact logs: projected time on the launch's own device (`launch_device_profile`),
+    /// ns (dropped once resolved: the same as that device's `projected_ns`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_device_ns: Option<f64>,
+    /// Compact logs: rank of the launch's own device (dropped once resolved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_device_rank: Option<u32>,
+}
+
+fn set_is_empty(s: &ProjectionSet) -> bool {
+    *s == ProjectionSet::default()
 }
 
 impl Projection {
@@ -484,6 +537,221 @@ impl Projection {
             .clone()
             .or_else(|| self.set.best().map(|p| p.device.clone()))
     }
+}
+
+/// A line of a compact log (version 2) that is not a launch: the result of one emulation
+/// key, written once, before the first launch record that refers to it by `key`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EmulationDef {
+    /// [`SCHEMA_VERSION`].
+    pub schema: String,
+    /// [`RECORD_EMULATION`].
+    pub record: String,
+    /// The key's id, unique within the process (`pid`).
+    pub key: u64,
+    /// Process id of the launches referring to it.
+    pub pid: u32,
+    /// Kernel function name.
+    pub kernel: String,
+    /// Program identifier (16 hex digits).
+    pub program: String,
+    /// The `emulation` object as first written (`status` `ok`, `unavailable` or `error`,
+    /// `reason`, `stats`, `local_assumed`), without `reused`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<Emulation>,
+    /// The device-independent `projection` (`options`, `devices`, `skipped`,
+    /// `launch_shape`, `error`); absent when the emulation gave no statistics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+}
+
+/// One line of a launch log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogLine {
+    /// A launch record and how many of its `emulation` / `projection` / `schedule` objects
+    /// were unreadable (dropped).
+    Launch(Box<Launch>, usize),
+    /// An emulation definition (compact logs).
+    Definition(Box<EmulationDef>),
+}
+
+/// Reads one log line leniently ([`parse_lenient`] for launches): `Ok(None)` for a line of
+/// another schema or record kind.
+///
+/// Errors: not JSON, not an object, or the fields do not fit [`Launch`] / [`EmulationDef`].
+pub fn parse_line(line: &str) -> Result<Option<LogLine>, String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    parse_value(v)
+}
+
+fn parse_value(v: Value) -> Result<Option<LogLine>, String> {
+    let Value::Object(mut o) = v else {
+        return Err("not a JSON object".into());
+    };
+    if let Some(s) = o.get("schema") {
+        if !s.as_str().is_some_and(schema_readable) {
+            return Ok(None);
+        }
+    }
+    match o.get("record").map(|r| r.as_str()) {
+        None => {}
+        Some(Some(RECORD_EMULATION)) => {
+            return serde_json::from_value(Value::Object(o))
+                .map(|d| Some(LogLine::Definition(Box::new(d))))
+                .map_err(|e| format!("emulation definition: {e}"))
+        }
+        Some(_) => return Ok(None),
+    }
+    let mut bad = 0;
+    let mut take = |k: &str| o.remove(k).filter(|v| !v.is_null());
+    let (e, p, s) = (
+        take(KEY_EMULATION),
+        take(KEY_PROJECTION),
+        take(KEY_SCHEDULE),
+    );
+    let mut launch: Launch =
+        serde_json::from_value(Value::Object(o)).map_err(|e| format!("launch record: {e}"))?;
+    fn part<T: serde::de::DeserializeOwned>(v: Option<Value>, bad: &mut usize) -> Option<T> {
+        let r = serde_json::from_value(v?).ok();
+        *bad += r.is_none() as usize;
+        r
+    }
+    launch.emulation = part(e, &mut bad);
+    launch.projection = part(p, &mut bad);
+    launch.schedule = part(s, &mut bad);
+    Ok(Some(LogLine::Launch(Box::new(launch), bad)))
+}
+
+/// The [`EmulationDef`] lines of a log, by (`pid`, `key`), to resolve the references of its
+/// launch records.
+#[derive(Debug, Clone, Default)]
+pub struct Definitions {
+    defs: std::collections::HashMap<(u32, u64), EmulationDef>,
+}
+
+impl Definitions {
+    /// Keeps a definition (a later one of the same process and key replaces it).
+    pub fn add(&mut self, d: EmulationDef) {
+        self.defs.insert((d.pid, d.key), d);
+    }
+
+    /// Number of definitions kept.
+    pub fn len(&self) -> usize {
+        self.defs.len()
+    }
+
+    /// Whether no definition was kept.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+
+    /// Replaces the references of `l` (`emulation.key`, `projection.key`) by the full
+    /// objects, as a version 1 record would hold them. `false` when a reference names a key
+    /// without a definition (the reference is then kept as it is: `status`, `best`,
+    /// `launch_device_ns`, `launch_device_rank` still tell the essentials).
+    pub fn resolve(&self, l: &mut Launch) -> bool {
+        let key = l
+            .emulation
+            .as_ref()
+            .and_then(|e| e.key)
+            .or_else(|| l.projection.as_ref().and_then(|p| p.key));
+        let Some(key) = key else { return true };
+        let Some(d) = self.defs.get(&(l.pid, key)) else {
+            return false;
+        };
+        if let Some(e) = l.emulation.as_mut().filter(|e| e.key.is_some()) {
+            let mut full = d.emulation.clone().unwrap_or_default();
+            full.key = None;
+            full.status = e.status.take().or(full.status);
+            full.reused = e.reused;
+            *e = full;
+        }
+        if let Some(p) = l.projection.as_mut().filter(|p| p.key.is_some()) {
+            let mut full = d.projection.clone().unwrap_or_default();
+            full.key = None;
+            full.launch_device_profile = p.launch_device_profile.take();
+            *p = full;
+        }
+        true
+    }
+}
+
+/// What one non-empty line of a log text held ([`read_text`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TextLine {
+    /// A launch record (references resolved) and how many of its objects were unreadable.
+    Launch(Box<Launch>, usize),
+    /// An emulation definition line (kept to resolve the references).
+    Definition,
+    /// A line of another schema or record kind.
+    Other,
+    /// A line that could not be read, and why.
+    Bad(String),
+}
+
+/// Reads a whole log text, every non-empty line with its 1-based number, the references of
+/// its launch records resolved ([`Definitions`], wherever the definitions are in the
+/// text). Also returns the number of launches whose references named no definition.
+pub fn read_text(text: &str) -> (Vec<(usize, TextLine)>, usize) {
+    let mut defs = Definitions::default();
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let t = match parse_line(line) {
+            Ok(Some(LogLine::Launch(l, bad))) => TextLine::Launch(l, bad),
+            Ok(Some(LogLine::Definition(d))) => {
+                defs.add(*d);
+                TextLine::Definition
+            }
+            Ok(None) => TextLine::Other,
+            Err(e) => TextLine::Bad(e),
+        };
+        out.push((i + 1, t));
+    }
+    let mut unresolved = 0;
+    for (_, t) in out.iter_mut() {
+        if let TextLine::Launch(l, _) = t {
+            unresolved += !defs.resolve(l) as usize;
+        }
+    }
+    (out, unresolved)
+}
+
+/// `clprism schema --expand LOG`: the log with every reference resolved and without the
+/// definition lines, one launch record per line as version 1 wrote them (the `schema`
+/// field keeps the log's version). Unreadable lines are copied as they are.
+pub fn expand(text: &str) -> String {
+    let mut defs = Definitions::default();
+    let mut lines: Vec<Result<Launch, &str>> = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<Value>(line).map_err(|e| e.to_string()) {
+            Ok(v) if v.get("record").is_some() => {
+                if let Ok(Some(LogLine::Definition(d))) = parse_value(v) {
+                    defs.add(*d);
+                }
+            }
+            Ok(v) => match serde_json::from_value::<Launch>(v) {
+                Ok(l) => lines.push(Ok(l)),
+                Err(_) => lines.push(Err(line)),
+            },
+            Err(_) => lines.push(Err(line)),
+        }
+    }
+    let mut out = String::new();
+    for l in lines {
+        match l {
+            Ok(mut l) => {
+                defs.resolve(&mut l);
+                out.push_str(&serde_json::to_string(&l).unwrap_or_default());
+            }
+            Err(line) => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// A device that took part in a balanced launch (`schedule.devices[]`).
@@ -864,39 +1132,17 @@ pub fn to_value<T: Serialize>(t: &T) -> Value {
     serde_json::to_value(t).unwrap_or(Value::Null)
 }
 
-/// Reads one log line leniently: `Ok(None)` for a line of another schema; the launch and
+/// Reads one launch record leniently: `Ok(None)` for a line of another schema or an
+/// [`EmulationDef`] line (its references are not resolved: see [`read_text`]); the launch and
 /// how many of its `emulation` / `projection` / `schedule` objects were unreadable (those
 /// are dropped, the launch is kept).
 ///
 /// Errors: not JSON, not an object, or the top-level fields do not fit [`Launch`].
 pub fn parse_lenient(line: &str) -> Result<Option<(Launch, usize)>, String> {
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    let Value::Object(mut o) = v else {
-        return Err("not a JSON object".into());
-    };
-    if let Some(s) = o.get("schema") {
-        if !s.as_str().is_some_and(|s| s.starts_with(SCHEMA_PREFIX)) {
-            return Ok(None);
-        }
-    }
-    let mut bad = 0;
-    let mut take = |k: &str| o.remove(k).filter(|v| !v.is_null());
-    let (e, p, s) = (
-        take(KEY_EMULATION),
-        take(KEY_PROJECTION),
-        take(KEY_SCHEDULE),
-    );
-    let mut launch: Launch =
-        serde_json::from_value(Value::Object(o)).map_err(|e| format!("launch record: {e}"))?;
-    fn part<T: serde::de::DeserializeOwned>(v: Option<Value>, bad: &mut usize) -> Option<T> {
-        let r = serde_json::from_value(v?).ok();
-        *bad += r.is_none() as usize;
-        r
-    }
-    launch.emulation = part(e, &mut bad);
-    launch.projection = part(p, &mut bad);
-    launch.schedule = part(s, &mut bad);
-    Ok(Some((launch, bad)))
+    Ok(match parse_line(line)? {
+        Some(LogLine::Launch(l, bad)) => Some((*l, bad)),
+        _ => None,
+    })
 }
 
 /// Checks that a record the interposer wrote is exactly what the schema describes: it
@@ -904,6 +1150,9 @@ pub fn parse_lenient(line: &str) -> Result<Option<(Launch, usize)>, String> {
 /// field, no field of another type or nesting). Returns the differing paths.
 pub fn round_trip(line: &str) -> Result<(), String> {
     let orig: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    if orig.get("record").is_some() {
+        return round_trip_value::<EmulationDef>(&orig);
+    }
     round_trip_value::<Launch>(&orig)
 }
 
@@ -1032,7 +1281,9 @@ macro_rules! fields {
 /// The schema table (`docs/log-schema.md`); a unit test checks it against the types.
 #[rustfmt::skip]
 pub const FIELDS: &[FieldDoc] = fields![
-    ("schema", "string", "", "schema version, `clprism.launch/1`"),
+    ("schema", "string", "", "schema version, `clprism.launch/2` (readers also take `clprism.launch/1`)"),
+    ("record", "string?", "", "`emulation`: an emulation definition line, not a launch (only `schema`, `record`, `key`, `pid`, `kernel`, `program`, `emulation`, `projection`)"),
+    ("key", "u64?", "", "definition line: id of the emulation key, unique per `pid`"),
     ("seq", "u64", "", "launch sequence number in the process, from 0, in enqueue order"),
     ("time_ns", "u64", "ns", "wall-clock time of the enqueue, since the Unix epoch"),
     ("pid", "u32", "", "process id"),
@@ -1052,17 +1303,22 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("device_ns", "u64|null", "ns", "device time (`END − START`; balanced: the chunks' makespan)"),
     ("queued_ns", "u64|null", "ns", "submission to start (`START − SUBMIT`)"),
     ("timing_p", "f64?", "", "probability this timed launch had of being timed, when below 1 (`CLPRISM_DEVICE_TIMING`); absent: 1"),
+    ("emulation.key", "u64?", "", "reference: the definition line (`record`, same `pid`) holding `stats`, `reason`, `local_assumed`"),
     ("emulation.status", "string", "", "`ok`, `reused`, `unavailable`, `error`"),
     ("emulation.reason", "string?", "", "why not emulated (absent when ok / reused)"),
     ("emulation.reused", "bool", "", "the result is an earlier launch's of the same key"),
     ("emulation.stats", "object?", "", "`emu::stats::WorkGroupStats` of the emulated work-group (`emulation_ns`: wall time, ns)"),
     ("emulation.local_assumed", "[u64]?", "work-items", "local size assumed when the app gave none"),
+    ("emulation.footprint_sector", "u32?", "bytes", "definition line: `stats.footprints` widened to whole sectors of this size and merged (when over 256 ranges)"),
+    ("emulation.snapshot_bytes", "u64?", "bytes", "device-side snapshot copies of the buffer arguments (bounded by `CLPRISM_EMU_SNAPSHOT_MAX`)"),
+    ("emulation.snapshot_bytes_read", "u64?", "bytes", "snapshot bytes read back to the host: buffers up to 1 MiB whole, larger ones only the 64 KiB pages the work-group touched"),
     ("emulation.start_unix_ns", "u64?", "ns", "emulation start since the Unix epoch (read by the trace; not written yet)"),
     ("emulation.launch_shape", "object?", "", "read only (older logs): now `projection.launch_shape`"),
     ("emulation.emulation_ns", "u64?", "ns", "read only (older logs): emulation wall time"),
     ("emulation.budget_exhausted", "bool?", "", "read only (older logs): counts extrapolated"),
     ("emulation.error", "string?", "", "read only (older logs): why the emulation failed"),
-    ("projection.options", "object", "", "`model::ModelOptions` (refinements switched on)"),
+    ("projection.key", "u64?", "", "reference: the definition line holding `options`, `devices`, `skipped`, `launch_shape`, `error`"),
+    ("projection.options", "object?", "", "`model::ModelOptions` (refinements switched on); absent in a reference"),
     ("projection.devices[].device", "string", "", "profile name"),
     ("projection.devices[].t_compute_ns", "f64", "ns", "instruction time"),
     ("projection.devices[].t_global_ns", "f64", "ns", "global memory time"),
@@ -1079,7 +1335,9 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("projection.launch_shape", "object?", "", "`model::LaunchShape` projected with"),
     ("projection.launch_device_profile", "string|null", "", "profile of the launch's own device"),
     ("projection.error", "string?", "", "why no device could be projected"),
-    ("projection.best", "string?", "", "read only (hand-written logs): fastest profile; else rank 1"),
+    ("projection.best", "string?", "", "reference: fastest profile (hand-written logs too; else rank 1)"),
+    ("projection.launch_device_ns", "f64?", "ns", "reference: projected time on the launch's own device"),
+    ("projection.launch_device_rank", "u32?", "", "reference: rank of the launch's own device"),
     ("schedule.scheduler", "string?", "", "`CLPRISM_SCHEDULER` in effect"),
     ("schedule.warm_start", "bool?", "", "started from the previous launch's measured speeds"),
     ("schedule.split_decision", "object|null?", "", "`CLPRISM_SPLIT=auto` decision; null: not consulted"),
@@ -1155,7 +1413,7 @@ pub const FIELDS: &[FieldDoc] = fields![
 /// `docs/log-schema.md`: the table of [`FIELDS`].
 pub fn markdown() -> String {
     let mut s = String::from(
-        "# Per-kernel log schema (`clprism.launch/1`)\n\n\
+        "# Per-kernel log schema (`clprism.launch/2`)\n\n\
          Generated from `src/log/schema.rs` (`FIELDS`); do not edit. Regenerate with\n\
          `clprism schema --markdown > docs/log-schema.md` or\n\
          `CLPRISM_BLESS=1 cargo test --lib log::schema`.\n\n\
@@ -1163,6 +1421,14 @@ pub fn markdown() -> String {
          `|null`: present but null. `emulation` and `projection` are written in project mode,\n\
          `schedule` in balance mode. Times in `schedule` are host times since the start of\n\
          the balanced launch unless said otherwise.\n\n\
+         Project mode writes the emulation of each key (program, kernel, NDRange, `__local`\n\
+         sizes) once, in a definition line (`\"record\": \"emulation\"`, its `key`, the full\n\
+         `emulation` and the device-independent `projection`), just before the first launch\n\
+         record that refers to it; launch records carry references: `emulation` with `key`,\n\
+         `status`, `reused`, and `projection` with `key`, `launch_device_profile`,\n\
+         `launch_device_ns`, `launch_device_rank`, `best`. Readers resolve them (per `pid`)\n\
+         into the self-contained records of version 1 (`clprism.launch/1`, still read);\n\
+         `clprism schema --expand LOG` writes that expanded form.\n\n\
          | path | type | unit | meaning |\n|---|---|---|---|\n",
     );
     for f in FIELDS {
@@ -1186,6 +1452,16 @@ pub fn schema_main(args: &[String]) -> i32 {
             print!("{}", markdown());
             0
         }
+        Some("--expand") if args.len() == 2 => match std::fs::read_to_string(&args[1]) {
+            Ok(t) => {
+                print!("{}", expand(&t));
+                0
+            }
+            Err(e) => {
+                eprintln!("clprism schema: {}: {e}", args[1]);
+                1
+            }
+        },
         Some("--check") if args.len() > 1 => {
             let mut bad = 0usize;
             for f in &args[1..] {
@@ -1212,7 +1488,8 @@ pub fn schema_main(args: &[String]) -> i32 {
         _ => {
             eprintln!(
                 "usage: clprism schema --markdown          print the log schema table (docs/log-schema.md)\n       \
-                 clprism schema --check LOG.jsonl...  check every record against the schema"
+                 clprism schema --check LOG.jsonl...  check every record against the schema\n       \
+                 clprism schema --expand LOG.jsonl    print the log with references resolved (version 1 form)"
             );
             2
         }
@@ -1270,8 +1547,12 @@ mod tests {
             queued_ns: Some(8),
             timing_p: Some(0.25),
             emulation: Some(Emulation {
+                key: Some(3),
                 reason: Some("r".into()),
                 local_assumed: Some(vec![16]),
+                footprint_sector: Some(32),
+                snapshot_bytes: Some(64),
+                snapshot_bytes_read: Some(32),
                 start_unix_ns: Some(5),
                 launch_shape: Some(LaunchShape::default()),
                 emulation_ns: Some(1),
@@ -1285,6 +1566,9 @@ mod tests {
                 launch_device_profile: Some("a".into()),
                 error: Some("e".into()),
                 best: Some("a".into()),
+                key: Some(3),
+                launch_device_ns: Some(2.0),
+                launch_device_rank: Some(1),
             }),
             schedule: Some(Schedule {
                 scheduler: Some("boyer".into()),
@@ -1373,7 +1657,17 @@ mod tests {
         round_trip(&line).unwrap();
         let back: Launch = serde_json::from_str(&line).unwrap();
         assert_eq!(back, full());
-        let paths = key_paths(&serde_json::from_str(&line).unwrap());
+        let mut paths = key_paths(&serde_json::from_str(&line).unwrap());
+        // the definition line's top-level fields
+        let def = EmulationDef {
+            schema: SCHEMA_VERSION.into(),
+            record: RECORD_EMULATION.into(),
+            key: 3,
+            ..Default::default()
+        };
+        let def_line = serde_json::to_string(&def).unwrap();
+        round_trip(&def_line).unwrap();
+        paths.extend(key_paths(&serde_json::from_str(&def_line).unwrap()));
         let table: std::collections::BTreeSet<String> =
             FIELDS.iter().map(|f| f.path.to_string()).collect();
         // the table's intermediate rows (`schedule.footprint`, ...) describe objects

@@ -1,13 +1,15 @@
-//! Reading a JSONL launch log (schema `clprism.launch/1`, DESIGN.md §4) leniently: lines that
-//! are not JSON objects, carry another schema or lack a kernel name are skipped and counted;
-//! the optional `emulation`, `projection` and `schedule` objects are read when present and
-//! readable, and counted as unreadable otherwise (the launch itself is kept).
+//! Reading a JSONL launch log (schema `clprism.launch/2` or `/1`, DESIGN.md §4) leniently:
+//! lines that are not JSON objects, carry another schema or lack a kernel name are skipped
+//! and counted; the optional `emulation`, `projection` and `schedule` objects are read when
+//! present and readable, and counted as unreadable otherwise (the launch itself is kept).
+//! The references of a compact log are resolved against its emulation definition lines
+//! ([`schema::read_text`]); a reference to a missing definition counts as unreadable.
 
 use crate::log::schema;
 use serde::Serialize;
 use std::path::Path;
 
-/// Schema prefix accepted (any minor revision of version 1 of the launch record).
+/// Schema prefix shared by the versions accepted ([`schema::SCHEMA_READ`]).
 pub const SCHEMA_PREFIX: &str = schema::SCHEMA_PREFIX;
 
 /// One launch record as read from a log: the record ([`schema::Launch`], the type the
@@ -75,37 +77,29 @@ pub struct LoadedLog {
     pub unreadable_extras: usize,
 }
 
-/// Parses one line; `Err(())` for a malformed line (not a JSON object, of another schema,
-/// without a kernel name, or whose top-level fields do not fit the schema).
-fn parse_line(line: &str, lineno: usize, unreadable: &mut usize) -> Result<Launch, ()> {
-    let (record, bad) = schema::parse_lenient(line).ok().flatten().ok_or(())?;
-    if record.kernel.is_empty() {
-        return Err(());
-    }
-    if bad > 0 {
-        *unreadable += 1;
-    }
-    Ok(Launch {
-        line: lineno,
-        record,
-    })
-}
-
-/// Parses a whole log text. Empty lines are ignored; malformed ones are counted.
+/// Parses a whole log text. Empty lines are ignored; malformed ones (not a JSON object, of
+/// another schema or record kind, without a kernel name, or whose top-level fields do not
+/// fit the schema) are counted; emulation definition lines are not launches.
 pub fn parse_log(name: &str, text: &str) -> LoadedLog {
     let mut log = LoadedLog {
         name: name.to_string(),
         ..Default::default()
     };
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match parse_line(line, i + 1, &mut log.unreadable_extras) {
-            Ok(l) => log.launches.push(l),
-            Err(()) => {
+    let (lines, unresolved) = schema::read_text(text);
+    log.unreadable_extras = unresolved;
+    for (lineno, l) in lines {
+        match l {
+            schema::TextLine::Launch(record, bad) if !record.kernel.is_empty() => {
+                log.unreadable_extras += (bad > 0) as usize;
+                log.launches.push(Launch {
+                    line: lineno,
+                    record: *record,
+                })
+            }
+            schema::TextLine::Definition => {}
+            _ => {
                 log.malformed += 1;
-                log.first_malformed.get_or_insert(i + 1);
+                log.first_malformed.get_or_insert(lineno);
             }
         }
     }

@@ -135,13 +135,64 @@ pub fn run(exe: &Path, args: &[&str], via: Via, env: &[(&str, &str)]) -> Output 
     c.output().expect("spawn")
 }
 
-/// Parses a JSONL log.
+/// Parses a JSONL log into its launch records, the references of a compact log (schema
+/// `clprism.launch/2`) resolved against its emulation definition lines, which are left out
+/// (see [`read_log_raw`] for the lines as written).
 pub fn read_log(p: &Path) -> Vec<Value> {
+    expand_values(read_log_raw(p))
+}
+
+/// Parses a JSONL log, every line as written.
+pub fn read_log_raw(p: &Path) -> Vec<Value> {
     let text =
         std::fs::read_to_string(p).unwrap_or_else(|e| panic!("reading log {}: {e}", p.display()));
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l}: {e}")))
         .collect()
+}
+
+/// The launch records of a log's lines with their `emulation` / `projection` references
+/// replaced by the definition's objects (done on the JSON values, independently of
+/// `log::schema`'s typed resolution): the definition's fields, then the reference's
+/// `status` and `reused` (emulation) or `launch_device_profile` (projection); the
+/// reference-only fields are dropped.
+pub fn expand_values(lines: Vec<Value>) -> Vec<Value> {
+    let mut defs = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for v in lines {
+        if v.get("record").is_some() {
+            assert_eq!(v["record"], "emulation", "unknown record kind: {v}");
+            defs.insert((v["pid"].as_u64(), v["key"].as_u64()), v);
+        } else {
+            out.push(v);
+        }
+    }
+    for v in out.iter_mut() {
+        let pid = v["pid"].as_u64();
+        for (part, keep) in [
+            ("emulation", &["status", "reused"][..]),
+            ("projection", &["launch_device_profile"][..]),
+        ] {
+            let Some(key) = v
+                .get(part)
+                .and_then(|o| o.get("key"))
+                .and_then(Value::as_u64)
+            else {
+                continue;
+            };
+            let def = defs
+                .get(&(pid, Some(key)))
+                .unwrap_or_else(|| panic!("no definition of key {key} before {v}"));
+            let mut full = def[part].as_object().cloned().unwrap_or_default();
+            for k in keep {
+                if let Some(x) = v[part].get(*k) {
+                    full.insert(k.to_string(), x.clone());
+                }
+            }
+            v[part] = Value::Object(full);
+        }
+    }
+    out
 }
 
 /// The `kernels: N` count a program printed.

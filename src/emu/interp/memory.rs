@@ -54,7 +54,13 @@ impl Mem {
             TAG_GLOBAL => {
                 let b = ((ptr >> BUF_SHIFT) & 0xfffff) as usize;
                 match self.bufs.get_mut(b) {
-                    Some(v) => (v.as_mut_slice(), 0),
+                    Some(v) => {
+                        // a paged buffer: fill the pages touched first (loads and stores)
+                        if let Some(Some(f)) = self.fills.get_mut(b) {
+                            f.ensure(v, off, len)?;
+                        }
+                        (v.as_mut_slice(), 0)
+                    }
                     None => return Err(EmuError::Fault(format!("pointer to unknown buffer {b}"))),
                 }
             }

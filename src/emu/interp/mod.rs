@@ -87,6 +87,8 @@ enum Yield {
 
 struct Mem {
     bufs: Vec<Vec<u8>>,
+    /// Page filling of the paged buffer arguments, by argument (empty when none is paged).
+    fills: Vec<Option<crate::emu::paged::PageFill>>,
     local: Vec<u8>,
     cdata: Vec<u8>,
     psize: u64,
@@ -193,6 +195,7 @@ pub(crate) fn run(
     // Memory set-up.
     let ArgLayout {
         bufs,
+        fills,
         arg_is_buf,
         local_size,
         local_offs,
@@ -200,7 +203,7 @@ pub(crate) fn run(
         byval_offs,
     } = lay_out_args(m, k, args)?;
     if local_size > 256 << 20 {
-        restore(args, bufs, &arg_is_buf);
+        restore(args, bufs, fills, &arg_is_buf);
         return Err(EmuError::BadLaunch("local memory over 256 MiB".into()));
     }
     let psize = psize.div_ceil(8) * 8;
@@ -208,7 +211,7 @@ pub(crate) fn run(
     if psize.saturating_mul(items) > 512 << 20
         || (m.nslots as u64).saturating_mul(8 * w as u64 * nwarps) > 1 << 30
     {
-        restore(args, bufs, &arg_is_buf);
+        restore(args, bufs, fills, &arg_is_buf);
         return Err(EmuError::Unsupported(format!(
             "work-group state too large ({psize} bytes of private memory per work-item, {} registers)",
             m.nslots
@@ -219,6 +222,7 @@ pub(crate) fn run(
         w,
         mem: Mem {
             bufs,
+            fills,
             local: vec![0u8; local_size as usize],
             cdata: m.const_data.clone(),
             psize,
@@ -248,7 +252,8 @@ pub(crate) fn run(
         register_template(m, k, args, &arg_is_buf, &local_offs, &byval_offs, w);
     if let Some(i) = arg_err {
         let bufs = std::mem::take(&mut mach.mem.bufs);
-        restore(args, bufs, &arg_is_buf);
+        let fills = std::mem::take(&mut mach.mem.fills);
+        restore(args, bufs, fills, &arg_is_buf);
         return Err(EmuError::BadLaunch(format!("argument {i} has no value")));
     }
     let warps = make_warps(m, k, args, &template, &byval_offs, psize, items, w);
@@ -256,7 +261,8 @@ pub(crate) fn run(
     let mut warps = warps;
     let res = mach.schedule(&mut warps);
     let bufs = std::mem::take(&mut mach.mem.bufs);
-    restore(args, bufs, &arg_is_buf);
+    let fills = std::mem::take(&mut mach.mem.fills);
+    restore(args, bufs, fills, &arg_is_buf);
     let exhausted = res?;
     let mut st = statistics(&mut mach, k, &warps, &arg_is_buf, items, group, exhausted);
     st.emulation_ns = t0.elapsed().as_nanos() as u64;
@@ -301,6 +307,7 @@ fn group_local_size(
 /// struct's offset.
 struct ArgLayout {
     bufs: Vec<Vec<u8>>,
+    fills: Vec<Option<crate::emu::paged::PageFill>>,
     arg_is_buf: Vec<bool>,
     local_size: u64,
     local_offs: Vec<u64>,
@@ -313,15 +320,23 @@ struct ArgLayout {
 /// far are given back.
 fn lay_out_args(m: &Module, k: &KernelInfo, args: &mut [ArgValue]) -> Result<ArgLayout, EmuError> {
     let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+    let mut fills = Vec::new();
     let mut arg_is_buf = vec![false; args.len()];
     let mut local_size = m.local_static;
     let mut local_offs = vec![0u64; args.len()];
     let mut psize = m.private_size;
     let mut byval_offs = vec![0u64; args.len()];
+    let args_len = args.len();
     for (i, (a, info)) in args.iter_mut().zip(&k.args).enumerate() {
         match (info.kind, a) {
             (ArgKind::Global | ArgKind::Constant, ArgValue::Buffer(b)) => {
                 bufs.push(std::mem::take(b));
+                arg_is_buf[i] = true;
+            }
+            (ArgKind::Global | ArgKind::Constant, ArgValue::Paged(p)) => {
+                bufs.push(std::mem::take(&mut p.data));
+                fills.resize_with(args_len, || None);
+                fills[i] = p.fill.take();
                 arg_is_buf[i] = true;
             }
             (ArgKind::Global | ArgKind::Constant, ArgValue::Scalar(s))
@@ -360,16 +375,12 @@ fn lay_out_args(m: &Module, k: &KernelInfo, args: &mut [ArgValue]) -> Result<Arg
             }
             (kind, a) => {
                 let what = match a {
-                    ArgValue::Buffer(_) => "a buffer",
+                    ArgValue::Buffer(_) | ArgValue::Paged(_) => "a buffer",
                     ArgValue::Scalar(_) => "a scalar",
                     ArgValue::Local(_) => "a local size",
                 };
                 // restore taken buffers
-                for (j, b) in bufs.into_iter().enumerate() {
-                    if arg_is_buf[j] {
-                        args[j] = ArgValue::Buffer(b);
-                    }
-                }
+                restore(args, bufs, fills, &arg_is_buf);
                 return Err(EmuError::BadLaunch(format!(
                     "argument {i} is {kind:?} but {what} was given"
                 )));
@@ -378,6 +389,7 @@ fn lay_out_args(m: &Module, k: &KernelInfo, args: &mut [ArgValue]) -> Result<Arg
     }
     Ok(ArgLayout {
         bufs,
+        fills,
         arg_is_buf,
         local_size,
         local_offs,
@@ -612,10 +624,22 @@ fn statistics(
     st
 }
 
-fn restore(args: &mut [ArgValue], bufs: Vec<Vec<u8>>, is_buf: &[bool]) {
+/// Gives the buffers (and the page filling of paged ones) back to `args`.
+fn restore(
+    args: &mut [ArgValue],
+    bufs: Vec<Vec<u8>>,
+    mut fills: Vec<Option<crate::emu::paged::PageFill>>,
+    is_buf: &[bool],
+) {
     for (j, b) in bufs.into_iter().enumerate() {
         if is_buf.get(j).copied().unwrap_or(false) {
-            args[j] = ArgValue::Buffer(b);
+            match &mut args[j] {
+                ArgValue::Paged(p) => {
+                    p.data = b;
+                    p.fill = fills.get_mut(j).and_then(Option::take);
+                }
+                a => *a = ArgValue::Buffer(b),
+            }
         }
     }
 }
