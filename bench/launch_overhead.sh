@@ -8,7 +8,8 @@
 # Target: the default within ~2 us per launch of native.
 # Usage: bench/launch_overhead.sh [ROUNDS=5] [STEPS=20000] [ELEMS=65536]
 #   CLPRISM_LIB (default target/release/libOpenCL.so), LAUNCHES_EXE (default
-#   examples/build/launches), CLPRISM_EXAMPLE_DEVICE=P:D picks the device.
+#   examples/build/launches), CLPRISM_EXAMPLE_DEVICE=P:D picks the device, CONFIGS the
+#   configurations (default "native all adaptive"; any CLPRISM_DEVICE_TIMING value, e.g. off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}; steps=${2:-20000}; elems=${3:-65536}
@@ -16,7 +17,7 @@ lib=${CLPRISM_LIB:-$PWD/target/release/libOpenCL.so}
 exe=${LAUNCHES_EXE:-examples/build/launches}
 [ -x "$exe" ] || make -s -C bench
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-names=(native all adaptive)
+names=(${CONFIGS:-native all adaptive})
 for r in $(seq "$rounds"); do
   for n in "${names[@]}"; do
     if [ "$n" = native ]; then

@@ -875,6 +875,7 @@ fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
             program_hash,
             args: Vec::new(),
             launches: 0,
+            sampler: None,
         },
     );
 }
@@ -1014,14 +1015,30 @@ unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
 /// The pending log record of `launch` (counts the kernel's launches for the timing sample).
 pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
     let (q, k, work_dim) = (launch.queue, launch.kernel, launch.work_dim);
-    let (name, program, nth) = TABLES
+    let target = adaptive_target();
+    let (name, program, nth, sampler) = TABLES
         .kernels
         .with_mut(k as Key, |i| {
             i.launches += 1;
-            (i.name.clone(), i.program_hash.clone(), i.launches - 1)
+            // the sampler is found once per kernel object, not on every launch
+            let sampler = target.map(|t| {
+                i.sampler
+                    .get_or_insert_with(|| log::sampling::sampler(&i.program_hash, &i.name, t))
+                    .clone()
+            });
+            (
+                i.name.clone(),
+                i.program_hash.clone(),
+                i.launches - 1,
+                sampler,
+            )
         })
-        .unwrap_or_else(|| (kernel_name(k), "unknown".into(), 0));
-    let (timed, timing_p, sampler) = timing(nth, &program, &name);
+        .unwrap_or_else(|| {
+            let (name, program): (Arc<str>, Arc<str>) = (kernel_name(k), "unknown".into());
+            let sampler = target.map(|t| log::sampling::sampler(&program, &name, t));
+            (name, program, 0, sampler)
+        });
+    let (timed, timing_p, sampler) = timing(nth, sampler);
     let device = queue_info(q).map(|i| i.device_ref).unwrap_or_else(|| {
         Arc::new(log::DeviceRef {
             index: "?".into(),
@@ -1056,25 +1073,34 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
     }
 }
 
-/// Whether the `nth` launch (from 0) of a kernel object (kernel `name` of `program`) gets a
-/// device timing event (`CLPRISM_DEVICE_TIMING`), the probability it had of getting one
-/// when below 1, and the adaptive sampler to tell its device time.
-fn timing(
-    nth: u64,
-    program: &Arc<str>,
-    name: &Arc<str>,
-) -> (bool, Option<f64>, Option<Arc<log::sampling::Sampler>>) {
+/// The adaptive timing target (relative 95 % half-width) when launches are sampled
+/// adaptively: `CLPRISM_DEVICE_TIMING=adaptive`, outside project mode (which compares its
+/// projections with every measured launch).
+fn adaptive_target() -> Option<f64> {
     use crate::config::{DeviceTiming, Mode};
     let c = crate::config::get();
     match c.device_timing {
-        DeviceTiming::All => (true, None, None),
-        // project mode compares its projections with every measured launch
-        DeviceTiming::Adaptive { .. } if c.mode == Mode::Project => (true, None, None),
-        DeviceTiming::Adaptive { target_bp } => {
-            let s = log::sampling::sampler(program, name, target_bp as f64 / 1e4);
-            let (timed, p) = s.draw();
-            (timed, (p < 1.0).then_some(p), Some(s))
+        DeviceTiming::Adaptive { target_bp } if c.mode != Mode::Project => {
+            Some(target_bp as f64 / 1e4)
         }
+        _ => None,
+    }
+}
+
+/// Whether the `nth` launch (from 0) of a kernel object gets a device timing event
+/// (`CLPRISM_DEVICE_TIMING`), the probability it had of getting one when below 1, and the
+/// adaptive sampler (given when sampling adaptively) to tell its device time.
+fn timing(
+    nth: u64,
+    sampler: Option<Arc<log::sampling::Sampler>>,
+) -> (bool, Option<f64>, Option<Arc<log::sampling::Sampler>>) {
+    use crate::config::DeviceTiming;
+    if let Some(s) = sampler {
+        let (timed, p) = s.draw();
+        return (timed, (p < 1.0).then_some(p), Some(s));
+    }
+    match crate::config::get().device_timing {
+        DeviceTiming::All | DeviceTiming::Adaptive { .. } => (true, None, None),
         DeviceTiming::Sample { every } => {
             let timed = nth.is_multiple_of(every);
             (timed, (nth > 0).then_some(1.0 / every as f64), None)

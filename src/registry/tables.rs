@@ -150,6 +150,9 @@ pub struct KernelInfo {
     pub args: Vec<Option<KernelArg>>,
     /// Launches of this kernel object seen so far (`CLPRISM_DEVICE_TIMING=sample:N`).
     pub launches: u64,
+    /// The adaptive timing sampler of this kernel (shared by every kernel object of the same
+    /// program and function; `CLPRISM_DEVICE_TIMING=adaptive`), looked up at the first launch.
+    pub sampler: Option<Arc<crate::log::sampling::Sampler>>,
 }
 
 /// A reference-counted table of one object kind.
