@@ -125,7 +125,7 @@ fn adaptive_default_samples_and_its_estimate_matches_all() {
     let noise = (hi - lo) + tails.iter().cloned().fold(0.0, f64::max) + 0.05 * lo;
 
     for (name, timing, eps) in [
-        ("adaptive", None, 0.02),
+        ("adaptive", None, 0.05),
         ("adaptive50", Some("adaptive:50"), 0.5),
     ] {
         let (recs, summary) = run_with(&d, name, timing);
@@ -176,11 +176,11 @@ fn adaptive_default_samples_and_its_estimate_matches_all() {
                 (xs.iter().sum::<f64>(), 0.0)
             }
         };
-        // Only the default's 2 % target is held to the `all` runs: at 50 % a few of PoCL's
+        // Only the default's 5 % target is held to the `all` runs: at 50 % a few of PoCL's
         // preempted launches, drawn with a small π, weigh 1/π and can put the estimate far
         // off with an interval that does not cover it (seen: 534 ms +- 25 against 310-318);
         // that heavy-tail limit is documented in docs/usage.md
-        if eps > 0.02 {
+        if eps > 0.05 {
             continue;
         }
         assert!(

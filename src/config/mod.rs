@@ -90,8 +90,11 @@ pub enum DeviceTiming {
     Off,
 }
 
-/// The adaptive rule's default target: ± 2 % (95 % confidence) on each kernel's total.
-pub const ADAPTIVE_TARGET_BP: u32 = 200;
+/// The adaptive rule's default target: ± 5 % (95 % confidence) on each kernel's total. At
+/// ± 2 % an H100 timed 2,196 of 20,000 launches of a 6 µs stencil (+3.7 µs per launch over
+/// native, most of it NVIDIA's price for a profiled event), which misses the +2 µs goal
+/// of issue 21 (results/session11-2026-11-24).
+pub const ADAPTIVE_TARGET_BP: u32 = 500;
 
 impl DeviceTiming {
     /// Whether clprism turns profiling on for the queues it sees created.
