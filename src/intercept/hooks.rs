@@ -1039,13 +1039,17 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
             (name, program, 0, sampler)
         });
     let (timed, timing_p, sampler) = timing(nth, sampler);
-    let device = queue_info(q).map(|i| i.device_ref).unwrap_or_else(|| {
-        Arc::new(log::DeviceRef {
-            index: "?".into(),
-            name: "unknown".into(),
-            kind: "other".into(),
-        })
-    });
+    // the recorded queue's device, without copying the rest of its entry (every launch)
+    let recorded = TABLES.queues.with(q as Key, |i| i.device_ref.clone());
+    let device = recorded
+        .or_else(|| queue_info(q).map(|i| i.device_ref))
+        .unwrap_or_else(|| {
+            Arc::new(log::DeviceRef {
+                index: "?".into(),
+                name: "unknown".into(),
+                kind: "other".into(),
+            })
+        });
     LaunchRecord {
         schema: log::SCHEMA,
         seq: log::next_seq(),
