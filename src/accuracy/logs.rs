@@ -890,7 +890,7 @@ mod tests {
         let pj = write(&dir, "a.proj.jsonl", "pthread", &[pr, pr2]);
         let rep = compare_logs(
             &[m1.clone(), m2.clone()],
-            &[pj.clone()],
+            std::slice::from_ref(&pj),
             &profiles,
             Anchor::ProjectRun,
         )
