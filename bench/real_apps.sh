@@ -65,7 +65,7 @@ summary() { # LOG -> "split/launches top-reason"
   python3 - "$1" <<'EOF'
 import json, sys, collections
 try:
-    recs = [json.loads(l) for l in open(sys.argv[1])]
+    recs = [r for r in map(json.loads, open(sys.argv[1])) if "record" not in r]
 except OSError:
     print("0/0 -"); sys.exit()
 split, reasons = 0, collections.Counter()

@@ -1048,6 +1048,7 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
                 index: "?".into(),
                 name: "unknown".into(),
                 kind: "other".into(),
+                ..Default::default()
             })
         });
     LaunchRecord {

@@ -813,6 +813,7 @@ mod tests_support {
                 index: "0:0".into(),
                 name: "d".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             }),
             status: "complete",
             error_code: None,

@@ -337,6 +337,7 @@ mod tests {
                 index: "0:0".into(),
                 name: "d".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             }),
             status: if ns.is_some() { "complete" } else { "untimed" },
             error_code: None,

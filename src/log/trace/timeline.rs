@@ -779,6 +779,7 @@ mod tests {
                 index: dev.into(),
                 name: "D".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             }),
             status: "complete",
             error_code: None,
