@@ -146,7 +146,8 @@ fn append(line: &mut String, body: &str) {
 #[derive(Debug, Default)]
 pub struct Compactor {
     defined: HashSet<u64>,
-    devices: HashSet<(String, String)>,
+    /// Identities (by address: each device's is read once and kept) already defined.
+    devices: HashSet<usize>,
 }
 
 impl Compactor {
@@ -155,17 +156,27 @@ impl Compactor {
     /// first time the device is named (any mode; lines joined by `\n`, no trailing newline).
     pub fn lines(&mut self, rec: &LaunchRecord) -> String {
         let line = self.launch_lines(rec);
-        let d = &rec.device;
-        match &d.identity {
-            Some(id) if self.devices.insert((d.index.clone(), d.name.clone())) => {
-                let def = schema::DeviceDef::new(rec.pid, d, id);
-                let mut out = serde_json::to_string(&def).unwrap_or_default();
+        match self.device_line(rec) {
+            Some(mut out) => {
                 out.push('\n');
                 out.push_str(&line);
                 out
             }
-            _ => line,
+            None => line,
         }
+    }
+
+    /// The device's definition line ([`schema::DeviceDef`]) when `rec` is the first record
+    /// naming its device, else `None` (also when the device's identity is unknown). Every
+    /// writer path calls it, the plain log-mode path included.
+    pub fn device_line(&mut self, rec: &LaunchRecord) -> Option<String> {
+        let d = &rec.device;
+        let id = d.identity.as_ref()?;
+        // keyed by the identity's address: one allocation per device, none per record
+        if !self.devices.insert(std::sync::Arc::as_ptr(id) as usize) {
+            return None;
+        }
+        serde_json::to_string(&schema::DeviceDef::new(rec.pid, d, id)).ok()
     }
 
     /// [`Compactor::lines`] without the device definition.

@@ -721,6 +721,10 @@ impl Output {
         if let Some(s) = self.sink.as_mut() {
             self.buf.clear();
             if rec.extra.is_empty() && rec.shared_extra.is_none() {
+                if let Some(def) = self.compact.device_line(rec) {
+                    self.buf.extend_from_slice(def.as_bytes());
+                    self.buf.push(b'\n');
+                }
                 self.plain.write(rec, &mut self.buf);
             } else {
                 self.buf
@@ -1179,6 +1183,7 @@ mod tests {
             index: "1:0".into(),
             name: "a \"quoted\" \\ name é\n".into(),
             kind: "gpu".into(),
+            ..Default::default()
         });
         for i in 0..12u64 {
             let mut r = rec();

@@ -449,6 +449,7 @@ mod tests {
                 index: n.into(),
                 name: n.into(),
                 kind: "cpu".into(),
+                ..Default::default()
             })
         };
         let queue = |d: Arc<DeviceRef>| QueueInfo {
