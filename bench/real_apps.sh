@@ -10,6 +10,11 @@
 #   LIB=path          the interposer (default target/release/libOpenCL.so)
 #   PLATFORM=N        the OpenCL platform the apps run on (default 0; on the GPU host,
 #                     where PoCL is platform 0, PLATFORM=1 runs them on the NVIDIA GPU)
+#   POLYBENCH=DIR     also every PolyBench-ACC app built by bench/corpus_build.sh into DIR
+#                     (built with RUN_ON_CPU=1: the app checks the device's results against
+#                     its host computation; rc is 1 when any output mismatches), named pb_<app>;
+#                     it runs on the first device of the first platform (order the platforms
+#                     with OCL_ICD_FILENAMES)
 #   CLPRISM_DEVICES   balance devices (default all); POCL_DEVICES as the caller sets it
 #                     (here: "pthread pthread basic", three unequal PoCL CPU devices)
 # Every run of an app starts warm: one untimed native run first fills PoCL's and the
@@ -43,6 +48,11 @@ corpus=(
   "clpeak_bandwidth|clpeak -p $P -d 0 --global-bandwidth"
   "pyopencl_saxpy|/usr/bin/python3 $PWD/tests/py/saxpy_check.py"
 )
+if [ -n "${POLYBENCH:-}" ]; then
+  for a in $(cat "$POLYBENCH/apps.txt"); do
+    corpus+=("pb_$a|cd $POLYBENCH/$a && ./$a.exe 2>&1 | tee /dev/stderr | grep -Eq '(Percent|misses): 0\$'")
+  done
+fi
 
 ms() { date +%s%3N; }
 # run LABEL MODE CMD: one run; prints "ms rc"

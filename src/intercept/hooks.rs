@@ -726,6 +726,9 @@ pub unsafe fn clBuildProgram(
         && !passthrough()
         && cfg.mode == crate::config::Mode::Balance
         && cfg.balance_early
+        // `auto` opens the devices only once a launch is long enough to split
+        // (`exec::opening_deferred`), and builds the program then
+        && cfg.split == crate::config::SplitPolicy::Always
     {
         record("clBuildProgram (balance pre-build)", || {
             if let Some(info) = TABLES.programs.get(p as Key) {
