@@ -7,6 +7,7 @@
 # Usage: bench/real_apps.sh [OUT_DIR]       (default: /tmp/real_apps)
 #   APPS="name ..."   subset of the corpus below (default: all)
 #   REPS=N            runs per app and mode, the median is reported (default 1)
+#   RUN_TIMEOUT=S     seconds before one run is stopped (default 900)
 #   LIB=path          the interposer (default target/release/libOpenCL.so)
 #   PLATFORM=N        the OpenCL platform the apps run on (default 0; on the GPU host,
 #                     where PoCL is platform 0, PLATFORM=1 runs them on the NVIDIA GPU)
@@ -61,10 +62,10 @@ run1() {
   local t0 rc
   t0=$(ms)
   if [ "$mode" = native ]; then
-    (cd "$OUT" && timeout 900 bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
+    (cd "$OUT" && timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
   else
     (cd "$OUT" && CLPRISM_MODE=balance CLPRISM_SPLIT=$mode CLPRISM_LOG="$OUT/$label.$mode.jsonl" \
-      CLPRISM_SUMMARY=off LD_PRELOAD="$LIB" timeout 900 bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
+      CLPRISM_SUMMARY=off LD_PRELOAD="$LIB" timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
   fi
   rc=$?
   echo "$(( $(ms) - t0 )) $rc"

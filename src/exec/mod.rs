@@ -551,6 +551,14 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     });
 }
 
+/// A launch [`opening_deferred`] forwards without opening the balance devices.
+pub struct Deferred {
+    /// For the record's `schedule.fallback`.
+    pub reason: String,
+    /// Measure the forwarded launch (the kernel has no figure on the app's device yet).
+    pub measure: bool,
+}
+
 /// The shortest launch on the app's device for which `CLPRISM_SPLIT=auto` opens the balance
 /// devices, ns: a split over n devices saves at most `t (1 - 1/n)` and costs at least
 /// [`decide::ASSUMED_SPLIT_FLOOR_NS`], so with two devices nothing below twice the floor can
@@ -569,7 +577,7 @@ pub const OPEN_MIN_LAUNCH_NS: f64 = 2.0 * decide::ASSUMED_SPLIT_FLOOR_NS;
 /// this rule). So the devices open only once a kernel's measured launch on the app's device
 /// took at least [`OPEN_MIN_LAUNCH_NS`] and the kernel is launched again. `always` and
 /// `CLPRISM_BALANCE_EARLY=off` keep opening at the app's first build or launch.
-pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -> Option<String> {
+pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -> Option<Deferred> {
     let cfg = crate::config::get();
     if cfg.split != crate::config::SplitPolicy::Auto || !cfg.balance_early {
         return None;
@@ -579,20 +587,26 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
         return None;
     }
     let Some(ns_per_wg) = forwarded_ns_per_work_group(kernel) else {
-        return Some(
-            "kept whole on the app's device, measured before the balance devices are opened \
-             (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)"
+        return Some(Deferred {
+            reason: "kept whole on the app's device, measured before the balance devices are \
+                     opened (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)"
                 .into(),
-        );
+            measure: true,
+        });
     };
     let t = ns_per_wg * work_groups as f64;
     if t < OPEN_MIN_LAUNCH_NS {
-        return Some(format!(
-            "kept whole on the app's device: {:.1} us there, too short for a split to pay \
-             (under {:.0} us); the balance devices are not opened",
-            t / 1e3,
-            OPEN_MIN_LAUNCH_NS / 1e3
-        ));
+        // the figure is per work-group: a larger launch of the kernel is judged on it
+        // without a new measurement (a profiled event costs NVIDIA ~12 us per launch)
+        return Some(Deferred {
+            reason: format!(
+                "kept whole on the app's device: {:.1} us there, too short for a split to pay \
+                 (under {:.0} us); the balance devices are not opened",
+                t / 1e3,
+                OPEN_MIN_LAUNCH_NS / 1e3
+            ),
+            measure: false,
+        });
     }
     crate::config::debug(|| {
         format!(

@@ -102,10 +102,10 @@ pub unsafe fn try_balance(
     crate::config::debug(|| format!("try_balance {}", rec.seq));
     let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
     let kernel_id = exec::kernel_id(&prog, &kinfo.name);
-    if let Some(reason) = exec::opening_deferred(&kernel_id, groups as u64, &prog) {
+    if let Some(d) = exec::opening_deferred(&kernel_id, groups as u64, &prog) {
         return Err(Forward {
-            reason,
-            measure: Some((kernel_id, groups as u64)),
+            reason: d.reason,
+            measure: d.measure.then_some((kernel_id, groups as u64)),
             ..Default::default()
         });
     }
