@@ -84,7 +84,7 @@ impl Extras {
                 "kernel_floor_ns",
                 format!(
                     "median END - START (profiling events) of an empty 1-work-item kernel over \
-                     {launches} timed launches: the shortest device time of any launch"
+                     {launches} timed launches: the device time below which the kernel_floor refinement projects no launch"
                 ),
             );
             p.kernel_floor_ns = Some(ns.round().max(1.0));
