@@ -101,7 +101,11 @@ fn few_work_groups_with_dependent_loads_are_latency_bound() {
     // One round (16 WGs fit at once), 1000 loads per warp from one buffer, each the first
     // touch of its sectors: 1000 × 500 ns.
     let a = project(&s, &l, &h100, &lb).unwrap();
-    assert!(close(a.t_global_ns, rows as f64 * 500.0), "{}", a.t_global_ns);
+    assert!(
+        close(a.t_global_ns, rows as f64 * 500.0),
+        "{}",
+        a.t_global_ns
+    );
     assert_eq!(a.bound, Bound::Global);
     assert!(close(a.projected_ns, 500_000.0));
     // The baseline streams the same bytes at the per-SM occupancy's throughput: ~40×
@@ -115,7 +119,10 @@ fn few_work_groups_with_dependent_loads_are_latency_bound() {
     let b0 = project(&s, &l, &h200, &ModelOptions::panwar()).unwrap();
     assert!(base.projected_ns / b0.projected_ns > 1.3);
     // Twice the work-groups of the device's capacity: two rounds on each warp slot.
-    let cap = occupancy(&h100, &l.resources).unwrap().active_work_groups_per_cu * 132;
+    let cap = occupancy(&h100, &l.resources)
+        .unwrap()
+        .active_work_groups_per_cu
+        * 132;
     let two = project(&s, &launch(cap + 1, 256), &h100, &lb).unwrap();
     assert!(two.t_global_ns >= 2.0 * rows as f64 * 500.0);
     // Without a measured latency: Little's law on global_read's lowest point (one warp of
@@ -238,7 +245,10 @@ fn shared_loads_are_counted_once_per_cache() {
     // The 100 work-groups read the same 4 KiB between them (kernel_read_bytes).
     l.kernel_read_bytes = Some(4096);
     let base = project(&s, &l, &p, &ModelOptions::panwar()).unwrap();
-    assert!(close(base.t_global_ns, 10240.0 * 100.0 / 32.0 + 1024.0 * 100.0 / 16.0));
+    assert!(close(
+        base.t_global_ns,
+        10240.0 * 100.0 / 32.0 + 1024.0 * 100.0 / 16.0
+    ));
     // DRAM: 4 KiB read once + 100 × 1 KiB written = 128 + 6,400 ns; L2: (1,024 distinct +
     // 1,024 stored) × 100 / 100 = 2,048 ns; L1: every requested sector, 10,240 × 100 / 64
     // = 16,000 ns: the L1 bounds.
@@ -309,7 +319,13 @@ fn characterize_only_measures_latency_floor_and_l2() {
     let before = load_file(&f).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_clprism"))
         .env("POCL_DEVICES", "pthread")
-        .args(["characterize", "--quick", "--quiet", "--only", "latency,floor,l2"])
+        .args([
+            "characterize",
+            "--quick",
+            "--quiet",
+            "--only",
+            "latency,floor,l2",
+        ])
         .arg("--update")
         .arg(&f)
         .output()

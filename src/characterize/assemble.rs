@@ -67,7 +67,11 @@ impl Extras {
             (x, y) => x.or(y),
         };
         self.l2_read = match (self.l2_read, o.l2_read) {
-            (Some(x), Some(y)) => Some(if y.bytes_per_ns > x.bytes_per_ns { y } else { x }),
+            (Some(x), Some(y)) => Some(if y.bytes_per_ns > x.bytes_per_ns {
+                y
+            } else {
+                x
+            }),
             (x, y) => x.or(y),
         };
     }

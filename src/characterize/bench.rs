@@ -487,7 +487,10 @@ pub fn latency(
     let k = s.kernel("chase").map_err(err)?;
     let q = s.queue;
     let mut run = |steps: u32| -> ClResult<u64> {
-        set_args(k, &[Arg::Mem(buf), Arg::Mem(out), Arg::U32(steps), Arg::U32(0)])?;
+        set_args(
+            k,
+            &[Arg::Mem(buf), Arg::Mem(out), Arg::U32(steps), Arg::U32(0)],
+        )?;
         time_kernel(q, k, 1, 1)
     };
     let slots = (words.len() / CHASE_SLOT_WORDS) as u32;
@@ -672,7 +675,7 @@ mod tests {
     fn chase_cycle_is_one_cycle_through_every_slot() {
         let w = chase_cycle(64 * 128);
         assert_eq!(w.len(), 64 * 32);
-        let mut seen = vec![false; 64];
+        let mut seen = [false; 64];
         let mut p = 0usize;
         for _ in 0..64 {
             assert_eq!(p % 32, 0);

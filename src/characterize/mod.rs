@@ -329,13 +329,16 @@ fn run_extras(
         let dram = pow2_floor(base.max(l2.saturating_mul(8)).min(cap));
         e.dram_latency =
             Some(bench::latency(&mut st.s, dram, &st.budget, prog, "global").map_err(ce)?);
-        let small = if l2 > 0 { (2usize << 20).min(l2 / 2) } else { 2 << 20 };
+        let small = if l2 > 0 {
+            (2usize << 20).min(l2 / 2)
+        } else {
+            2 << 20
+        };
         e.l2_latency =
             Some(bench::latency(&mut st.s, small.max(4096), &st.budget, prog, "L2").map_err(ce)?);
     }
     if which.contains(&"l2") {
-        e.l2_read =
-            Some(bench::l2_read(&mut st.s, &st.shape, cap, &st.budget, prog).map_err(ce)?);
+        e.l2_read = Some(bench::l2_read(&mut st.s, &st.shape, cap, &st.budget, prog).map_err(ce)?);
     }
     Ok(e)
 }
@@ -388,7 +391,10 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
     prog.finish();
     let m = best.ok_or("no run")?;
     let naming = assemble::Naming {
-        name: o.name.clone().unwrap_or_else(|| slug(&st.facts.identity.name)),
+        name: o
+            .name
+            .clone()
+            .unwrap_or_else(|| slug(&st.facts.identity.name)),
         measured: measured_prefix(command),
         pin_compute_units: o.pin,
     };
@@ -579,9 +585,11 @@ mod tests {
         assert_eq!(o.only, Some(vec!["latency".into(), "floor".into()]));
         assert_eq!(o.update, Some(PathBuf::from("p.json")));
         assert!(parse_args(&a[..2]).is_err(), "--only without --update");
-        assert!(parse_args(&["--only".into(), "x".into(), "--update".into(), "p".into()])
-            .unwrap_err()
-            .contains("unknown benchmark"));
+        assert!(
+            parse_args(&["--only".into(), "x".into(), "--update".into(), "p".into()])
+                .unwrap_err()
+                .contains("unknown benchmark")
+        );
     }
 
     #[test]

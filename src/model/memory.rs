@@ -35,6 +35,7 @@
 //!     below `W ×` the work-group's distinct footprint) are fetched once when the distinct
 //!     footprint of the resident work-groups fits in the L2, in proportion otherwise; stores
 //!     reach DRAM once per distinct written sector (the L2 is write-back).
+//!
 //!   A shared load is thus counted once per cache instead of once per request.
 //! * **Kernel floor**: no launch is shorter on the device than an empty kernel's
 //!   `END − START` ([`kernel_floor`]).
@@ -140,7 +141,12 @@ pub fn unique_written_bytes(stats: &WorkGroupStats, sector: u64) -> u64 {
 
 /// Buffer arguments the work-group read from (at least 1).
 pub fn buffers_read(stats: &WorkGroupStats) -> u64 {
-    (stats.footprints.iter().filter(|f| !f.read.is_empty()).count() as u64).max(1)
+    (stats
+        .footprints
+        .iter()
+        .filter(|f| !f.read.is_empty())
+        .count() as u64)
+        .max(1)
 }
 
 /// Bytes carried by each level for the whole launch (charged work-groups `n`).
@@ -198,7 +204,10 @@ pub fn cache_traffic(
     let reread = wg.load - u;
     // L1: some capacity left after the local memory of the resident work-groups.
     let l1_free = p.l1_bytes_per_cu.map(|b| {
-        b.saturating_sub(occ.active_work_groups_per_cu.saturating_mul(local_mem_bytes))
+        b.saturating_sub(
+            occ.active_work_groups_per_cu
+                .saturating_mul(local_mem_bytes),
+        )
     });
     let l1_hits = matches!(l1_free, Some(f) if f > 0);
     let to_l2_read = if l1_hits { u } else { wg.load };

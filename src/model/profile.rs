@@ -623,7 +623,10 @@ impl Profile {
         ] {
             if let Some(v) = v {
                 if !(v.is_finite() && v > 0.0) {
-                    return Err(bad(f, format!("{v} must be a finite number > 0 (or absent)")));
+                    return Err(bad(
+                        f,
+                        format!("{v} must be a finite number > 0 (or absent)"),
+                    ));
                 }
             }
         }

@@ -361,7 +361,10 @@ fn global_ns(
         (Some(b), Some(tp)) => b / tp,
         _ => 0.0,
     };
-    let l1 = tr.l1.map(|b| b / curve_at(&p.local, occ_f, opts)).unwrap_or(0.0);
+    let l1 = tr
+        .l1
+        .map(|b| b / curve_at(&p.local, occ_f, opts))
+        .unwrap_or(0.0);
     dram.max(l2).max(l1)
 }
 
@@ -424,7 +427,10 @@ pub fn project(
         (true, DeviceKind::Gpu) => {
             let in_flight = launch.work_groups.min(capacity) * occ.warps_per_work_group;
             let slots = cus * profile.limits.max_warps_per_cu as u64;
-            ((in_flight as f64 / slots.max(1) as f64).min(occ.fraction), 1.0)
+            (
+                (in_flight as f64 / slots.max(1) as f64).min(occ.fraction),
+                1.0,
+            )
         }
         (true, DeviceKind::Cpu) => (
             occ.fraction,
