@@ -300,11 +300,19 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     assert_eq!(t.dram_write, 16384.0, "C once");
     assert_eq!(t.l2, Some((8192.0 + 1024.0) * n));
     assert_eq!(t.l1, Some(65536.0 * n));
-    // The per-warp chain: 1024 requests / 8 warps / 2 buffers = 64 loop iterations.
+    // The per-warp chain (Hong & Kim: every load one latency after the other): 1024
+    // requests / 8 warps = 128; one in 8 of the sectors is a first touch (400 ns), the
+    // rest hit the L1: its latency (400 / 16) and, for the 1.5 lines per request, 0.5 /
+    // 31 of the way to the L2's (200).
     let lat = with_latency(simple(), 400.0);
     let chain = memory::latency_chain_ns(&st, &wg, &lat, 1).unwrap();
     let first = 8192.0 / 65536.0;
-    assert!(close(chain, 64.0 * (first * 400.0 + (1.0 - first) * 200.0)));
+    let hit = 25.0 + 0.5 / 31.0 * (200.0 - 25.0);
+    assert!(close(chain, 128.0 * (first * 400.0 + (1.0 - first) * hit)), "{chain}");
+    let mut no_l1 = lat.clone();
+    no_l1.l1_bytes_per_cu = None;
+    let chain = memory::latency_chain_ns(&st, &wg, &no_l1, 1).unwrap();
+    assert!(close(chain, 128.0 * (first * 400.0 + (1.0 - first) * 200.0)));
 }
 
 /// `clprism characterize --only latency,floor,l2 --update FILE` on PoCL's CPU device:

@@ -48,6 +48,8 @@ pub struct Extras {
     pub dram_latency: Option<Latency>,
     /// Pointer chasing through a footprint that fits in the L2 but not in one L1.
     pub l2_latency: Option<Latency>,
+    /// Pointer chasing through 16 KiB (fits in one compute unit's L1).
+    pub l1_latency: Option<Latency>,
     /// L2 read throughput.
     pub l2_read: Option<L2Read>,
 }
@@ -62,6 +64,7 @@ impl Extras {
         };
         self.dram_latency = lower(self.dram_latency, o.dram_latency);
         self.l2_latency = lower(self.l2_latency, o.l2_latency);
+        self.l1_latency = lower(self.l1_latency, o.l1_latency);
         self.floor = match (self.floor, o.floor) {
             (Some(x), Some(y)) => Some(if y.0 > 0.0 && y.0 < x.0 { y } else { x }),
             (x, y) => x.or(y),
@@ -104,6 +107,11 @@ impl Extras {
                 self.l2_latency,
                 "larger than one compute unit's L1, within the L2",
             ),
+            (
+                "l1_latency_ns",
+                self.l1_latency,
+                "within one compute unit's L1",
+            ),
         ] {
             if let Some(l) = lat.filter(|l| l.ns > 0.0) {
                 set(
@@ -117,10 +125,10 @@ impl Extras {
                     ),
                 );
                 let v = Some(round_sig(l.ns));
-                if key == "global_latency_ns" {
-                    p.global_latency_ns = v;
-                } else {
-                    p.l2_latency_ns = v;
+                match key {
+                    "global_latency_ns" => p.global_latency_ns = v,
+                    "l2_latency_ns" => p.l2_latency_ns = v,
+                    _ => p.l1_latency_ns = v,
                 }
             }
         }
@@ -503,6 +511,7 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
         kernel_floor_ns: None,
         global_latency_ns: None,
         l2_latency_ns: None,
+        l1_latency_ns: None,
         l2_read_bytes_per_ns: None,
         l1_bytes_per_cu: None,
         host_to_device_bytes_per_ns: round_sig(m.h2d),

@@ -49,8 +49,8 @@ Runs OpenCL microbenchmarks on one device and writes its profile JSON (profiles/
   --quiet        no progress bar
   --only LIST    run only these benchmarks (comma-separated: latency, floor, l2) and write
                  their figures into the profile named by --update (in place, or to --out):
-                 latency = pointer-chasing global and L2 latency (global_latency_ns,
-                 l2_latency_ns), floor = empty-kernel device time (kernel_floor_ns),
+                 latency = pointer-chasing global, L2 and L1 latency
+                 (global_latency_ns, l2_latency_ns, l1_latency_ns), floor = empty-kernel device time (kernel_floor_ns),
                  l2 = L2 read throughput (l2_read_bytes_per_ns); a few seconds each
   --update FILE  the profile that --only updates
 ";
@@ -309,7 +309,7 @@ fn pow2_floor(x: usize) -> usize {
 /// Runs the named benchmarks of [`ONLY_BENCHMARKS`]. The latency footprints: global, the
 /// larger of 8 × the driver's L2 size and 256 MiB (GPU; 64 MiB `--quick` / CPU quick),
 /// within half the largest allocation; L2, 2 MiB or half the driver's L2 size if smaller
-/// (more than any one compute unit's L1).
+/// (more than any one compute unit's L1); L1, 16 KiB.
 fn run_extras(
     st: &mut Setup,
     which: &[&str],
@@ -336,6 +336,7 @@ fn run_extras(
         };
         e.l2_latency =
             Some(bench::latency(&mut st.s, small.max(4096), &st.budget, prog, "L2").map_err(ce)?);
+        e.l1_latency = Some(bench::latency(&mut st.s, 16 << 10, &st.budget, prog, "L1").map_err(ce)?);
     }
     if which.contains(&"l2") {
         e.l2_read = Some(bench::l2_read(&mut st.s, &st.shape, cap, &st.budget, prog).map_err(ce)?);
@@ -475,7 +476,7 @@ pub fn summary(p: &crate::model::Profile) -> String {
          local        (occ:B/ns) {}\n\
          instr/ns int {} fp32 {} fp64 {} special {} conversion {} barrier {} atomic {}\n\
          launch overhead {} ns, host->device {} B/ns, device->host {} B/ns\n\
-         kernel floor {} ns, global latency {} ns, L2 latency {} ns, L2 read {} B/ns\n",
+         kernel floor {} ns, latency global {} ns, L2 {} ns, L1 {} ns, L2 read {} B/ns\n",
         p.name,
         p.compute_units,
         p.warp_width,
@@ -496,6 +497,7 @@ pub fn summary(p: &crate::model::Profile) -> String {
         opt(p.kernel_floor_ns),
         opt(p.global_latency_ns),
         opt(p.l2_latency_ns),
+        opt(p.l1_latency_ns),
         opt(p.l2_read_bytes_per_ns)
     )
 }

@@ -13,13 +13,19 @@
 //!      below saturation, whatever spreads those warps over the CUs;
 //!   2. every warp waits for its own loads: `t_global ≥ rounds × chain × latency`, with
 //!      `rounds = ceil(W / capacity)` work-groups run one after the other on a warp slot,
-//!      `chain = load requests per warp / buffers read` (the emulator counts requests per
-//!      work-group, not their dependences; loads of different buffers in one loop body are
-//!      independent and issued together, loads of one buffer in a loop are issued once
-//!      per iteration and each waits for the previous iteration's use: Hong & Kim count
-//!      every memory instruction as one `Mem_L`), and `latency = m × L_global + (1 − m) ×
-//!      L_L2` where `m` is the share of the work-group's sectors that it reads for the first
-//!      time (its distinct footprint over its sectors; 1 without footprints).
+//!      `chain = load requests per warp` (the emulator counts requests per work-group,
+//!      not their dependences; as Hong & Kim, every memory instruction of a warp is one
+//!      `Mem_L` after the other: `Mem_cycles = Mem_L × #Mem_insts`. Dividing by the
+//!      buffers read, on the guess that loads of different buffers in one loop body
+//!      overlap, was tried on the H100 PolyBench logs and kept out: see
+//!      results/session12-2026-11-24/model-physics.txt), and `latency = m × L_global + (1 − m) ×
+//!      L_hit` where `m` is the share of the work-group's sectors that it reads for the first
+//!      time (its distinct footprint over its sectors; 1 without footprints) and `L_hit` is
+//!      the L1's latency when the profile has an L1 (`l1_bytes_per_cu`: re-reads of a
+//!      work-group's own sectors hit it, as in the cache levels below), else the L2's; an
+//!      uncoalesced request's lines are served one after the other (Hong & Kim's departure
+//!      delay), so with `k` lines per request `L_hit` goes from the L1's latency (`k = 1`)
+//!      to the L2's (`k` = warp width) linearly.
 //! * **Cache reuse** (Pöppl's cache-aware model; Wang §III-B.3; the hierarchical roofline,
 //!   Yang et al. 2020): each level carries its own bytes and the slowest level bounds
 //!   `t_global = max(t_DRAM, t_L2, t_L1)`:
@@ -85,6 +91,17 @@ pub fn l2_latency(p: &Profile, global: f64) -> f64 {
     p.l2_latency_ns.filter(|l| *l > 0.0).unwrap_or(global / 2.0)
 }
 
+/// L1-hit latency, ns: the measured `l1_latency_ns`, else 1/16 of the global latency
+/// (estimate).
+pub fn l1_latency(p: &Profile, global: f64) -> f64 {
+    p.l1_latency_ns.filter(|l| *l > 0.0).unwrap_or(global / 16.0)
+}
+
+/// Whether the profile gives the compute units an L1 for global loads.
+pub fn has_l1(p: &Profile) -> bool {
+    p.l1_bytes_per_cu.is_some_and(|b| b > 0)
+}
+
 /// The shortest device time of a launch, ns: `kernel_floor_ns`, else `launch_overhead_ns`
 /// (which `clprism characterize` measures the same way: median `END − START` of an empty
 /// kernel; for spec profiles an estimate of the same order).
@@ -137,16 +154,6 @@ pub fn unique_read_bytes(stats: &WorkGroupStats, sector: u64) -> u64 {
 /// Distinct bytes written by the work-group, ranges widened to whole sectors.
 pub fn unique_written_bytes(stats: &WorkGroupStats, sector: u64) -> u64 {
     unique_bytes(stats.footprints.iter().map(|f| &f.written), sector)
-}
-
-/// Buffer arguments the work-group read from (at least 1).
-pub fn buffers_read(stats: &WorkGroupStats) -> u64 {
-    (stats
-        .footprints
-        .iter()
-        .filter(|f| !f.read.is_empty())
-        .count() as u64)
-        .max(1)
 }
 
 /// Bytes carried by each level for the whole launch (charged work-groups `n`).
@@ -261,12 +268,25 @@ pub fn latency_chain_ns(
     if requests <= 0.0 {
         return None;
     }
-    let chain = requests / warps as f64 / buffers_read(stats) as f64;
+    let chain = requests / warps as f64;
     let first_touch = if wg.unique_read > 0.0 && wg.load > 0.0 {
         (wg.unique_read / wg.load).min(1.0)
     } else {
         1.0
     };
-    let l = first_touch * lat + (1.0 - first_touch) * l2_latency(p, lat);
+    // Re-reads of the work-group's own sectors hit its L1 when there is one, else the L2.
+    // An uncoalesced request is served one line after the other (Hong & Kim's departure
+    // delay of uncoalesced accesses): from the L1's latency for one line per request to
+    // the L2's for one line per lane.
+    let l2 = l2_latency(p, lat);
+    let hit = if has_l1(p) {
+        let l1 = l1_latency(p, lat);
+        let lines = stats.global_loads.lines as f64 / requests;
+        let spread = ((lines - 1.0) / (ww.max(2) - 1) as f64).clamp(0.0, 1.0);
+        l1 + spread * (l2 - l1).max(0.0)
+    } else {
+        l2
+    };
+    let l = first_touch * lat + (1.0 - first_touch) * hit;
     Some(rounds.max(1) as f64 * chain * l)
 }

@@ -337,6 +337,12 @@ pub struct Profile {
     /// half of the global latency (stated estimate). `clprism characterize --only latency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l2_latency_ns: Option<f64>,
+    /// Latency of one dependent global load that hits the L1 of its compute unit
+    /// (pointer chasing through 16 KiB), ns. Absent: 1/16 of the global latency (stated
+    /// estimate: ~33 against ~500+ clocks in published Hopper microbenchmarks).
+    /// `clprism characterize --only latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1_latency_ns: Option<f64>,
     /// Read throughput of the L2 for data resident in it, whole device at full occupancy,
     /// bytes/ns (grid-stride float4 reads of a buffer that fits in the L2, several passes).
     /// Used by `ModelOptions::cache_reuse`; absent: the L2 level is not modelled (stated in
@@ -474,6 +480,7 @@ const OPTIONAL_SOURCED_FIELDS: &[&str] = &[
     "kernel_floor_ns",
     "global_latency_ns",
     "l2_latency_ns",
+    "l1_latency_ns",
     "l2_read_bytes_per_ns",
     "l1_bytes_per_cu",
 ];
@@ -618,6 +625,7 @@ impl Profile {
             ("kernel_floor_ns", self.kernel_floor_ns),
             ("global_latency_ns", self.global_latency_ns),
             ("l2_latency_ns", self.l2_latency_ns),
+            ("l1_latency_ns", self.l1_latency_ns),
             ("l2_read_bytes_per_ns", self.l2_read_bytes_per_ns),
             ("l1_bytes_per_cu", self.l1_bytes_per_cu.map(|b| b as f64)),
         ] {
@@ -657,6 +665,7 @@ impl Profile {
             self.kernel_floor_ns.is_some(),
             self.global_latency_ns.is_some(),
             self.l2_latency_ns.is_some(),
+            self.l1_latency_ns.is_some(),
             self.l2_read_bytes_per_ns.is_some(),
             self.l1_bytes_per_cu.is_some(),
         ];
