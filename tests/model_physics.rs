@@ -308,11 +308,17 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     let chain = memory::latency_chain_ns(&st, &wg, &lat, 1).unwrap();
     let first = 8192.0 / 65536.0;
     let hit = 25.0 + 0.5 / 31.0 * (200.0 - 25.0);
-    assert!(close(chain, 128.0 * (first * 400.0 + (1.0 - first) * hit)), "{chain}");
+    assert!(
+        close(chain, 128.0 * (first * 400.0 + (1.0 - first) * hit)),
+        "{chain}"
+    );
     let mut no_l1 = lat.clone();
     no_l1.l1_bytes_per_cu = None;
     let chain = memory::latency_chain_ns(&st, &wg, &no_l1, 1).unwrap();
-    assert!(close(chain, 128.0 * (first * 400.0 + (1.0 - first) * 200.0)));
+    assert!(close(
+        chain,
+        128.0 * (first * 400.0 + (1.0 - first) * 200.0)
+    ));
 }
 
 /// `clprism characterize --only latency,floor,l2 --update FILE` on PoCL's CPU device:

@@ -336,7 +336,8 @@ fn run_extras(
         };
         e.l2_latency =
             Some(bench::latency(&mut st.s, small.max(4096), &st.budget, prog, "L2").map_err(ce)?);
-        e.l1_latency = Some(bench::latency(&mut st.s, 16 << 10, &st.budget, prog, "L1").map_err(ce)?);
+        e.l1_latency =
+            Some(bench::latency(&mut st.s, 16 << 10, &st.budget, prog, "L1").map_err(ce)?);
     }
     if which.contains(&"l2") {
         e.l2_read = Some(bench::l2_read(&mut st.s, &st.shape, cap, &st.budget, prog).map_err(ce)?);

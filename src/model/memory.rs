@@ -94,7 +94,9 @@ pub fn l2_latency(p: &Profile, global: f64) -> f64 {
 /// L1-hit latency, ns: the measured `l1_latency_ns`, else 1/16 of the global latency
 /// (estimate).
 pub fn l1_latency(p: &Profile, global: f64) -> f64 {
-    p.l1_latency_ns.filter(|l| *l > 0.0).unwrap_or(global / 16.0)
+    p.l1_latency_ns
+        .filter(|l| *l > 0.0)
+        .unwrap_or(global / 16.0)
 }
 
 /// Whether the profile gives the compute units an L1 for global loads.
