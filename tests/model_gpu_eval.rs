@@ -11,8 +11,9 @@
 //!     cargo test --release --test model_gpu_eval -- --ignored --nocapture
 //! ```
 //!
-//! When the GPU runs had no emulator toolchain, `MODEL_EVAL_STATS=DIR` names project-mode
-//! logs of the same apps (same kernels and NDRanges) on another device, `<app>.jsonl`,
+//! When the GPU runs had no emulator toolchain, `MODEL_EVAL_STATS=DIR[,DIR...]` names
+//! project-mode logs of the same apps (same kernels and NDRanges) on another device,
+//! `<app>.jsonl` (the first directory with a launch's statistics wins),
 //! whose statistics and launch shapes are paired launch by launch (same sequence number,
 //! kernel and NDRange) with the GPU logs; `MODEL_EVAL_LOGS` is then
 //! `profile=DIR,profile=DIR` of log-mode logs `DIR/<app>.log.jsonl`. The shapes' private
@@ -157,6 +158,36 @@ fn evaluate_variants_on_gpu_logs() {
         }
     }
     if rep.devices.len() >= 2 {
+        // Panwar's relative error and the best-device hits per kernel (its shapes'
+        // relative errors averaged; a hit when most of its shapes pick the right device).
+        println!("== per kernel (shapes averaged): relative error, best-device hits ==");
+        for v in &rep.variants {
+            let mut by: Vec<(String, Vec<(f64, bool)>)> = Vec::new();
+            for k in &v.kernels {
+                let name = kernel_of(&k.kernel);
+                let e = (k.relative_error, k.best.picked_best);
+                match by.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, xs)) => xs.push(e),
+                    None => by.push((name, vec![e])),
+                }
+            }
+            let n = by.len().max(1) as f64;
+            let rel = by
+                .iter()
+                .map(|(_, xs)| xs.iter().map(|x| x.0).sum::<f64>() / xs.len() as f64)
+                .sum::<f64>()
+                / n;
+            let hits = by
+                .iter()
+                .filter(|(_, xs)| 2 * xs.iter().filter(|x| x.1).count() > xs.len())
+                .count();
+            println!(
+                "{:<16} relerr {:>5.1}%  best hits {hits} of {}",
+                v.variant.name,
+                rel * 100.0,
+                by.len()
+            );
+        }
         for vi in 0..rep.variants.len() {
             if verbose || rep.variants[vi].variant.name == "recommended" {
                 print!("{}", compare::render_variant(&rep, vi));
@@ -180,21 +211,29 @@ fn merged_runs(measured: &str, stats_dir: &str) -> Vec<compare::DeviceRun> {
         for f in files {
             let name = f.file_name().unwrap().to_string_lossy().to_string();
             let app = name.trim_end_matches(".log.jsonl").to_string();
-            let sf = PathBuf::from(stats_dir).join(format!("{app}.jsonl"));
-            let Ok(emu) = records::read_log(&sf) else {
-                eprintln!("{app}: no statistics log {}", sf.display());
+            // Every statistics directory in order of preference, each launch taking the
+            // first that has its statistics.
+            let emus: Vec<Vec<records::Launch>> = stats_dir
+                .split(',')
+                .filter_map(|d| {
+                    records::read_log(&PathBuf::from(d).join(format!("{app}.jsonl"))).ok()
+                })
+                .collect();
+            if emus.is_empty() {
+                eprintln!("{app}: no statistics log in {stats_dir}");
                 continue;
-            };
+            }
             let mut launches = records::read_log(&f).unwrap();
             let (mut paired, mut missing) = (0, 0);
             for (i, l) in launches.iter_mut().enumerate() {
                 let same = |e: &&records::Launch| {
                     e.kernel == l.kernel && e.global == l.global && e.local == l.local
                 };
-                let e = emu
-                    .get(i)
-                    .filter(|e| same(e) && e.stats.is_some())
-                    .or_else(|| emu.iter().find(|e| same(e) && e.stats.is_some()));
+                let e = emus.iter().find_map(|emu| {
+                    emu.get(i)
+                        .filter(|e| same(e) && e.stats.is_some())
+                        .or_else(|| emu.iter().find(|e| same(e) && e.stats.is_some()))
+                });
                 match e {
                     Some(e) => {
                         l.stats = e.stats.clone();

@@ -130,7 +130,8 @@ fn few_work_groups_with_dependent_loads_are_latency_bound() {
     let plain = profile("h100-sxm.json");
     let (est, how) = memory::global_latency(&plain).unwrap();
     assert!(how.contains("Little"));
-    let want = 132.0 * 32.0 * 16.0 / plain.global_read.at(1.0 / 64.0);
+    let want = 132.0 * 32.0 * 16.0 * memory::CHARACTERIZE_LOADS_IN_FLIGHT
+        / plain.global_read.at(1.0 / 64.0);
     assert!(close(est, want), "{est} {want}");
     let e = project(&s, &l, &plain, &lb).unwrap();
     assert!(close(e.t_global_ns, rows as f64 * want));
@@ -236,6 +237,7 @@ fn shared_loads_are_counted_once_per_cache() {
     // 320 sector loads (10,240 B) of 1,024 distinct bytes; 1,024 B stored once.
     let mut s = column_mean(1);
     s.global_loads.sectors = 320;
+    s.global_loads.lines = 80;
     s.footprints[1].read = vec![[0, 1024]];
     let cr = ModelOptions {
         cache_reuse: true,
@@ -250,8 +252,8 @@ fn shared_loads_are_counted_once_per_cache() {
         10240.0 * 100.0 / 32.0 + 1024.0 * 100.0 / 16.0
     ));
     // DRAM: 4 KiB read once + 100 × 1 KiB written = 128 + 6,400 ns; L2: (1,024 distinct +
-    // 1,024 stored) × 100 / 100 = 2,048 ns; L1: every requested sector, 10,240 × 100 / 64
-    // = 16,000 ns: the L1 bounds.
+    // 1,024 stored) × 100 / 100 = 2,048 ns; L1: every line the requests touch, 80 × 128
+    // × 100 / 64 = 16,000 ns: the L1 bounds.
     let c = project(&s, &l, &p, &cr).unwrap();
     assert!(close(c.t_global_ns, 16_000.0), "{}", c.t_global_ns);
     // No L1: the re-reads go to the L2 (10,240 + 1,024) × 100 / 100.
@@ -286,6 +288,7 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     let sector = p.sector_bytes as u64;
     let wg = WorkGroupBytes {
         load: st.global_loads.sectors as f64 * 32.0,
+        load_lines: st.global_loads.lines as f64 * 128.0,
         store: st.global_stores.sectors as f64 * 32.0,
         unique_read: memory::unique_read_bytes(&st, sector) as f64,
         unique_written: memory::unique_written_bytes(&st, sector) as f64,
@@ -299,7 +302,8 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     assert_eq!(t.dram_read, 32768.0, "A and B once");
     assert_eq!(t.dram_write, 16384.0, "C once");
     assert_eq!(t.l2, Some((8192.0 + 1024.0) * n));
-    assert_eq!(t.l1, Some(65536.0 * n));
+    // the L1 handles every line the requests touch: 1536 × 128 B
+    assert_eq!(t.l1, Some(1536.0 * 128.0 * n));
     // The per-warp chain (Hong & Kim: every load one latency after the other): 1024
     // requests / 8 warps = 128; one in 8 of the sectors is a first touch (400 ns), the
     // rest hit the L1: its latency (400 / 16) and, for the 1.5 lines per request, 0.5 /

@@ -30,8 +30,9 @@
 //!   Yang et al. 2020): each level carries its own bytes and the slowest level bounds
 //!   `t_global = max(t_DRAM, t_L2, t_L1)`:
 //!   * L1 (per CU, when the profile gives `l1_bytes_per_cu` and some of it is left after
-//!     the resident work-groups' local memory): every requested sector, at the local-memory
-//!     curve (L1 and shared memory are one SRAM with one data path on NVIDIA GPUs since
+//!     the resident work-groups' local memory): every line the requests touch, whole (the
+//!     L1 handles one 128-byte line per cycle, so an uncoalesced request of 32 lanes costs
+//!     32 lines however few of their sectors it uses), at the local-memory curve (L1 and shared memory are one SRAM with one data path on NVIDIA GPUs since
 //!     Volta); a work-group's re-reads of its own sectors hit it (its warps run close
 //!     together, so the reuse distance is short); without an L1 they go to the L2;
 //!   * L2 (device): the work-group's distinct sectors, its re-reads that the L1 missed and
@@ -61,11 +62,19 @@ const CHARACTERIZE_BYTES_PER_LANE: f64 = 16.0;
 /// 27.5 B/clock/SM).
 pub const L2_ESTIMATE_BYTES_PER_CLOCK_PER_CU: f64 = 32.0;
 
+/// Requests in flight per warp, on average, in the `global_read` benchmark's grid-stride
+/// loop at one warp per compute unit, for the Little's-law latency estimate. Calibrated,
+/// not derived: with 1 the estimate for the H100 profile is 406 ns, against the 214.8 ns
+/// that pointer chasing measured on that H100 (2026-11-24, /work/gpu-data/h100/latency.txt);
+/// 0.5 gives 203 ns (the warp does not keep a request in flight all the time: the loop's
+/// other work and the request's issue take part of each iteration).
+pub const CHARACTERIZE_LOADS_IN_FLIGHT: f64 = 0.5;
+
 /// Global-memory latency of `p`, ns, and where it comes from: the measured
 /// `global_latency_ns`, else (GPU profiles only) Little's law applied to the lowest point
 /// of `global_read`, which `clprism characterize` measures with one warp per compute unit
-/// reading `float4`: `latency = CUs × warp width × 16 B / throughput(1 / max warps per CU)`
-/// (an upper estimate when the compiler keeps more than one load per warp in flight).
+/// reading `float4`: `latency = CUs × warp width × 16 B × loads in flight per warp /
+/// throughput(1 / max warps per CU)` ([`CHARACTERIZE_LOADS_IN_FLIGHT`]).
 /// `None` for CPU profiles without a measurement (the bound is skipped: out-of-order cores
 /// and prefetchers hide latency in ways warps do not).
 pub fn global_latency(p: &Profile) -> Option<(f64, &'static str)> {
@@ -79,7 +88,11 @@ pub fn global_latency(p: &Profile) -> Option<(f64, &'static str)> {
     let bw = p.global_read.at(occ);
     (bw > 0.0).then(|| {
         (
-            p.compute_units as f64 * p.warp_width as f64 * CHARACTERIZE_BYTES_PER_LANE / bw,
+            p.compute_units as f64
+                * p.warp_width as f64
+                * CHARACTERIZE_BYTES_PER_LANE
+                * CHARACTERIZE_LOADS_IN_FLIGHT
+                / bw,
             "estimated by Little's law from global_read at one warp per compute unit",
         )
     })
@@ -176,6 +189,9 @@ pub struct Traffic {
 pub struct WorkGroupBytes {
     /// Load transactions × transaction size.
     pub load: f64,
+    /// Lines touched by the load requests × line size: what the L1 processes (one line's
+    /// tag and data per cycle, whatever share of it the request uses).
+    pub load_lines: f64,
     /// Store transactions × transaction size.
     pub store: f64,
     /// Distinct bytes read (0 when the statistics have no footprints).
@@ -247,7 +263,11 @@ pub fn cache_traffic(
         dram_read,
         dram_write: written * n,
         l2: l2_read_throughput(p).map(|_| (to_l2_read + wg.store) * n),
-        l1: if l1_hits { Some(wg.load * n) } else { None },
+        l1: if l1_hits {
+            Some(wg.load_lines * n)
+        } else {
+            None
+        },
     }
 }
 
