@@ -291,7 +291,9 @@ fn more_work_groups_are_never_faster() {
             let mut prev = 0.0;
             for w in [1u64, 2, 7, 64, 100, 1000, 5000] {
                 let t = project(&stats(), &launch(w), p, &o).unwrap().projected_ns;
-                assert!(t >= prev, "{} {o:?} {w}", p.name);
+                // (up to rounding: below a curve's first point `latency_bound` charges
+                // work-groups × bytes / (throughput × work-groups), the same time)
+                assert!(t >= prev * (1.0 - 1e-12), "{} {o:?} {w}", p.name);
                 prev = t;
             }
         }

@@ -328,14 +328,26 @@ fn transaction_bytes(t: &crate::emu::stats::GlobalTraffic, g: Granularity, p: &P
     }
 }
 
-/// A throughput curve at `occ`; with `latency_bound`, below the curve's first point it
-/// falls linearly to 0 (Little's law: throughput = warps in flight × bytes / latency)
-/// instead of staying at the first point's value.
+/// A throughput curve at `occ`; with `latency_bound`, no warp gets more throughput than
+/// at the lowest occupancy measured up to `occ` (Little's law: throughput = warps in
+/// flight × bytes / latency grows at most linearly with the warps), so below the curve's
+/// first point it falls linearly to 0 instead of staying at the first point's value, and
+/// a curve that grows faster than linearly somewhere (measurement noise) does not make
+/// more work-groups finish sooner.
 fn curve_at(c: &Curve, occ: f64, opts: &ModelOptions) -> f64 {
-    match c.0.first() {
-        Some(f) if opts.latency_bound && occ < f[0] && occ > 0.0 => f[1] * occ / f[0],
-        _ => c.at(occ),
+    let v = c.at(occ);
+    if !opts.latency_bound || occ <= 0.0 {
+        return v;
     }
+    let Some(first) = c.0.first() else {
+        return v;
+    };
+    let per_occ =
+        c.0.iter()
+            .filter(|q| q[0] <= occ)
+            .map(|q| q[1] / q[0])
+            .fold(first[1] / first[0], f64::min);
+    v.min(per_occ * occ)
 }
 
 /// Global memory time, ns, of `n` charged work-groups: Panwar's `load / read_tp(occ) +
