@@ -42,6 +42,8 @@ per = {}
 lines = [l for p in paths for l in open(p)]
 for line in lines:
     r = json.loads(line)
+    if r.get("record") == "device":
+        continue
     e = r.get("emulation", {})
     k = per.setdefault(r["kernel"], {"n": 0, "ok": [], "reused": 0, "other": [], "items": 0, "lanes": 0})
     k["n"] += 1 / len(paths)
@@ -74,7 +76,7 @@ for scale in 1 16; do
     run reduction "$TMP/red$scale.jsonl" "$n" 1
     ms=$(python3 -c '
 import json,sys
-r=[json.loads(l) for l in open(sys.argv[1])][0]
+r=[r for r in map(json.loads, open(sys.argv[1])) if r.get("record") != "device"][0]
 print(r["emulation"]["stats"]["emulation_ns"]/1e6)' "$TMP/red$scale.jsonl")
     best=$(python3 -c "import sys; v=[float(x) for x in sys.argv[1:] if x]; print(min(v))" $best $ms)
   done

@@ -7,9 +7,15 @@
 # Usage: bench/real_apps.sh [OUT_DIR]       (default: /tmp/real_apps)
 #   APPS="name ..."   subset of the corpus below (default: all)
 #   REPS=N            runs per app and mode, the median is reported (default 1)
+#   RUN_TIMEOUT=S     seconds before one run is stopped (default 900)
 #   LIB=path          the interposer (default target/release/libOpenCL.so)
 #   PLATFORM=N        the OpenCL platform the apps run on (default 0; on the GPU host,
 #                     where PoCL is platform 0, PLATFORM=1 runs them on the NVIDIA GPU)
+#   POLYBENCH=DIR     also every PolyBench-ACC app built by bench/corpus_build.sh into DIR
+#                     (built with RUN_ON_CPU=1: the app checks the device's results against
+#                     its host computation; rc is 1 when any output mismatches), named pb_<app>;
+#                     it runs on the first device of the first platform (order the platforms
+#                     with OCL_ICD_FILENAMES)
 #   CLPRISM_DEVICES   balance devices (default all); POCL_DEVICES as the caller sets it
 #                     (here: "pthread pthread basic", three unequal PoCL CPU devices)
 # Every run of an app starts warm: one untimed native run first fills PoCL's and the
@@ -43,6 +49,11 @@ corpus=(
   "clpeak_bandwidth|clpeak -p $P -d 0 --global-bandwidth"
   "pyopencl_saxpy|/usr/bin/python3 $PWD/tests/py/saxpy_check.py"
 )
+if [ -n "${POLYBENCH:-}" ]; then
+  for a in $(cat "$POLYBENCH/apps.txt"); do
+    corpus+=("pb_$a|cd $POLYBENCH/$a && ./$a.exe 2>&1 | tee /dev/stderr | grep -Eq '(Percent|misses): 0\$'")
+  done
+fi
 
 ms() { date +%s%3N; }
 # run LABEL MODE CMD: one run; prints "ms rc"
@@ -51,10 +62,10 @@ run1() {
   local t0 rc
   t0=$(ms)
   if [ "$mode" = native ]; then
-    (cd "$OUT" && timeout 900 bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
+    (cd "$OUT" && timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
   else
     (cd "$OUT" && CLPRISM_MODE=balance CLPRISM_SPLIT=$mode CLPRISM_LOG="$OUT/$label.$mode.jsonl" \
-      CLPRISM_SUMMARY=off LD_PRELOAD="$LIB" timeout 900 bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
+      CLPRISM_SUMMARY=off LD_PRELOAD="$LIB" timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
   fi
   rc=$?
   echo "$(( $(ms) - t0 )) $rc"
@@ -65,7 +76,7 @@ summary() { # LOG -> "split/launches top-reason"
   python3 - "$1" <<'EOF'
 import json, sys, collections
 try:
-    recs = [json.loads(l) for l in open(sys.argv[1])]
+    recs = [r for r in map(json.loads, open(sys.argv[1])) if "record" not in r]
 except OSError:
     print("0/0 -"); sys.exit()
 split, reasons = 0, collections.Counter()

@@ -829,7 +829,8 @@ fn early_start_forwards_only_while_the_devices_open() {
 }
 
 /// `CLPRISM_SPLIT=auto` with the devices still opening (`CLPRISM_FAULT=open-delay:MS` holds
-/// them back): the launches forwarded meanwhile are measured on the app's device, under the
+/// them back; they start opening once a measured launch is long enough to split, and the
+/// launches before that say so): the launches forwarded meanwhile are measured on the app's device, under the
 /// kernel's key, so the first launch after the devices opened is decided on that figure
 /// instead of being run whole again to measure it. N-body, results checked against native.
 #[test]
@@ -874,8 +875,28 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
             .as_str()
             .is_some_and(|f| f.contains("still being opened"))
     };
-    let waiting = s.iter().take_while(|x| opening(x)).count();
+    // `auto` opens the devices only once a measured launch is long enough to split
+    // (exec::opening_deferred): the first launches are measured before that
+    let deferred = |x: &Value| {
+        x["fallback"].as_str().is_some_and(|f| {
+            f.contains("before the balance devices are opened")
+                || f.contains("the balance devices are not opened")
+        })
+    };
+    let before = s.iter().take_while(|x| deferred(x)).count();
+    assert!(
+        before >= 1,
+        "the devices opened before any launch was measured: {s:?}"
+    );
+    let waiting = s[before..].iter().take_while(|x| opening(x)).count();
     assert!(waiting >= 1, "no launch met the devices opening: {s:?}");
+    assert!(
+        s[before + waiting..]
+            .iter()
+            .all(|x| !deferred(x) && !opening(x)),
+        "a launch was forwarded for the opening after the devices had opened: {s:?}"
+    );
+    let waiting = before + waiting;
     let after = s
         .get(waiting)
         .unwrap_or_else(|| panic!("every launch was forwarded: {s:?}"));

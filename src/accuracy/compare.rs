@@ -493,6 +493,7 @@ mod tests {
                 index: "0:0".into(),
                 name: dev.into(),
                 kind: "cpu".into(),
+                ..Default::default()
             },
             status: if ns.is_some() {
                 schema::LaunchStatus::Complete

@@ -7,14 +7,19 @@
 //! clprism accuracy [--examples DIR] [--profiles DIR] [--out DIR] [--lib PATH]
 //!     [--devices P:D,...] [--apps A,B,...] [--args APP=ARGS]... [--timeout S]
 //!     [--from-logs DIR] [--verbose]
+//! clprism accuracy --measured LOG[,LOG...] --projected LOG[,LOG...] [--profiles DIR]
+//!     [--format table|csv|json] [--anchor project-run|measured-log]
 //! ```
 //!
+//! * [`logs`]: any application, from logs the user ran (measured on several devices,
+//!   projected on one; anchored projection);
 //! * [`records`]: reading the launch records of a project-mode log;
 //! * [`compare`]: per-kernel medians, projections per [`crate::model::ModelOptions`]
 //!   variant, metrics and tables;
 //! * [`run`]: the device list, running the apps, reading logs back.
 
 pub mod compare;
+pub mod logs;
 pub mod records;
 pub mod run;
 
@@ -27,6 +32,9 @@ const USAGE: &str = "\
 usage: clprism accuracy [--examples DIR] [--profiles DIR] [--out DIR] [--lib PATH]
                         [--devices P:D,...] [--apps A,B,...] [--args APP=ARGS]...
                         [--timeout SECONDS] [--from-logs DIR] [--verbose]
+       clprism accuracy --measured LOG[,LOG...] --projected LOG[,LOG...]
+                        [--profiles DIR] [--format table|csv|json]
+                        [--anchor project-run|measured-log]
 
 Runs each example app (default: those of examples/run_all.sh found in --examples,
 default examples/build) on every OpenCL device (or --devices), under the interposer
@@ -40,8 +48,24 @@ model variant (baseline, waves, launch_overhead, cache_reuse, issue_slots, all).
   --args APP=ARGS  extra arguments of one app (space-separated), e.g. matmul_global=1024
   --from-logs DIR  compare the logs of an earlier run (DIR/<app>.<P>_<D>.jsonl) instead
   --verbose        the per-kernel table of every variant, not only the baseline
-Exit status: 0 when every app ran and at least one kernel was compared, 1 otherwise,
-2 on usage errors.
+
+Any application, from logs (no app is run): --measured takes logs of the app run on
+two or more devices or machines (any mode, CLPRISM_DEVICE_TIMING=all or adaptive),
+--projected the log of a project-mode run on one of them (both repeatable, or
+comma-separated; a suite: one log per app, kernels are matched by program hash, kernel
+name, global and local size). Each log's devices are mapped to profiles (--profiles) as
+project mode does (the log's device lines). Prints per kernel and device the median
+measured time, the model's and the anchored projection (the launch device's measured
+time x the model's ratio between the devices), the measured and projected ratio to the
+launch device (*), the APE (model; anchored off the launch device), Panwar's relative-
+performance error and whether the projected-best device is the measured best; then
+MAPE, median APE, relative error and hits.
+  --format F       table (default), csv (one line per kernel and device) or json
+  --anchor A       the measured time anchored on: project-run (default: the project-mode
+                   run's own launches, as its records hold) or measured-log (the measured
+                   logs of the launch device; e.g. when the emulation shared the CPU)
+Exit status: 0 when every app ran (or every log was read) and at least one kernel was
+compared, 1 otherwise, 2 on usage errors.
 ";
 
 /// Parsed command line.
@@ -67,6 +91,14 @@ pub struct Options {
     pub from_logs: Option<PathBuf>,
     /// Every variant's table.
     pub verbose: bool,
+    /// `--measured`: logs of measured runs (any application).
+    pub measured: Vec<PathBuf>,
+    /// `--projected`: project-mode logs (any application).
+    pub projected: Vec<PathBuf>,
+    /// `--format`: `table`, `csv` or `json` (`--measured` mode).
+    pub format: String,
+    /// `--anchor`: where the anchored projection's measured time comes from.
+    pub anchor: logs::Anchor,
 }
 
 impl Default for Options {
@@ -82,6 +114,10 @@ impl Default for Options {
             timeout: Duration::from_secs(600),
             from_logs: None,
             verbose: false,
+            measured: Vec::new(),
+            projected: Vec::new(),
+            format: "table".into(),
+            anchor: logs::Anchor::default(),
         }
     }
 }
@@ -134,9 +170,33 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--from-logs" => o.from_logs = Some(PathBuf::from(val(a)?)),
             "--verbose" => o.verbose = true,
+            "--measured" => o
+                .measured
+                .extend(list(&val(a)?).into_iter().map(PathBuf::from)),
+            "--projected" => o
+                .projected
+                .extend(list(&val(a)?).into_iter().map(PathBuf::from)),
+            "--format" => {
+                let v = val(a)?;
+                if !["table", "csv", "json"].contains(&v.as_str()) {
+                    return Err(format!("--format '{v}' is not table, csv or json"));
+                }
+                o.format = v;
+            }
+            "--anchor" => {
+                let v = val(a)?;
+                o.anchor = logs::Anchor::parse(&v)
+                    .ok_or_else(|| format!("--anchor '{v}' is not project-run or measured-log"))?;
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument '{other}'")),
         }
+    }
+    if o.measured.is_empty() != o.projected.is_empty() {
+        return Err("--measured and --projected go together".into());
+    }
+    if !o.measured.is_empty() && o.from_logs.is_some() {
+        return Err("--from-logs reads the examples' logs; not with --measured".into());
     }
     Ok(o)
 }
@@ -265,6 +325,21 @@ pub fn accuracy(o: &Options) -> Result<(compare::Report, String, Vec<String>), S
     Ok((rep, text, failures))
 }
 
+/// `clprism accuracy --measured ... --projected ...`: the comparison as text, CSV or
+/// JSON, and the number of kernels compared.
+///
+/// Errors: profiles that do not load, a log that cannot be read.
+pub fn accuracy_from_logs(o: &Options) -> Result<(String, usize), String> {
+    let profiles = crate::model::load_dir(&o.profiles).map_err(|e| e.to_string())?;
+    let rep = logs::compare_logs(&o.measured, &o.projected, &profiles, o.anchor)?;
+    let text = match o.format.as_str() {
+        "csv" => logs::render_csv(&rep),
+        "json" => serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())? + "\n",
+        _ => logs::render_table(&rep),
+    };
+    Ok((text, rep.rows.len()))
+}
+
 /// Entry point of `clprism accuracy`; returns the exit code.
 pub fn accuracy_main(args: &[String]) -> i32 {
     let o = match parse_args(args) {
@@ -278,6 +353,21 @@ pub fn accuracy_main(args: &[String]) -> i32 {
             return 2;
         }
     };
+    if !o.measured.is_empty() {
+        return match accuracy_from_logs(&o) {
+            Ok((text, n)) => {
+                print!("{text}");
+                if n == 0 {
+                    eprintln!("clprism accuracy: no kernel compared");
+                }
+                i32::from(n == 0)
+            }
+            Err(e) => {
+                eprintln!("clprism accuracy: {e}");
+                1
+            }
+        };
+    }
     match accuracy(&o) {
         Ok((rep, text, failures)) => {
             print!("{text}");
@@ -331,5 +421,26 @@ mod tests {
         assert!(parse_args(&["--timeout".into(), "-1".into()]).is_err());
         assert!(parse_args(&["--args".into(), "x".into()]).is_err());
         assert!(parse_args(&["--nope".into()]).is_err());
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let o = parse_args(&v(&[
+            "--measured",
+            "a.jsonl,b.jsonl",
+            "--measured",
+            "c.jsonl",
+            "--projected",
+            "p.jsonl",
+            "--format",
+            "csv",
+            "--anchor",
+            "measured-log",
+        ]))
+        .unwrap();
+        assert_eq!(o.measured.len(), 3);
+        assert_eq!(o.projected, vec![PathBuf::from("p.jsonl")]);
+        assert_eq!(o.format, "csv");
+        assert_eq!(o.anchor, logs::Anchor::MeasuredLog);
+        assert!(parse_args(&v(&["--measured", "a.jsonl"])).is_err());
+        assert!(parse_args(&v(&["--format", "xml"])).is_err());
+        assert!(parse_args(&v(&["--anchor", "x"])).is_err());
     }
 }

@@ -413,7 +413,10 @@ forwarded and measured, a one-work-group launch is never split, later ones split
 makespan over all devices plus the host transfers (and at least the shortest split measured) \
 beats the app's device alone by 5 % (`exec::decide`, `sched::split`; record fields \
 `split_decision`, `fallback`; [balance.md](balance.md)). Applies when the app's device is one \
-of the balance devices. `always` splits every launch that can be split.",
+of the balance devices. With `CLPRISM_BALANCE_EARLY` on, `auto` opens the balance devices (and \
+builds the program on them) only once a kernel's measured launch took at least 100 us and it is \
+launched again (`exec::opening_deferred`); until then launches are forwarded and say so. \
+`always` splits every launch that can be split.",
     }
     debug: bool {
         name: "CLPRISM_DEBUG",
@@ -438,8 +441,9 @@ the app's first OpenCL call and the thread name.",
         },
         example: "off",
         usage: "balance: open the devices and build the app's programs on them in the background",
-        doc: "Once the app has built a program, a background thread opens the balance devices \
-and builds the program there, so the first launch does not wait for it; the app's later context \
+        doc: "Once the app has built a program (`CLPRISM_SPLIT=always`), or once a launch is long \
+enough to split (`auto`), a background thread opens the balance devices and builds the program \
+there, so no launch waits for it; the app's later context \
 creations and program builds wait until the devices are open (NVIDIA's driver crashed when \
 clprism created contexts while the app compiled). `off`: the first launch opens the devices and \
 waits.",

@@ -551,6 +551,73 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     });
 }
 
+/// A launch [`opening_deferred`] forwards without opening the balance devices.
+pub struct Deferred {
+    /// For the record's `schedule.fallback`.
+    pub reason: String,
+    /// Measure the forwarded launch (the kernel has no figure on the app's device yet).
+    pub measure: bool,
+}
+
+/// The shortest launch on the app's device for which `CLPRISM_SPLIT=auto` opens the balance
+/// devices, ns: a split over n devices saves at most `t (1 - 1/n)` and costs at least
+/// [`decide::ASSUMED_SPLIT_FLOOR_NS`], so with two devices nothing below twice the floor can
+/// pay (Boyer's "should we split" test, dissertation §4.3, with the ideal split).
+pub const OPEN_MIN_LAUNCH_NS: f64 = 2.0 * decide::ASSUMED_SPLIT_FLOOR_NS;
+
+/// `CLPRISM_SPLIT=auto` with `CLPRISM_BALANCE_EARLY` on: why the launch of `kernel`
+/// ([`kernel_id`]) over `work_groups` work-groups is forwarded without opening the balance
+/// devices, or `None` when they are open, opening, or now worth opening (then the opening
+/// and the build of `program` on them start in the background here).
+///
+/// Opening the devices and building the app's programs on them costs CPU time while the app
+/// runs and, at exit, a wait for a driver call in flight; an app whose launches are all too
+/// short to split, or that launches each kernel once (the first launch is always measured
+/// whole), pays it for nothing (PolyBench-ACC on three PoCL devices: 2.4-5.3x native before
+/// this rule). So the devices open only once a kernel's measured launch on the app's device
+/// took at least [`OPEN_MIN_LAUNCH_NS`] and the kernel is launched again. `always` and
+/// `CLPRISM_BALANCE_EARLY=off` keep opening at the app's first build or launch.
+pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -> Option<Deferred> {
+    let cfg = crate::config::get();
+    if cfg.split != crate::config::SplitPolicy::Auto || !cfg.balance_early {
+        return None;
+    }
+    let b = balance();
+    if b.engine.get().is_some() || b.starting.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
+    let Some(ns_per_wg) = forwarded_ns_per_work_group(kernel) else {
+        return Some(Deferred {
+            reason: "kept whole on the app's device, measured before the balance devices are \
+                     opened (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)"
+                .into(),
+            measure: true,
+        });
+    };
+    let t = ns_per_wg * work_groups as f64;
+    if t < OPEN_MIN_LAUNCH_NS {
+        // the figure is per work-group: a larger launch of the kernel is judged on it
+        // without a new measurement (a profiled event costs NVIDIA ~12 us per launch)
+        return Some(Deferred {
+            reason: format!(
+                "kept whole on the app's device: {:.1} us there, too short for a split to pay \
+                 (under {:.0} us); the balance devices are not opened",
+                t / 1e3,
+                OPEN_MIN_LAUNCH_NS / 1e3
+            ),
+            measure: false,
+        });
+    }
+    crate::config::debug(|| {
+        format!(
+            "balance: opening the devices for {kernel} ({:.0} us)",
+            t / 1e3
+        )
+    });
+    prebuild_in_background(program);
+    None
+}
+
 /// The engine for a launch, without making the app wait for the devices to open when
 /// `CLPRISM_BALANCE_EARLY` is on: `None` while a background start is under way (begun here
 /// if nothing began it), and the caller forwards the launch. Opening a context costs about

@@ -100,6 +100,15 @@ pub unsafe fn try_balance(
         }
     };
     crate::config::debug(|| format!("try_balance {}", rec.seq));
+    let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
+    let kernel_id = exec::kernel_id(&prog, &kinfo.name);
+    if let Some(d) = exec::opening_deferred(&kernel_id, groups as u64, &prog) {
+        return Err(Forward {
+            reason: d.reason,
+            measure: d.measure.then_some((kernel_id, groups as u64)),
+            ..Default::default()
+        });
+    }
     let ready = exec::engine_for_launch();
     let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
@@ -132,7 +141,6 @@ pub unsafe fn try_balance(
         None => {
             // measured meanwhile: the split decision of a later launch needs this figure
             // (under the key the later launches look it up by, not the bare name)
-            let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
             return Err(Forward {
                 reason: "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)".into(),
                 measure: Some((job.kernel_id(), groups as u64)),

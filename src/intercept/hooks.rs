@@ -726,6 +726,9 @@ pub unsafe fn clBuildProgram(
         && !passthrough()
         && cfg.mode == crate::config::Mode::Balance
         && cfg.balance_early
+        // `auto` opens the devices only once a launch is long enough to split
+        // (`exec::opening_deferred`), and builds the program then
+        && cfg.split == crate::config::SplitPolicy::Always
     {
         record("clBuildProgram (balance pre-build)", || {
             if let Some(info) = TABLES.programs.get(p as Key) {
@@ -871,11 +874,9 @@ fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
         k as Key,
         KernelInfo {
             program,
-            name,
-            program_hash,
+            name: name.clone(),
             args: Vec::new(),
-            launches: 0,
-            sampler: None,
+            launch: KernelLaunch::new(name, program_hash),
         },
     );
 }
@@ -917,7 +918,12 @@ pub unsafe fn clCloneKernel(src: cl_kernel, errcode_ret: *mut cl_int) -> cl_kern
     let k = real!(clCloneKernel, fail_handle(errcode_ret))(src, errcode_ret);
     if !passthrough() && !k.is_null() {
         record("clCloneKernel", || match TABLES.kernels.get(src as Key) {
-            Some(info) => TABLES.add_kernel(k as Key, info),
+            Some(mut info) => {
+                // a kernel object of its own: its own launch count
+                info.launch =
+                    KernelLaunch::new(info.launch.name.clone(), info.launch.program_hash.clone());
+                TABLES.add_kernel(k as Key, info)
+            }
             None => insert_kernel(k, kernel_program(k), kernel_name(k)),
         });
     }
@@ -1013,34 +1019,36 @@ unsafe fn queue_info(q: cl_command_queue) -> Option<QueueInfo> {
 }
 
 /// The pending log record of `launch` (counts the kernel's launches for the timing sample).
+///
+/// The per-launch path of log mode (issue 21): the kernel's and queue's entries come from
+/// [`crate::registry::tables::Tables::launch_refs`] (no table lock in the steady state), the
+/// sizes are stored inline, and nothing here allocates once the kernel's sampler exists.
 pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
     let (q, k, work_dim) = (launch.queue, launch.kernel, launch.work_dim);
-    let target = adaptive_target();
-    let (name, program, nth, sampler) = TABLES
-        .kernels
-        .with_mut(k as Key, |i| {
-            i.launches += 1;
+    let (kernel, recorded) = TABLES.launch_refs(q as Key, k as Key);
+    let (name, program, nth, sampler) = match &kernel {
+        Some(kl) => {
+            let nth = kl.count();
             // the sampler is found once per kernel object, not on every launch
-            let sampler = target.map(|t| {
-                i.sampler
-                    .get_or_insert_with(|| log::sampling::sampler(&i.program_hash, &i.name, t))
-                    .clone()
+            let sampler = adaptive_target().map(|t| {
+                kl.sampler
+                    .get_or_init(|| log::sampling::sampler(&kl.program_hash, &kl.name, t))
             });
-            (
-                i.name.clone(),
-                i.program_hash.clone(),
-                i.launches - 1,
-                sampler,
-            )
-        })
-        .unwrap_or_else(|| {
-            let (name, program): (Arc<str>, Arc<str>) = (kernel_name(k), "unknown".into());
-            let sampler = target.map(|t| log::sampling::sampler(&program, &name, t));
-            (name, program, 0, sampler)
-        });
+            (kl.name.clone(), kl.program_hash.clone(), nth, sampler)
+        }
+        None => (kernel_name(k), "unknown".into(), 0, None),
+    };
+    let unknown_sampler;
+    let sampler = match (sampler, &kernel) {
+        (Some(s), _) => Some(s),
+        (None, None) => {
+            unknown_sampler = adaptive_target().map(|t| log::sampling::sampler(&program, &name, t));
+            unknown_sampler.as_ref()
+        }
+        (None, Some(_)) => None,
+    };
     let (timed, timing_p, sampler) = timing(nth, sampler);
     // the recorded queue's device, without copying the rest of its entry (every launch)
-    let recorded = TABLES.queues.with(q as Key, |i| i.device_ref.clone());
     let device = recorded
         .or_else(|| queue_info(q).map(|i| i.device_ref))
         .unwrap_or_else(|| {
@@ -1048,6 +1056,7 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
                 index: "?".into(),
                 name: "unknown".into(),
                 kind: "other".into(),
+                ..Default::default()
             })
         });
     LaunchRecord {
@@ -1060,9 +1069,9 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
         kernel: name,
         program,
         work_dim,
-        global: Launch::dims(&launch.global, work_dim),
-        local: launch.local.map(|l| Launch::dims(&l, work_dim)),
-        offset: launch.offset.map(|o| Launch::dims(&o, work_dim)),
+        global: log::Dims::of(&launch.global, work_dim),
+        local: launch.local.map(|l| log::Dims::of(&l, work_dim)),
+        offset: launch.offset.map(|o| log::Dims::of(&o, work_dim)),
         device,
         status: "pending",
         error_code: None,
@@ -1096,12 +1105,13 @@ fn adaptive_target() -> Option<f64> {
 /// adaptive sampler (given when sampling adaptively) to tell its device time.
 fn timing(
     nth: u64,
-    sampler: Option<Arc<log::sampling::Sampler>>,
+    sampler: Option<&Arc<log::sampling::Sampler>>,
 ) -> (bool, Option<f64>, Option<Arc<log::sampling::Sampler>>) {
     use crate::config::DeviceTiming;
     if let Some(s) = sampler {
         let (timed, p) = s.draw();
-        return (timed, (p < 1.0).then_some(p), Some(s));
+        // kept on untimed launches too: balance mode may still time one (`launched`)
+        return (timed, (p < 1.0).then_some(p), Some(s.clone()));
     }
     match crate::config::get().device_timing {
         DeviceTiming::All | DeviceTiming::Adaptive { .. } => (true, None, None),

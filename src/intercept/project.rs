@@ -25,6 +25,14 @@
 //! 3. The log writer holds the launch record until these two objects are attached
 //!    ([`crate::log::hold`]); at exit it waits at most 10 s for them.
 //!
+//! The launch itself is timed as in log mode (`CLPRISM_DEVICE_TIMING`), so a record can
+//! hold both the measured `device_ns` on the launch's device and the model's time on every
+//! profile; the *anchored* time on another profile (measured × the model's ratio between
+//! the two devices, Habitat, Yu et al. ATC'21) is derived from them by the readers
+//! ([`crate::log::schema::Projection::anchored`]): the device time arrives on the log
+//! writer's thread after this module attached the projection, and writing the derived
+//! figures would only lengthen the compact log.
+//!
 //! Repeated launches of a key take the earlier result at once (no snapshot, `"reused":
 //! true`). Nothing here returns an error to the application: every failure becomes a
 //! `reason` in the record.

@@ -5,7 +5,11 @@
 //! key's statistics and device-independent projection are written once, in a definition
 //! line ([`schema::EmulationDef`]) just before the first record that refers to it. Readers
 //! resolve the references ([`schema::Definitions`]); `clprism schema --expand` writes the
-//! self-contained form.
+//! self-contained form. Every mode's first record naming a device is preceded by that
+//! device's definition line ([`schema::DeviceDef`]: what matches it to a profile).
+//!
+//! Anchored projections (issue 19 item 3) are not written here: see
+//! [`schema::Projection::anchored`] for why readers derive them.
 
 use super::schema::{self, Emulation, Projection};
 use super::LaunchRecord;
@@ -137,16 +141,46 @@ fn append(line: &mut String, body: &str) {
     line.push('}');
 }
 
-/// The writer's state: the keys whose definition line was written.
+/// The writer's state: the keys whose definition line was written, and the devices whose
+/// [`schema::DeviceDef`] line was.
 #[derive(Debug, Default)]
 pub struct Compactor {
     defined: HashSet<u64>,
+    /// Identities (by address: each device's is read once and kept) already defined.
+    devices: HashSet<usize>,
 }
 
 impl Compactor {
     /// The text to write for `rec`: its line, preceded by its key's definition line the
-    /// first time the key is written (lines joined by `\n`, no trailing newline).
+    /// first time the key is written, and before that by its device's definition line the
+    /// first time the device is named (any mode; lines joined by `\n`, no trailing newline).
     pub fn lines(&mut self, rec: &LaunchRecord) -> String {
+        let line = self.launch_lines(rec);
+        match self.device_line(rec) {
+            Some(mut out) => {
+                out.push('\n');
+                out.push_str(&line);
+                out
+            }
+            None => line,
+        }
+    }
+
+    /// The device's definition line ([`schema::DeviceDef`]) when `rec` is the first record
+    /// naming its device, else `None` (also when the device's identity is unknown). Every
+    /// writer path calls it, the plain log-mode path included.
+    pub fn device_line(&mut self, rec: &LaunchRecord) -> Option<String> {
+        let d = &rec.device;
+        let id = d.identity.as_ref()?;
+        // keyed by the identity's address: one allocation per device, none per record
+        if !self.devices.insert(std::sync::Arc::as_ptr(id) as usize) {
+            return None;
+        }
+        serde_json::to_string(&schema::DeviceDef::new(rec.pid, d, id)).ok()
+    }
+
+    /// [`Compactor::lines`] without the device definition.
+    fn launch_lines(&mut self, rec: &LaunchRecord) -> String {
         let own = rec
             .extra
             .get(schema::KEY_EMULATION)
@@ -336,6 +370,35 @@ mod tests {
         let mut small = st.footprints[1..].to_vec();
         assert!(!widen_footprints(&mut small));
         assert_eq!(small, st.footprints[1..]);
+    }
+
+    #[test]
+    fn a_device_is_defined_once_before_its_first_record() {
+        let mut c = Compactor::default();
+        let id = crate::model::DeviceIdentity {
+            name: "d".into(),
+            version: "OpenCL 3.0 PoCL HSTR: basic-x".into(),
+            max_compute_units: 1,
+            ..Default::default()
+        };
+        let mut r = record(0);
+        r.device = Arc::new(super::super::DeviceRef {
+            identity: Some(Arc::new(id.clone())),
+            ..(*r.device).clone()
+        });
+        let first = c.lines(&r);
+        let lines: Vec<&str> = first.lines().collect();
+        assert_eq!(lines.len(), 2, "{first}");
+        schema::round_trip(lines[0]).unwrap();
+        let def: schema::DeviceDef = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(def.record, schema::RECORD_DEVICE);
+        assert_eq!(def.identity(), id);
+        assert_eq!(lines[1], super::super::record_line(&r));
+        // later records of the device: the record alone
+        assert_eq!(c.lines(&record(1)), super::super::record_line(&record(1)));
+        let mut r2 = record(2);
+        r2.device = r.device.clone();
+        assert_eq!(c.lines(&r2), super::super::record_line(&r2));
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! with a versioned schema ([`SCHEMA`]), and the end-of-run summary per kernel name.
 //!
 //! Launch records are created at enqueue time and completed asynchronously when the device
-//! time arrives (profiling events, through an event callback and a channel): the application
-//! is never blocked. A dedicated writer thread owns the pending records, the output file and
+//! time arrives (profiling events, polled by the writer): the application is never blocked.
+//! Untimed log-mode records go to a per-thread batch ([`finished`]) and everything else
+//! through a channel; the writer is never woken per launch (it sleeps between passes). A dedicated writer thread owns the pending records, the output file and
 //! the summary statistics. At process exit the remaining records are written (those whose
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
 //! record.
@@ -17,8 +18,8 @@ pub mod trace;
 use crate::config::{self, LogTarget, SummaryTarget};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use once_cell::sync::{Lazy, OnceCell};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -52,11 +53,11 @@ pub struct LaunchRecord {
     /// Number of NDRange dimensions (1..3).
     pub work_dim: u32,
     /// Global size per dimension, work-items.
-    pub global: Vec<u64>,
+    pub global: Dims,
     /// Local (work-group) size per dimension, work-items; null when the app let the driver choose.
-    pub local: Option<Vec<u64>>,
+    pub local: Option<Dims>,
     /// Global offset per dimension, work-items; null when none was given.
-    pub offset: Option<Vec<u64>>,
+    pub offset: Option<Dims>,
     /// The device of the command queue.
     pub device: Arc<DeviceRef>,
     /// `complete`, `failed` (the command ended with a negative execution status),
@@ -146,6 +147,55 @@ impl LaunchRecord {
     }
 }
 
+/// Sizes per NDRange dimension (1 to 3 used), stored inline so that a launch's record
+/// allocates nothing for them; serialized as the JSON array of the used dimensions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    n: u8,
+    v: [u64; 3],
+}
+
+impl Dims {
+    /// The first `work_dim` (at most 3) entries of `v`.
+    pub fn of(v: &[usize; 3], work_dim: u32) -> Dims {
+        Dims {
+            n: work_dim.min(3) as u8,
+            v: v.map(|x| x as u64),
+        }
+    }
+}
+
+impl std::ops::Deref for Dims {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        &self.v[..self.n as usize]
+    }
+}
+
+impl std::fmt::Debug for Dims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl From<Vec<u64>> for Dims {
+    /// The first 3 entries of `v`.
+    fn from(v: Vec<u64>) -> Dims {
+        let mut d = Dims { n: 0, v: [0; 3] };
+        for (i, x) in v.into_iter().take(3).enumerate() {
+            d.v[i] = x;
+            d.n = i as u8 + 1;
+        }
+        d
+    }
+}
+
+impl Serialize for Dims {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
 /// Top-level objects shared by many launch records, with their JSON text made once.
 #[derive(Debug)]
 pub struct SharedExtra {
@@ -191,6 +241,111 @@ fn record_line(rec: &LaunchRecord) -> String {
     line
 }
 
+/// Appends the JSON of `v` to `buf` (serde_json's own text, so it matches the derived
+/// serialization exactly).
+fn json<T: Serialize + ?Sized>(buf: &mut Vec<u8>, v: &T) {
+    let _ = serde_json::to_writer(&mut *buf, v);
+}
+
+/// Writes the line of a record without extra objects (log mode's records) straight into a
+/// reused buffer: the same text as `serde_json::to_string(rec)`, field by field in the
+/// struct's order, with each device's and kernel's JSON made once (issue 21: the log writer's
+/// cost per launch). `tests::plain_lines_match_serde` checks the equality.
+#[derive(Default)]
+struct PlainWriter {
+    /// `"device":{…}` per device entry, keyed by the entry's address (the `Arc` is held so
+    /// the address is not reused).
+    devices: Vec<(Arc<DeviceRef>, Vec<u8>)>,
+    /// `"kernel":"…","program":"…"` per (kernel, program) name pair, keyed likewise.
+    kernels: Vec<(Arc<str>, Arc<str>, Vec<u8>)>,
+}
+
+/// Fragments kept per kind before the oldest is dropped (a bound for apps that create many
+/// programs; a dropped fragment is made again when needed).
+const PLAIN_FRAGMENTS: usize = 64;
+
+impl PlainWriter {
+    /// Appends the line of `rec` (which has no `extra` and no `shared_extra`) to `buf`.
+    fn write(&mut self, rec: &LaunchRecord, buf: &mut Vec<u8>) {
+        buf.extend_from_slice(b"{\"schema\":");
+        json(buf, rec.schema);
+        buf.extend_from_slice(b",\"seq\":");
+        json(buf, &rec.seq);
+        buf.extend_from_slice(b",\"time_ns\":");
+        json(buf, &rec.time_ns);
+        buf.extend_from_slice(b",\"pid\":");
+        json(buf, &rec.pid);
+        buf.extend_from_slice(b",\"thread\":");
+        json(buf, &rec.thread);
+        buf.extend_from_slice(b",\"mode\":");
+        json(buf, rec.mode);
+        buf.push(b',');
+        buf.extend_from_slice(self.kernel(rec));
+        buf.extend_from_slice(b",\"work_dim\":");
+        json(buf, &rec.work_dim);
+        buf.extend_from_slice(b",\"global\":");
+        json(buf, &rec.global);
+        buf.extend_from_slice(b",\"local\":");
+        json(buf, &rec.local);
+        buf.extend_from_slice(b",\"offset\":");
+        json(buf, &rec.offset);
+        buf.push(b',');
+        buf.extend_from_slice(self.device(rec));
+        buf.extend_from_slice(b",\"status\":");
+        json(buf, rec.status);
+        if let Some(e) = rec.error_code {
+            buf.extend_from_slice(b",\"error_code\":");
+            json(buf, &e);
+        }
+        buf.extend_from_slice(b",\"device_ns\":");
+        json(buf, &rec.device_ns);
+        buf.extend_from_slice(b",\"queued_ns\":");
+        json(buf, &rec.queued_ns);
+        if let Some(p) = rec.timing_p {
+            buf.extend_from_slice(b",\"timing_p\":");
+            json(buf, &p);
+        }
+        buf.push(b'}');
+    }
+
+    fn kernel(&mut self, rec: &LaunchRecord) -> &[u8] {
+        let found = self
+            .kernels
+            .iter()
+            .position(|(k, p, _)| Arc::ptr_eq(k, &rec.kernel) && Arc::ptr_eq(p, &rec.program));
+        let i = found.unwrap_or_else(|| {
+            let mut b = b"\"kernel\":".to_vec();
+            json(&mut b, &*rec.kernel);
+            b.extend_from_slice(b",\"program\":");
+            json(&mut b, &*rec.program);
+            if self.kernels.len() >= PLAIN_FRAGMENTS {
+                self.kernels.remove(0);
+            }
+            self.kernels
+                .push((rec.kernel.clone(), rec.program.clone(), b));
+            self.kernels.len() - 1
+        });
+        &self.kernels[i].2
+    }
+
+    fn device(&mut self, rec: &LaunchRecord) -> &[u8] {
+        let found = self
+            .devices
+            .iter()
+            .position(|(d, _)| Arc::ptr_eq(d, &rec.device));
+        let i = found.unwrap_or_else(|| {
+            let mut b = b"\"device\":".to_vec();
+            json(&mut b, &*rec.device);
+            if self.devices.len() >= PLAIN_FRAGMENTS {
+                self.devices.remove(0);
+            }
+            self.devices.push((rec.device.clone(), b));
+            self.devices.len() - 1
+        });
+        &self.devices[i].1
+    }
+}
+
 /// Device timestamps of a completed command (ns, device clock).
 #[derive(Debug, Clone, Copy)]
 pub struct DeviceTimes {
@@ -231,6 +386,8 @@ enum Msg {
 
 struct Logger {
     tx: Sender<Msg>,
+    /// The writer thread, unparked by messages that wait for it ([`flush`], [`shutdown`]).
+    writer: std::thread::Thread,
 }
 
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -249,6 +406,15 @@ fn poll_interval() -> Duration {
         .map(Duration::from_micros)
         .unwrap_or(POLL_INTERVAL)
 }
+
+/// The writer's sleep while messages keep coming (it is not woken per message).
+const WRITER_SLEEP: Duration = Duration::from_millis(1);
+/// The writer's sleep once no message came for [`IDLE_AFTER`].
+const WRITER_IDLE_SLEEP: Duration = Duration::from_millis(50);
+/// Quiet time after which the writer sleeps [`WRITER_IDLE_SLEEP`].
+const IDLE_AFTER: Duration = Duration::from_millis(20);
+/// Quiet time after which the writer flushes the log file.
+const IDLE_FLUSH: Duration = Duration::from_millis(500);
 
 /// How long the exit handler waits for outstanding device times.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
@@ -270,13 +436,15 @@ fn logger() -> Option<&'static Logger> {
     LOGGER
         .get_or_try_init(|| {
             let (tx, rx) = unbounded();
-            std::thread::Builder::new()
+            let writer = std::thread::Builder::new()
                 .name("clprism-log".into())
                 .spawn(move || writer_thread(rx))
-                .map_err(|_| ())?;
+                .map_err(|_| ())?
+                .thread()
+                .clone();
             // SAFETY: registering a plain extern "C" function; glibc ties it to this DSO.
             unsafe { libc::atexit(at_exit) };
-            Ok::<_, ()>(Logger { tx })
+            Ok::<_, ()>(Logger { tx, writer })
         })
         .ok()
 }
@@ -288,11 +456,79 @@ pub fn pending(rec: LaunchRecord) {
     }
 }
 
-/// Writes a launch record that is already final (e.g. the enqueue failed).
+/// Writes a launch record that is already final (an untimed launch, or the enqueue failed).
+///
+/// Log mode's records without attachments go to the calling thread's batch ([`Batch`]),
+/// which the writer takes whole: no allocation and no channel message per launch; the rest
+/// go through the writer's channel.
 pub fn finished(rec: LaunchRecord) {
-    if let Some(l) = logger() {
+    let Some(l) = logger() else {
+        return;
+    };
+    let mut rec = Some(rec);
+    if crate::config::get().mode == config::Mode::Log
+        && rec
+            .as_ref()
+            .is_some_and(|r| r.extra.is_empty() && r.shared_extra.is_none())
+    {
+        let _ = MY_BATCH.try_with(|b| {
+            if let Some(r) = rec.take() {
+                b.get_or_init(Batch::register).recs.lock().push(r);
+            }
+        });
+    }
+    if let Some(rec) = rec {
         let _ = l.tx.send(Msg::Final(Box::new(rec)));
     }
+}
+
+/// One thread's final records not yet taken by the writer (log mode's untimed launches).
+///
+/// The launching thread pushes under the batch's own lock (uncontended but for the writer's
+/// take, once per writer wake-up); the writer swaps the vector for an empty one of the same
+/// capacity, so the steady state allocates nothing. Records of one thread stay in order;
+/// they need no order with other messages (a final record is never held and has no
+/// attachments), except that [`flush`] and the exit take every batch first.
+#[derive(Default)]
+struct Batch {
+    recs: parking_lot::Mutex<Vec<LaunchRecord>>,
+}
+
+impl Batch {
+    /// A new batch for the calling thread, known to the writer.
+    fn register() -> Arc<Batch> {
+        let b = Arc::new(Batch::default());
+        BATCHES.lock().push(b.clone());
+        b
+    }
+}
+
+/// Every thread's batch; a batch whose thread ended is dropped once taken empty.
+static BATCHES: Lazy<parking_lot::Mutex<Vec<Arc<Batch>>>> = Lazy::new(Default::default);
+
+thread_local! {
+    static MY_BATCH: once_cell::unsync::OnceCell<Arc<Batch>> =
+        const { once_cell::unsync::OnceCell::new() };
+}
+
+/// Takes every thread's batched records (writer thread); `spare` is the emptied vector
+/// given in exchange, and comes back empty with the records handed to `each`.
+fn take_batches(spare: &mut Vec<LaunchRecord>, mut each: impl FnMut(LaunchRecord)) -> bool {
+    let batches: Vec<Arc<Batch>> = {
+        let mut all = BATCHES.lock();
+        // a batch held only here belongs to a thread that ended: drop it once empty
+        all.retain(|b| Arc::strong_count(b) > 1 || !b.recs.lock().is_empty());
+        all.clone()
+    };
+    let mut any = false;
+    for b in batches {
+        std::mem::swap(&mut *b.recs.lock(), spare);
+        any |= !spare.is_empty();
+        for r in spare.drain(..) {
+            each(r);
+        }
+    }
+    any
 }
 
 /// Registers a pending launch together with clprism's reference to its event: the writer
@@ -419,6 +655,7 @@ pub fn flush() {
     if let Some(l) = LOGGER.get() {
         let (tx, rx) = bounded(1);
         if l.tx.send(Msg::Flush(tx)).is_ok() {
+            l.writer.unpark();
             let _ = rx.recv_timeout(Duration::from_secs(10));
         }
     }
@@ -437,6 +674,7 @@ pub fn shutdown() {
     if let Some(l) = LOGGER.get() {
         let (tx, rx) = bounded(1);
         if l.tx.send(Msg::Shutdown(tx)).is_ok() {
+            l.writer.unpark();
             let _ = rx.recv_timeout(EXIT_WAIT_HELD + Duration::from_secs(5));
         }
     }
@@ -447,6 +685,10 @@ struct Output {
     failed: bool,
     /// Emulation definitions written so far (compact project-mode log).
     compact: compact::Compactor,
+    /// Records without extra objects (log mode), written without serde's per-field walk.
+    plain: PlainWriter,
+    /// The line being written (reused).
+    buf: Vec<u8>,
 }
 
 impl Output {
@@ -469,14 +711,27 @@ impl Output {
             sink,
             failed: false,
             compact: Default::default(),
+            plain: Default::default(),
+            buf: Vec::with_capacity(512),
         }
     }
 
     fn write(&mut self, rec: &LaunchRecord) {
         trace::on_record(rec);
         if let Some(s) = self.sink.as_mut() {
-            let line = self.compact.lines(rec);
-            if writeln!(s, "{line}").is_err() && !self.failed {
+            self.buf.clear();
+            if rec.extra.is_empty() && rec.shared_extra.is_none() {
+                if let Some(def) = self.compact.device_line(rec) {
+                    self.buf.extend_from_slice(def.as_bytes());
+                    self.buf.push(b'\n');
+                }
+                self.plain.write(rec, &mut self.buf);
+            } else {
+                self.buf
+                    .extend_from_slice(self.compact.lines(rec).as_bytes());
+            }
+            self.buf.push(b'\n');
+            if s.write_all(&self.buf).is_err() && !self.failed {
                 self.failed = true;
                 config::warn("writing the log failed (disk full?); further records are dropped");
             }
@@ -522,19 +777,19 @@ fn finalize(rec: &mut LaunchRecord, exec_status: i32, times: Option<DeviceTimes>
 
 fn writer_thread(rx: Receiver<Msg>) {
     let mut out = Output::open();
-    let mut pending: HashMap<u64, Box<LaunchRecord>> = HashMap::new();
+    let mut pending: HashMap<u64, Box<LaunchRecord>> = HashMap::default();
     // completions that raced ahead of their Pending message
-    let mut early: HashMap<u64, (i32, Option<DeviceTimes>)> = HashMap::new();
+    let mut early: HashMap<u64, (i32, Option<DeviceTimes>)> = HashMap::default();
     let mut summary = summary::Summary::default();
     let mut shutdown_reply: Option<(Sender<()>, Instant)> = None;
     let mut watched: Vec<(u64, usize)> = Vec::new();
     // launches awaiting attachments (project mode), and attachments that came early
-    let mut held: std::collections::HashSet<u64> = Default::default();
-    let mut done_held: HashMap<u64, Box<LaunchRecord>> = HashMap::new();
-    let mut early_extra: HashMap<u64, Vec<(String, serde_json::Value)>> = HashMap::new();
+    let mut held: HashSet<u64> = Default::default();
+    let mut done_held: HashMap<u64, Box<LaunchRecord>> = HashMap::default();
+    let mut early_extra: HashMap<u64, Vec<(String, serde_json::Value)>> = HashMap::default();
     // Writes a finished record, or parks it while its attachments are outstanding.
     let emit = |rec: Box<LaunchRecord>,
-                held: &mut std::collections::HashSet<u64>,
+                held: &mut HashSet<u64>,
                 done_held: &mut HashMap<u64, Box<LaunchRecord>>,
                 summary: &mut summary::Summary,
                 out: &mut Output| {
@@ -547,6 +802,13 @@ fn writer_thread(rx: Receiver<Msg>) {
     };
     let poll_interval = poll_interval();
     let mut last_poll = Instant::now() - poll_interval;
+    // when the queue was first seen empty since the last message, and whether the output
+    // was flushed since
+    let mut last_msg: Option<Instant> = None;
+    // the vector exchanged for a thread's batch (see `Batch`)
+    let mut spare: Vec<LaunchRecord> = Vec::new();
+    let mut since_take = 0usize;
+    let mut flushed = true;
     loop {
         // poll the watched events; finished ones become completions
         let draining = shutdown_reply.is_some();
@@ -580,41 +842,66 @@ fn writer_thread(rx: Receiver<Msg>) {
                 false
             });
         }
-        let idle_wait = if watched.is_empty() {
-            Duration::from_millis(500)
-        } else {
-            poll_interval
-                .saturating_sub(last_poll.elapsed())
-                .max(Duration::from_micros(100))
-        };
-        let msg = match &shutdown_reply {
-            Some((_, deadline)) => {
-                // device times are awaited until `deadline` (EXIT_WAIT), attachments of held
-                // records EXIT_WAIT_HELD from the start of the shutdown
-                let now = Instant::now();
-                let waiting_device = !pending.is_empty() && now < *deadline;
-                let waiting_held =
-                    !held.is_empty() && now < *deadline + (EXIT_WAIT_HELD - EXIT_WAIT);
-                if !waiting_device && !waiting_held {
-                    break;
+        // The writer never blocks on the channel: it takes what is queued and otherwise
+        // sleeps (`park_timeout`), so a launch's send finds no receiver to wake and costs a
+        // few atomic operations, not a futex call per launch (issue 21). Messages that wait
+        // for the writer unpark it; the others wait at most one sleep.
+        let msg = match rx.try_recv() {
+            Ok(m) => {
+                last_msg = None;
+                since_take += 1;
+                if since_take >= POLL_BATCH {
+                    // a channel that never empties does not starve the batches
+                    since_take = 0;
+                    take_batches(&mut spare, |r| {
+                        summary.add(&r);
+                        out.write(&r);
+                    });
                 }
-                match rx.recv_timeout(Duration::from_millis(1)) {
-                    Ok(m) => m,
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
-                    Err(_) => break,
-                }
+                m
             }
-            None => match rx.recv_timeout(idle_wait) {
-                Ok(m) => m,
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                    if watched.is_empty() {
-                        out.flush();
-                    }
+            Err(crossbeam_channel::TryRecvError::Disconnected) => break,
+            Err(crossbeam_channel::TryRecvError::Empty) => {
+                if take_batches(&mut spare, |r| {
+                    summary.add(&r);
+                    out.write(&r);
+                }) {
+                    last_msg = None;
+                    flushed = false;
                     continue;
                 }
-                Err(_) => break,
-            },
+                let now = Instant::now();
+                if let Some((_, deadline)) = &shutdown_reply {
+                    // device times are awaited until `deadline` (EXIT_WAIT), attachments of
+                    // held records EXIT_WAIT_HELD from the start of the shutdown
+                    let waiting_device = !pending.is_empty() && now < *deadline;
+                    let waiting_held =
+                        !held.is_empty() && now < *deadline + (EXIT_WAIT_HELD - EXIT_WAIT);
+                    if !waiting_device && !waiting_held {
+                        break;
+                    }
+                    std::thread::park_timeout(Duration::from_millis(1));
+                    continue;
+                }
+                let quiet = now.duration_since(*last_msg.get_or_insert(now));
+                if quiet >= IDLE_FLUSH && !flushed && watched.is_empty() {
+                    out.flush();
+                    flushed = true;
+                }
+                let sleep = if !watched.is_empty() {
+                    poll_interval
+                        .saturating_sub(last_poll.elapsed())
+                        .max(Duration::from_micros(100))
+                } else if quiet < IDLE_AFTER {
+                    WRITER_SLEEP
+                } else {
+                    WRITER_IDLE_SLEEP
+                };
+                std::thread::park_timeout(sleep);
+                continue;
+            }
         };
+        flushed = false;
         match msg {
             Msg::Pending(mut rec) => {
                 take_early_extra(&mut rec, &mut early_extra, &mut held);
@@ -631,9 +918,11 @@ fn writer_thread(rx: Receiver<Msg>) {
                 pending.insert(rec.seq, rec);
             }
             Msg::Final(mut rec) => {
-                // a final record (failed enqueue) is never held
-                take_early_extra(&mut rec, &mut early_extra, &mut held);
-                held.remove(&rec.seq);
+                // a final record (untimed, or a failed enqueue) is never held
+                if !held.is_empty() || !early_extra.is_empty() {
+                    take_early_extra(&mut rec, &mut early_extra, &mut held);
+                    held.remove(&rec.seq);
+                }
                 summary.add(&rec);
                 out.write(&rec);
             }
@@ -671,6 +960,10 @@ fn writer_thread(rx: Receiver<Msg>) {
                 }
             }
             Msg::Flush(reply) => {
+                take_batches(&mut spare, |r| {
+                    summary.add(&r);
+                    out.write(&r);
+                });
                 out.flush();
                 let _ = reply.send(());
             }
@@ -679,6 +972,10 @@ fn writer_thread(rx: Receiver<Msg>) {
             }
         }
     }
+    take_batches(&mut spare, |r| {
+        summary.add(&r);
+        out.write(&r);
+    });
     for (_, ev) in watched {
         release_event(ev);
     }
@@ -733,7 +1030,7 @@ fn write_summary(summary: &summary::Summary) {
 fn release_held(
     seq: u64,
     entries: Vec<(String, serde_json::Value)>,
-    held: &mut std::collections::HashSet<u64>,
+    held: &mut HashSet<u64>,
     done_held: &mut HashMap<u64, Box<LaunchRecord>>,
     pending: &mut HashMap<u64, Box<LaunchRecord>>,
     early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
@@ -758,7 +1055,7 @@ fn release_held(
 fn take_early_extra(
     rec: &mut LaunchRecord,
     early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
-    held: &mut std::collections::HashSet<u64>,
+    held: &mut HashSet<u64>,
 ) {
     if let Some(e) = early_extra.remove(&rec.seq) {
         held.remove(&rec.seq);
@@ -806,13 +1103,14 @@ mod tests_support {
             kernel: "k".into(),
             program: "p".into(),
             work_dim: 1,
-            global: vec![64],
+            global: vec![64].into(),
             local: None,
             offset: None,
             device: Arc::new(DeviceRef {
                 index: "0:0".into(),
                 name: "d".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             }),
             status: "complete",
             error_code: None,
@@ -874,6 +1172,52 @@ mod tests {
         assert_eq!((k.launches, k.emulations, k.emulation_ns), (3, 1, 7000));
         assert_eq!(k.projected["a"], (6000.0, 3));
         assert_eq!(k.launch_profile.as_deref(), Some("a"));
+    }
+
+    /// The plain writer's line is serde's, whatever the optional fields hold, and its cached
+    /// fragments follow the record's own kernel and device.
+    #[test]
+    fn plain_lines_match_serde() {
+        let mut w = PlainWriter::default();
+        let dev2 = Arc::new(DeviceRef {
+            index: "1:0".into(),
+            name: "a \"quoted\" \\ name é\n".into(),
+            kind: "gpu".into(),
+            ..Default::default()
+        });
+        for i in 0..12u64 {
+            let mut r = rec();
+            r.seq = i;
+            r.time_ns = u64::MAX - i;
+            r.work_dim = 1 + (i % 3) as u32;
+            r.global = Dims::of(&[1 << 20, 3, 7], r.work_dim);
+            r.local = (i % 2 == 0).then(|| Dims::of(&[64, 1, 1], r.work_dim));
+            r.offset = (i % 3 == 0).then(|| Dims::of(&[0, 5, 9], r.work_dim));
+            r.status = ["complete", "untimed", "enqueue_failed", "no_profiling"][i as usize % 4];
+            r.error_code = (i % 4 == 2).then_some(-54);
+            r.device_ns = (i % 2 == 1).then_some(i * 1000);
+            r.queued_ns = (i % 4 == 1).then_some(17);
+            r.timing_p = (i % 3 == 1).then_some(1.0 / (i + 2) as f64);
+            if i >= 6 {
+                r.device = dev2.clone();
+                r.kernel = format!("k\"{i}").into();
+            }
+            let mut buf = Vec::new();
+            w.write(&r, &mut buf);
+            assert_eq!(
+                String::from_utf8(buf).unwrap(),
+                record_line(&r),
+                "record {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn dims_hold_the_used_dimensions() {
+        let d = Dims::of(&[4, 5, 6], 2);
+        assert_eq!(&*d, &[4, 5]);
+        assert_eq!(serde_json::to_string(&d).unwrap(), "[4,5]");
+        assert_eq!(Dims::from(vec![1, 2, 3, 4]), Dims::of(&[1, 2, 3], 3));
     }
 
     #[test]

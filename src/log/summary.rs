@@ -83,7 +83,14 @@ impl Contribution {
 impl Summary {
     /// Adds one launch.
     pub fn add(&mut self, rec: &LaunchRecord) {
-        let k = self.kernels.entry(rec.kernel.to_string()).or_default();
+        // the kernel's row by name, without a new String per launch
+        if !self.kernels.contains_key(&*rec.kernel) {
+            self.kernels
+                .insert(rec.kernel.to_string(), KernelTotals::default());
+        }
+        let Some(k) = self.kernels.get_mut(&*rec.kernel) else {
+            return;
+        };
         k.launches += 1;
         if let Some(ns) = rec.device_ns {
             if k.timed == 0 || ns < k.min_ns {
@@ -97,6 +104,8 @@ impl Summary {
             k.estimate.add_untimed();
         }
         let c = match (&rec.shared_extra, rec.extra.is_empty()) {
+            // log mode: nothing attached, nothing to add
+            (None, true) => return,
             (Some(sh), true) => {
                 &self
                     .shared
@@ -330,13 +339,14 @@ mod tests {
             kernel: "k".into(),
             program: "p".into(),
             work_dim: 1,
-            global: vec![1],
+            global: vec![1].into(),
             local: None,
             offset: None,
             device: Arc::new(super::super::DeviceRef {
                 index: "0:0".into(),
                 name: "d".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             }),
             status: if ns.is_some() { "complete" } else { "untimed" },
             error_code: None,

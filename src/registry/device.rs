@@ -1,4 +1,5 @@
-//! Device descriptions for the log (`platform:device` index, name, type), cached per handle.
+//! Device descriptions for the log (`platform:device` index, name, type, and the identity
+//! readers match to a profile), cached per handle.
 
 use crate::log::DeviceRef;
 use opencl_sys::*;
@@ -125,10 +126,33 @@ pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {
         .find(|(_, _, d)| *d == dev)
         .map(|(p, d, _)| format!("{p}:{d}"))
         .unwrap_or_else(|| "?".into());
+    // the rest of the identity, for readers matching the device to a profile (written once
+    // per device by the log writer: `log::schema::DeviceDef`)
+    let text = |param| {
+        t.and_then(|t| t.clGetDeviceInfo)
+            // SAFETY: string query on a device handle the app obtained.
+            .and_then(|f| info_string(|n, p, s| unsafe { f(dev, param, n, p, s) }))
+            .unwrap_or_default()
+    };
+    let max_compute_units = t
+        .and_then(|t| t.clGetDeviceInfo)
+        // SAFETY: cl_uint-sized output on a device handle the app obtained.
+        .and_then(|f| unsafe {
+            info_value::<cl_uint>(|n, p, s| f(dev, CL_DEVICE_MAX_COMPUTE_UNITS, n, p, s))
+        })
+        .unwrap_or(0);
+    let identity = crate::model::DeviceIdentity {
+        name: name.clone(),
+        vendor: text(CL_DEVICE_VENDOR),
+        version: text(CL_DEVICE_VERSION),
+        driver_version: text(CL_DRIVER_VERSION),
+        max_compute_units,
+    };
     let d = Arc::new(DeviceRef {
         index,
         name,
         kind: kind.into(),
+        identity: Some(Arc::new(identity)),
     });
     CACHE.lock().insert(dev as usize, d.clone());
     d

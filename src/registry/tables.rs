@@ -5,6 +5,8 @@
 use opencl_sys::*;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::log::DeviceRef;
@@ -144,26 +146,59 @@ pub struct KernelInfo {
     pub program: Key,
     /// Function name.
     pub name: Arc<str>,
-    /// Program content hash (copied from the program for the log).
-    pub program_hash: Arc<str>,
     /// Arguments by index, as last set.
     pub args: Vec<Option<KernelArg>>,
-    /// Launches of this kernel object seen so far (`CLPRISM_DEVICE_TIMING=sample:N`).
-    pub launches: u64,
+    /// What every launch of this kernel object reads (its log identity, launch count and
+    /// timing sampler), shared so that a launch reads it without the table's lock
+    /// ([`Tables::launch_refs`]). A kernel object of its own: a clone gets a new one.
+    pub launch: Arc<KernelLaunch>,
+}
+
+/// The part of a kernel's record that every launch reads (log mode's per-launch path).
+#[derive(Debug)]
+pub struct KernelLaunch {
+    /// Function name.
+    pub name: Arc<str>,
+    /// Program content hash (copied from the program for the log).
+    pub program_hash: Arc<str>,
+    /// Launches of this kernel object so far (`CLPRISM_DEVICE_TIMING=sample:N`).
+    pub launches: AtomicU64,
     /// The adaptive timing sampler of this kernel (shared by every kernel object of the same
     /// program and function; `CLPRISM_DEVICE_TIMING=adaptive`), looked up at the first launch.
-    pub sampler: Option<Arc<crate::log::sampling::Sampler>>,
+    pub sampler: once_cell::sync::OnceCell<Arc<crate::log::sampling::Sampler>>,
+}
+
+impl KernelLaunch {
+    /// A kernel object's launch part, no launch yet.
+    pub fn new(name: Arc<str>, program_hash: Arc<str>) -> Arc<KernelLaunch> {
+        Arc::new(KernelLaunch {
+            name,
+            program_hash,
+            launches: AtomicU64::new(0),
+            sampler: Default::default(),
+        })
+    }
+
+    /// Counts a launch; returns how many came before it (from 0).
+    pub fn count(&self) -> u64 {
+        self.launches.fetch_add(1, Ordering::Relaxed)
+    }
 }
 
 /// A reference-counted table of one object kind.
 pub struct Table<T> {
     map: Mutex<FxHashMap<Key, (u32, T)>>,
+    /// Bumped whenever an entry is added or removed: a per-thread cache of entries
+    /// ([`Tables::launch_refs`]) is valid while it is unchanged (a handle value can only name
+    /// another object after an insert).
+    generation: AtomicU64,
 }
 
 impl<T: Clone> Default for Table<T> {
     fn default() -> Self {
         Table {
             map: Mutex::new(FxHashMap::default()),
+            generation: AtomicU64::new(0),
         }
     }
 }
@@ -172,7 +207,17 @@ impl<T: Clone> Table<T> {
     /// Records a new object with application reference count 1 (replacing a stale entry with
     /// the same handle value).
     pub fn insert(&self, k: Key, v: T) {
-        self.map.lock().insert(k, (1, v));
+        let mut m = self.map.lock();
+        m.insert(k, (1, v));
+        self.changed();
+    }
+    /// Marks the table changed (under its lock), invalidating the per-thread caches.
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+    /// The table's generation (see the field).
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
     /// Application retained the object.
     pub fn retain(&self, k: Key) {
@@ -186,7 +231,9 @@ impl<T: Clone> Table<T> {
         let e = m.get_mut(&k)?;
         e.0 = e.0.saturating_sub(1);
         if e.0 == 0 {
-            m.remove(&k).map(|e| e.1)
+            let gone = m.remove(&k).map(|e| e.1);
+            self.changed();
+            gone
         } else {
             None
         }
@@ -234,7 +281,13 @@ impl Tables {
     /// `clCreateKernel` (legal, and done by e.g. Rodinia's lud, backprop, kmeans and nw).
     pub fn add_kernel(&self, k: Key, info: KernelInfo) {
         self.programs.retain(info.program);
-        if let Some((_, stale)) = self.kernels.map.lock().insert(k, (1, info)) {
+        let stale = {
+            let mut m = self.kernels.map.lock();
+            let stale = m.insert(k, (1, info));
+            self.kernels.changed();
+            stale
+        };
+        if let Some((_, stale)) = stale {
             // a handle value reused after a release clprism did not see
             self.programs.release(stale.program);
         }
@@ -247,6 +300,88 @@ impl Tables {
             self.programs.release(gone.program);
         }
     }
+
+    /// What a launch on queue `q` of kernel `k` reads: the kernel's launch part and the
+    /// queue's device, from a small per-thread cache of recent handles, so that the steady
+    /// state of a launch-heavy app takes no table lock (issue 21: log mode's per-launch
+    /// cost). A cache is emptied when its table's generation changes (any insert or removal);
+    /// a miss reads the table under its lock once. `None`: clprism has no entry.
+    pub fn launch_refs(
+        &self,
+        q: Key,
+        k: Key,
+    ) -> (Option<Arc<KernelLaunch>>, Option<Arc<DeviceRef>>) {
+        let read = |c: &mut LaunchCache| {
+            let kernel = c.kernels.get(self.kernels.generation(), k, || {
+                self.kernels.with(k, |i| i.launch.clone())
+            });
+            let device = c.queues.get(self.queues.generation(), q, || {
+                self.queues.with(q, |i| i.device_ref.clone())
+            });
+            (kernel, device)
+        };
+        LAUNCH_CACHE
+            .try_with(|c| match c.try_borrow_mut() {
+                Ok(mut c) => read(&mut c),
+                Err(_) => read(&mut LaunchCache::default()),
+            })
+            .unwrap_or_else(|_| read(&mut LaunchCache::default()))
+    }
+}
+
+/// Handles cached per thread and table ([`Tables::launch_refs`]).
+const CACHED: usize = 8;
+
+/// A few (handle, value) pairs of one table, valid for one generation of it.
+struct Recent<V> {
+    generation: u64,
+    entries: Vec<(Key, V)>,
+    /// The slot the next miss replaces once full (round robin).
+    next: usize,
+}
+
+impl<V> Default for Recent<V> {
+    fn default() -> Self {
+        Recent {
+            generation: u64::MAX,
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<V: Clone> Recent<V> {
+    /// The value of `k`, from the cache when `generation` is the cached one, else from `miss`
+    /// (kept when found).
+    fn get(&mut self, generation: u64, k: Key, miss: impl FnOnce() -> Option<V>) -> Option<V> {
+        if self.generation != generation {
+            self.entries.clear();
+            self.next = 0;
+            self.generation = generation;
+        }
+        if let Some((_, v)) = self.entries.iter().find(|e| e.0 == k) {
+            return Some(v.clone());
+        }
+        let v = miss()?;
+        if self.entries.len() < CACHED {
+            self.entries.push((k, v.clone()));
+        } else {
+            self.entries[self.next] = (k, v.clone());
+            self.next = (self.next + 1) % CACHED;
+        }
+        Some(v)
+    }
+}
+
+/// The per-thread cache of [`Tables::launch_refs`].
+#[derive(Default)]
+struct LaunchCache {
+    kernels: Recent<Arc<KernelLaunch>>,
+    queues: Recent<Arc<DeviceRef>>,
+}
+
+thread_local! {
+    static LAUNCH_CACHE: RefCell<LaunchCache> = RefCell::new(LaunchCache::default());
 }
 
 /// 16 hex digits of the SHA-256 of `parts` (length-prefixed).
@@ -293,6 +428,64 @@ mod tests {
         assert_eq!(t.release(7), Some(1));
         assert!(t.is_empty());
         assert!(t.release(7).is_none());
+    }
+
+    fn kernel(name: &str) -> KernelInfo {
+        KernelInfo {
+            program: 0,
+            name: name.into(),
+            args: Vec::new(),
+            launch: KernelLaunch::new(name.into(), "p".into()),
+        }
+    }
+
+    /// A launch reads the cached entry until the table changes; a handle value reused for
+    /// another kernel (or queue) is read afresh.
+    #[test]
+    fn launch_refs_follow_the_tables() {
+        let t = Tables::default();
+        let dev = |n: &str| {
+            Arc::new(DeviceRef {
+                index: n.into(),
+                name: n.into(),
+                kind: "cpu".into(),
+                ..Default::default()
+            })
+        };
+        let queue = |d: Arc<DeviceRef>| QueueInfo {
+            context: 0,
+            device: 0,
+            device_ref: d,
+            app_properties: 0,
+            app_property_array: None,
+            profiling: false,
+        };
+        assert!(matches!(t.launch_refs(1, 2), (None, None)));
+        t.queues.insert(1, queue(dev("a")));
+        t.add_kernel(2, kernel("k"));
+        let (k, d) = t.launch_refs(1, 2);
+        let (k, d) = (k.unwrap(), d.unwrap());
+        assert_eq!((&*k.name, &*d.index), ("k", "a"));
+        // cached: the same entries
+        let (k2, d2) = t.launch_refs(1, 2);
+        assert!(Arc::ptr_eq(&k, &k2.unwrap()) && Arc::ptr_eq(&d, &d2.unwrap()));
+        assert_eq!(k.count(), 0);
+        assert_eq!(k.count(), 1);
+        // released, then the handle values name other objects
+        t.release_kernel(2);
+        assert!(t.queues.release(1).is_some());
+        assert!(matches!(t.launch_refs(1, 2), (None, None)));
+        t.queues.insert(1, queue(dev("b")));
+        t.add_kernel(2, kernel("other"));
+        let (k, d) = t.launch_refs(1, 2);
+        assert_eq!((&*k.unwrap().name, &*d.unwrap().index), ("other", "b"));
+        // more handles than the cache holds
+        for h in 10..30 {
+            t.add_kernel(h, kernel(&format!("k{h}")));
+        }
+        for h in (10..30).chain(10..30) {
+            assert_eq!(&*t.launch_refs(1, h).0.unwrap().name, format!("k{h}"));
+        }
     }
 
     #[test]

@@ -58,8 +58,15 @@ pub struct ProjectionRow {
     pub device: String,
     /// Launches projected on this device.
     pub launches: u64,
-    /// Mean projected time, ns.
+    /// Mean projected time of the pure model, ns.
     pub mean_projected_ns: Option<f64>,
+    /// Timed launches anchored on their own device's measured time
+    /// ([`crate::log::schema::Projection::anchored`]).
+    pub anchored_launches: u64,
+    /// Mean anchored time over those launches, ns: the launch device's measured time × the
+    /// model's ratio of this device to it (on the launch device, its measured time; Habitat).
+    /// The ranking is the model's: anchoring scales every device by one factor.
+    pub mean_anchored_ns: Option<f64>,
     /// Mean compute time, ns.
     pub mean_t_compute_ns: Option<f64>,
     /// Mean global memory time, ns.
@@ -295,6 +302,7 @@ fn projection_rows(launches: &[Launch], order: &[String]) -> Vec<ProjectionRow> 
     struct P {
         launches: u64,
         projected: Acc,
+        anchored: Acc,
         compute: Acc,
         global: Acc,
         local: Acc,
@@ -306,10 +314,12 @@ fn projection_rows(launches: &[Launch], order: &[String]) -> Vec<ProjectionRow> 
     for l in launches {
         let Some(p) = &l.projection else { continue };
         let best = p.best_device();
-        for d in &p.set.devices {
+        let anchored = p.anchored(l.device_ns.map(|t| t as f64));
+        for (d, a) in p.set.devices.iter().zip(&anchored) {
             let e = map.entry((&l.kernel, &d.device)).or_default();
             e.launches += 1;
             e.projected.add(Some(d.projected_ns));
+            e.anchored.add(a.anchored_ns);
             e.compute.add(Some(d.t_compute_ns));
             e.global.add(Some(d.t_global_ns));
             e.local.add(Some(d.t_local_ns));
@@ -327,6 +337,8 @@ fn projection_rows(launches: &[Launch], order: &[String]) -> Vec<ProjectionRow> 
             device: d.to_string(),
             launches: p.launches,
             mean_projected_ns: p.projected.mean(),
+            anchored_launches: p.anchored.n,
+            mean_anchored_ns: p.anchored.mean(),
             mean_t_compute_ns: p.compute.mean(),
             mean_t_global_ns: p.global.mean(),
             mean_t_local_ns: p.local.mean(),

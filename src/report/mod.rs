@@ -11,9 +11,12 @@
 //! - `kernels`: per kernel name, launches, timed launches, measured time (total, mean, min,
 //!   max), share of the log's measured time, devices and statuses other than `complete`,
 //!   with a totals row;
-//! - `projection` (project mode): per kernel and device profile, mean projected time, mean
-//!   t_compute / t_global / t_local, the most frequent bound, the mean rank and how often the
-//!   device was the best (Panwar et al. §IV-D);
+//! - `projection` (project mode): per kernel and device profile, mean projected time (pure
+//!   model), mean anchored time (timed launches: the launch device's measured time × the
+//!   model's ratio between the devices, Habitat; [`crate::log::schema::Projection::anchored`];
+//!   it ranks the devices as the model does), mean t_compute / t_global / t_local, the most
+//!   frequent bound, the mean rank and how often the device was the best (Panwar et al.
+//!   §IV-D);
 //! - `emulation` (project mode): mini-emulation cost per kernel: emulated launches, reuses,
 //!   exhausted budgets, errors, mean emulation time and its overhead relative to the
 //!   measured time of the same launches (Panwar et al. §IV-C);
@@ -59,8 +62,10 @@ pub const USAGE: &str = "\
 usage: clprism report LOG.jsonl [B.jsonl] [--format table|csv|json] [--kernel NAME]
        clprism report --devices LOG.jsonl... [--cmp A B] [--format F] [--plot FILE.svg]
 
-  one log:   per-kernel launches and measured device time; projection and emulation
-             overhead (project mode); work share, idle tail and speedup (balance mode)
+  one log:   per-kernel launches and measured device time; projection (model, and
+             anchored: the launch device's measured time x the model's ratio between the
+             devices) and emulation overhead (project mode); work share, idle tail and
+             speedup (balance mode)
   two logs:  per-kernel comparison of run B against run A (launches, total time, B/A)
   --devices  any number of logs of one app, any modes (e.g. a log-, a project- and a
              balance-mode run): per kernel, native time on the app's device (log and
@@ -273,6 +278,7 @@ pub fn projection_table(r: &Report) -> Table {
             col("device", "device", Kind::Text),
             col("launches", "launches", Kind::Int),
             col("projected us", "projected_ns", Kind::Us),
+            col("anchored us", "anchored_ns", Kind::Us),
             col("compute us", "t_compute_ns", Kind::Us),
             col("global us", "t_global_ns", Kind::Us),
             col("local us", "t_local_ns", Kind::Us),
@@ -292,6 +298,7 @@ pub fn projection_table(r: &Report) -> Table {
             p.device.clone().into(),
             p.launches.into(),
             p.mean_projected_ns.into(),
+            p.mean_anchored_ns.into(),
             p.mean_t_compute_ns.into(),
             p.mean_t_global_ns.into(),
             p.mean_t_local_ns.into(),

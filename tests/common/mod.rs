@@ -137,7 +137,7 @@ pub fn run(exe: &Path, args: &[&str], via: Via, env: &[(&str, &str)]) -> Output 
 
 /// Parses a JSONL log into its launch records, the references of a compact log (schema
 /// `clprism.launch/2`) resolved against its emulation definition lines, which are left out
-/// (see [`read_log_raw`] for the lines as written).
+/// as are the device definition lines (see [`read_log_raw`] for the lines as written).
 pub fn read_log(p: &Path) -> Vec<Value> {
     expand_values(read_log_raw(p))
 }
@@ -160,6 +160,10 @@ pub fn expand_values(lines: Vec<Value>) -> Vec<Value> {
     let mut defs = std::collections::HashMap::new();
     let mut out = Vec::new();
     for v in lines {
+        if v.get("record").is_some_and(|r| r == "device") {
+            // a device definition line: no launch, nothing to resolve here
+            continue;
+        }
         if v.get("record").is_some() {
             assert_eq!(v["record"], "emulation", "unknown record kind: {v}");
             defs.insert((v["pid"].as_u64(), v["key"].as_u64()), v);

@@ -28,8 +28,10 @@ pub fn parse_lenient(line: &str) -> Result<Option<(Launch, usize)>, String> {
 /// field, no field of another type or nesting). Returns the differing paths.
 pub fn round_trip(line: &str) -> Result<(), String> {
     let orig: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    if orig.get("record").is_some() {
-        return round_trip_value::<EmulationDef>(&orig);
+    match orig.get("record").map(|r| r.as_str()) {
+        Some(Some(RECORD_DEVICE)) => return round_trip_value::<DeviceDef>(&orig),
+        Some(_) => return round_trip_value::<EmulationDef>(&orig),
+        None => {}
     }
     round_trip_value::<Launch>(&orig)
 }

@@ -26,7 +26,11 @@ macro_rules! fields {
 #[rustfmt::skip]
 pub const FIELDS: &[FieldDoc] = fields![
     ("schema", "string", "", "schema version, `clprism.launch/2` (readers also take `clprism.launch/1`)"),
-    ("record", "string?", "", "`emulation`: an emulation definition line, not a launch (only `schema`, `record`, `key`, `pid`, `kernel`, `program`, `emulation`, `projection`)"),
+    ("record", "string?", "", "`emulation`: an emulation definition line, not a launch (only `schema`, `record`, `key`, `pid`, `kernel`, `program`, `emulation`, `projection`); `device`: a device definition line (only `schema`, `record`, `pid`, `device`, `vendor`, `version`, `driver_version`, `max_compute_units`)"),
+    ("vendor", "string?", "", "device line: `CL_DEVICE_VENDOR`"),
+    ("version", "string?", "", "device line: `CL_DEVICE_VERSION` (PoCL: `HSTR: pthread-...`)"),
+    ("driver_version", "string?", "", "device line: `CL_DRIVER_VERSION`"),
+    ("max_compute_units", "u32?", "", "device line: `CL_DEVICE_MAX_COMPUTE_UNITS`"),
     ("key", "u64?", "", "definition line: id of the emulation key, unique per `pid`"),
     ("seq", "u64", "", "launch sequence number in the process, from 0, in enqueue order"),
     ("time_ns", "u64", "ns", "wall-clock time of the enqueue, since the Unix epoch"),
@@ -68,7 +72,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("projection.devices[].t_global_ns", "f64", "ns", "global memory time"),
     ("projection.devices[].t_local_ns", "f64", "ns", "local memory time"),
     ("projection.devices[].bound", "string", "", "`compute`, `global`, `local` or `launch`"),
-    ("projection.devices[].projected_ns", "f64", "ns", "projected kernel time"),
+    ("projection.devices[].projected_ns", "f64", "ns", "projected kernel time, pure model (the anchored time is derived by readers: `device_ns` × this / the launch device's)"),
     ("projection.devices[].rank", "u32", "", "1 = fastest; ties share a rank"),
     ("projection.devices[].occupancy", "f64", "fraction", "occupancy used for the throughput curves"),
     ("projection.devices[].limiter", "string", "", "resource limiting occupancy: `work_group_slots`, `warps`, `registers`, `local_memory`"),
@@ -173,6 +177,17 @@ pub fn markdown() -> String {
          `launch_device_ns`, `launch_device_rank`, `best`. Readers resolve them (per `pid`)\n\
          into the self-contained records of version 1 (`clprism.launch/1`, still read);\n\
          `clprism schema --expand LOG` writes that expanded form.\n\n\
+         Every mode writes, once per device and process, a device definition line\n\
+         (`\"record\": \"device\"`: `pid`, `device` as the launches name it, `vendor`,\n\
+         `version`, `driver_version`, `max_compute_units`) before the first launch record\n\
+         naming the device, so that readers match the device to a profile as project mode\n\
+         does (`clprism accuracy --measured`).\n\n\
+         Anchored projection (project mode): `projection.devices[].projected_ns` is the\n\
+         model's figure. Readers (`clprism report`, `clprism accuracy`) also show, for a\n\
+         timed launch whose own device has a profile, the anchored time on every other\n\
+         profile, `device_ns × projected_ns(other) / projected_ns(launch device)` (Habitat,\n\
+         Yu et al. ATC'21); it is not written, since `device_ns` and the model figures hold\n\
+         it, and it ranks the devices as the model does.\n\n\
          | path | type | unit | meaning |\n|---|---|---|---|\n",
     );
     for f in FIELDS {

@@ -19,7 +19,9 @@
 //! * Key order inside an object follows the struct declaration (JSON objects are unordered;
 //!   the `json!` records written before this module had alphabetical order).
 
+mod anchored;
 mod check;
+mod device_def;
 mod fields;
 
 use crate::emu::stats::WorkGroupStats;
@@ -55,6 +57,9 @@ pub fn schema_readable(s: &str) -> bool {
 
 /// Value of the `record` field of an [`EmulationDef`] line.
 pub const RECORD_EMULATION: &str = "emulation";
+
+/// Value of the `record` field of a [`DeviceDef`] line.
+pub const RECORD_DEVICE: &str = "device";
 
 /// Top-level key of the [`Emulation`] object.
 pub const KEY_EMULATION: &str = "emulation";
@@ -320,6 +325,12 @@ pub struct Device {
     /// `gpu`, `cpu`, `accelerator` or `other`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// What else identifies the device for matching it to a profile
+    /// ([`crate::model::find_profile`]): not part of the launch record; the log writer
+    /// puts it once per device and process in a [`DeviceDef`] line and readers resolve it
+    /// ([`Definitions::resolve`]). `None` when unknown (older logs, hand-written records).
+    #[serde(skip)]
+    pub identity: Option<std::sync::Arc<crate::model::DeviceIdentity>>,
 }
 
 /// One launch record: one line of the log (written by `intercept::hooks` through
@@ -494,7 +505,10 @@ impl Emulation {
 }
 
 /// The `projection` object (project mode, `intercept::project`; Panwar et al. §IV-D): a
-/// [`ProjectionSet`] (`options`, `devices`, `skipped`) and where it came from.
+/// [`ProjectionSet`] (`options`, `devices`, `skipped`) and where it came from. Its
+/// `projected_ns` are the pure model's; the anchored times (the launch's measured
+/// `device_ns` scaled by the model's ratio between devices, Habitat) are derived by readers
+/// with [`Projection::anchored`], not written (see that module for why).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Projection {
@@ -577,6 +591,8 @@ pub enum LogLine {
     Launch(Box<Launch>, usize),
     /// An emulation definition (compact logs).
     Definition(Box<EmulationDef>),
+    /// A device definition (the identity of a device the launches name).
+    Device(Box<DeviceDef>),
 }
 
 /// Reads one log line leniently ([`parse_lenient`] for launches): `Ok(None)` for a line of
@@ -604,6 +620,11 @@ fn parse_value(v: Value) -> Result<Option<LogLine>, String> {
                 .map(|d| Some(LogLine::Definition(Box::new(d))))
                 .map_err(|e| format!("emulation definition: {e}"))
         }
+        Some(Some(RECORD_DEVICE)) => {
+            return serde_json::from_value(Value::Object(o))
+                .map(|d| Some(LogLine::Device(Box::new(d))))
+                .map_err(|e| format!("device definition: {e}"))
+        }
         Some(_) => return Ok(None),
     }
     let mut bad = 0;
@@ -627,16 +648,28 @@ fn parse_value(v: Value) -> Result<Option<LogLine>, String> {
 }
 
 /// The [`EmulationDef`] lines of a log, by (`pid`, `key`), to resolve the references of its
-/// launch records.
+/// launch records, and its [`DeviceDef`] lines, by (`pid`, `device.index`, `device.name`).
 #[derive(Debug, Clone, Default)]
 pub struct Definitions {
     defs: std::collections::HashMap<(u32, u64), EmulationDef>,
+    devices: std::collections::HashMap<(u32, String, String), DeviceIdentityRef>,
 }
+
+/// A shared device identity.
+type DeviceIdentityRef = std::sync::Arc<crate::model::DeviceIdentity>;
 
 impl Definitions {
     /// Keeps a definition (a later one of the same process and key replaces it).
     pub fn add(&mut self, d: EmulationDef) {
         self.defs.insert((d.pid, d.key), d);
+    }
+
+    /// Keeps a device definition (a later one of the same process and device replaces it).
+    pub fn add_device(&mut self, d: &DeviceDef) {
+        self.devices.insert(
+            (d.pid, d.device.index.clone(), d.device.name.clone()),
+            std::sync::Arc::new(d.identity()),
+        );
     }
 
     /// Number of definitions kept.
@@ -653,7 +686,13 @@ impl Definitions {
     /// objects, as a version 1 record would hold them. `false` when a reference names a key
     /// without a definition (the reference is then kept as it is: `status`, `best`,
     /// `launch_device_ns`, `launch_device_rank` still tell the essentials).
+    /// The launch's `device.identity` is set from its process's [`DeviceDef`] line, when
+    /// there is one.
     pub fn resolve(&self, l: &mut Launch) -> bool {
+        if l.device.identity.is_none() {
+            let k = (l.pid, l.device.index.clone(), l.device.name.clone());
+            l.device.identity = self.devices.get(&k).cloned();
+        }
         let key = l
             .emulation
             .as_ref()
@@ -709,6 +748,10 @@ pub fn read_text(text: &str) -> (Vec<(usize, TextLine)>, usize) {
                 defs.add(*d);
                 TextLine::Definition
             }
+            Ok(Some(LogLine::Device(d))) => {
+                defs.add_device(&d);
+                TextLine::Definition
+            }
             Ok(None) => TextLine::Other,
             Err(e) => TextLine::Bad(e),
         };
@@ -724,13 +767,17 @@ pub fn read_text(text: &str) -> (Vec<(usize, TextLine)>, usize) {
 }
 
 /// `clprism schema --expand LOG`: the log with every reference resolved and without the
-/// definition lines, one launch record per line as version 1 wrote them (the `schema`
-/// field keeps the log's version). Unreadable lines are copied as they are.
+/// emulation definition lines, one launch record per line as version 1 wrote them (the
+/// `schema` field keeps the log's version). Device definition lines ([`DeviceDef`], self
+/// contained) and unreadable lines are copied as they are.
 pub fn expand(text: &str) -> String {
     let mut defs = Definitions::default();
     let mut lines: Vec<Result<Launch, &str>> = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         match serde_json::from_str::<Value>(line).map_err(|e| e.to_string()) {
+            Ok(v) if v.get("record").and_then(Value::as_str) == Some(RECORD_DEVICE) => {
+                lines.push(Err(line))
+            }
             Ok(v) if v.get("record").is_some() => {
                 if let Ok(Some(LogLine::Definition(d))) = parse_value(v) {
                     defs.add(*d);
@@ -1128,7 +1175,9 @@ impl Schedule {
     }
 }
 
+pub use anchored::*;
 pub use check::*;
+pub use device_def::*;
 pub use fields::*;
 
 #[cfg(test)]
@@ -1175,6 +1224,7 @@ mod tests {
                 index: "0:0".into(),
                 name: "d".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             },
             status: LaunchStatus::Complete,
             error_code: Some(-5),
@@ -1303,6 +1353,11 @@ mod tests {
         let def_line = serde_json::to_string(&def).unwrap();
         round_trip(&def_line).unwrap();
         paths.extend(key_paths(&serde_json::from_str(&def_line).unwrap()));
+        // the device definition line's
+        let dev = DeviceDef::new(1, &full().device, &Default::default());
+        let dev_line = serde_json::to_string(&dev).unwrap();
+        round_trip(&dev_line).unwrap();
+        paths.extend(key_paths(&serde_json::from_str(&dev_line).unwrap()));
         let table: std::collections::BTreeSet<String> =
             FIELDS.iter().map(|f| f.path.to_string()).collect();
         // the table's intermediate rows (`schedule.footprint`, ...) describe objects

@@ -772,13 +772,14 @@ mod tests {
             kernel: Arc::from("k"),
             program: Arc::from("0"),
             work_dim: 1,
-            global: vec![1024],
-            local: Some(vec![64]),
+            global: vec![1024].into(),
+            local: Some(vec![64].into()),
             offset: None,
             device: Arc::new(DeviceRef {
                 index: dev.into(),
                 name: "D".into(),
                 kind: "cpu".into(),
+                ..Default::default()
             }),
             status: "complete",
             error_code: None,

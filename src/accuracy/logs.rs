@@ -1,0 +1,958 @@
+//! `clprism accuracy --measured LOG... --projected LOG...`: the accuracy of project mode
+//! for any application (issue 19 item 5), from logs the user ran: log-mode (or any mode)
+//! runs of the same app on two or more devices or machines give the measured times, and a
+//! project-mode run on one of them gives the projections. No app is run here.
+//!
+//! * A **kernel** is (program hash, kernel name, global size, the app's local size, `null`
+//!   when the driver chose), matched across logs; when the program hash differs between
+//!   logs (a program built from device-specific source or binaries), a kernel is matched by
+//!   (name, global, local) alone if that is unambiguous in the other log set.
+//! * A launch's **device** is mapped to a profile as project mode does it
+//!   ([`crate::model::find_profile`] on the device's identity, which the log's device
+//!   definition line holds, [`schema::DeviceDef`]); for logs without one, by the profile
+//!   project mode named for a device of the same name, else by the profiles whose
+//!   `name_contains` criteria alone match.
+//! * Per kernel and device: the **measured** time is the median `device_ns` of its
+//!   completed launches in the measured logs (on a device no measured log covers, the
+//!   project-mode run's own timed launches); the **model** time the median
+//!   `projection.devices[].projected_ns` of its projected launches; the **anchored** time on
+//!   a device other than the launch device `L`, `anchor × model(d) / model(L)`
+//!   ([`schema::Projection::anchored`]), with the anchor the median `device_ns` of the
+//!   project-mode run's launches on `L` (else the measured logs' median on `L`; `--anchor
+//!   measured-log` prefers the measured logs, [`Anchor`]).
+//! * Per kernel: the ratio of each device's time to `L`'s, measured and projected
+//!   (anchoring leaves the projected ratio as the model's: it scales every device by one
+//!   factor), the APE per device (model; anchored on the devices other than `L`), Panwar's
+//!   relative-performance error (§V-B.1, [`crate::model::metrics`]) and whether the
+//!   projected-best device is the measured best (the same for the model and the anchored
+//!   figures, for the same reason).
+
+use crate::log::schema::{self, Projection};
+use crate::model::metrics::{absolute_percentage_error, KernelAccuracy};
+use crate::model::{find_profile, Profile};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use super::compare::median;
+
+/// A kernel's identity across logs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct KernelId {
+    /// Program identifier (16 hex digits).
+    pub program: String,
+    /// Kernel function name.
+    pub kernel: String,
+    /// Global size per dimension, work-items.
+    pub global: Vec<u64>,
+    /// The app's local size per dimension; `None` when the driver chose.
+    pub local: Option<Vec<u64>>,
+}
+
+type LooseId = (String, Vec<u64>, Option<Vec<u64>>);
+
+impl KernelId {
+    fn loose(&self) -> LooseId {
+        (self.kernel.clone(), self.global.clone(), self.local.clone())
+    }
+
+    /// `kernel [global/local]` (`-`: the driver chose the local size).
+    pub fn label(&self) -> String {
+        let dims = |v: &[u64]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        };
+        format!(
+            "{} [{}/{}]",
+            self.kernel,
+            dims(&self.global),
+            self.local
+                .as_deref()
+                .map(dims)
+                .unwrap_or_else(|| "-".into())
+        )
+    }
+}
+
+/// One launch as this comparison reads it.
+#[derive(Debug, Clone)]
+struct Read {
+    id: KernelId,
+    /// Profile name of the launch's device, else `dev NAME`.
+    device: String,
+    /// Measured device time, ns (completed launches only).
+    ns: Option<f64>,
+    projection: Option<Projection>,
+}
+
+/// A log read whole: its launches and where its devices' profiles came from.
+#[derive(Debug, Clone)]
+struct LogRead {
+    launches: Vec<Read>,
+}
+
+/// How a device name was mapped to a profile (the device column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceMap {
+    /// `CL_DEVICE_NAME`.
+    pub name: String,
+    /// The column: a profile name, else `dev NAME`.
+    pub column: String,
+    /// `identity` (the log's device line), `project-mode` (the profile project mode
+    /// named), `name` (the profiles' name criteria alone) or `none`.
+    pub by: String,
+}
+
+fn raw_launches(path: &Path) -> Result<Vec<schema::Launch>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, t) in schema::read_text(&text).0 {
+        match t {
+            schema::TextLine::Launch(l, _) => out.push(*l),
+            schema::TextLine::Bad(e) => return Err(format!("{}:{i}: {e}", path.display())),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The profile of a launch's device: its identity, else what project mode named for that
+/// device name (`named`), else the profiles whose name criteria alone match it (one).
+fn map_device(
+    l: &schema::Launch,
+    profiles: &[Profile],
+    named: &HashMap<String, String>,
+) -> DeviceMap {
+    let name = l.device.name.clone();
+    let (column, by) = if let Some(p) = l
+        .device
+        .identity
+        .as_deref()
+        .and_then(|id| find_profile(profiles, id))
+    {
+        (p.name.clone(), "identity")
+    } else if let Some(p) = l
+        .projection
+        .as_ref()
+        .and_then(|p| p.launch_device_profile.clone())
+        .or_else(|| named.get(&name).cloned())
+    {
+        (p, "project-mode")
+    } else {
+        let by_name: Vec<&Profile> = profiles
+            .iter()
+            .filter(|p| {
+                let m = &p.device_match;
+                !m.name_contains.is_empty()
+                    && m.name_contains
+                        .iter()
+                        .all(|s| name.to_lowercase().contains(&s.to_lowercase()))
+            })
+            .collect();
+        match by_name.as_slice() {
+            [p] if l.device.identity.is_none() => (p.name.clone(), "name"),
+            _ => (format!("dev {name}"), "none"),
+        }
+    };
+    DeviceMap {
+        name,
+        column,
+        by: by.into(),
+    }
+}
+
+fn read_logs(
+    paths: &[PathBuf],
+    profiles: &[Profile],
+    named: &HashMap<String, String>,
+    maps: &mut Vec<DeviceMap>,
+) -> Result<Vec<LogRead>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let mut launches = Vec::new();
+        for l in raw_launches(p)? {
+            let m = map_device(&l, profiles, named);
+            let device = m.column.clone();
+            if !maps.contains(&m) {
+                maps.push(m);
+            }
+            let ns = (l.status == schema::LaunchStatus::Complete)
+                .then_some(l.device_ns)
+                .flatten()
+                .filter(|t| *t > 0)
+                .map(|t| t as f64);
+            launches.push(Read {
+                id: KernelId {
+                    program: l.program,
+                    kernel: l.kernel,
+                    global: l.global,
+                    local: l.local,
+                },
+                device,
+                ns,
+                projection: l.projection.filter(|p| p.error.is_none()),
+            });
+        }
+        out.push(LogRead { launches });
+    }
+    Ok(out)
+}
+
+/// Measured times of one device set: per device, per kernel.
+#[derive(Debug, Default)]
+struct Measured {
+    times: BTreeMap<String, HashMap<KernelId, Vec<f64>>>,
+    /// Per device, the full ids of each loose id.
+    loose: BTreeMap<String, HashMap<LooseId, BTreeSet<KernelId>>>,
+}
+
+impl Measured {
+    fn add(&mut self, device: &str, id: &KernelId, ns: f64) {
+        self.times
+            .entry(device.into())
+            .or_default()
+            .entry(id.clone())
+            .or_default()
+            .push(ns);
+        self.loose
+            .entry(device.into())
+            .or_default()
+            .entry(id.loose())
+            .or_default()
+            .insert(id.clone());
+    }
+
+    /// The times of `id` on `device`: by the full id, else by (name, global, local) when
+    /// that names one kernel there.
+    fn get(&self, device: &str, id: &KernelId) -> Option<&Vec<f64>> {
+        let t = self.times.get(device)?;
+        if let Some(v) = t.get(id) {
+            return Some(v);
+        }
+        match self.loose.get(device)?.get(&id.loose()) {
+            Some(s) if s.len() == 1 => t.get(s.iter().next()?),
+            _ => None,
+        }
+    }
+}
+
+/// One kernel on one device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// Profile name (or `dev NAME`).
+    pub device: String,
+    /// Timed launches the measured time is the median of.
+    pub launches: usize,
+    /// Median measured device time, ns.
+    pub measured_ns: f64,
+    /// Median projected time of the pure model, ns.
+    pub model_ns: f64,
+    /// Anchored time, ns (devices other than the launch device, when there is an anchor).
+    pub anchored_ns: Option<f64>,
+    /// `measured_ns / measured_ns(launch device)`.
+    pub ratio_measured: f64,
+    /// `model_ns / model_ns(launch device)` (the anchored ratio is the same).
+    pub ratio_projected: f64,
+    /// `|model − measured| / measured` (fraction).
+    pub ape_model: f64,
+    /// `|anchored − measured| / measured` (fraction), devices other than the launch device.
+    pub ape_anchored: Option<f64>,
+}
+
+/// One kernel across devices.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The kernel.
+    pub id: KernelId,
+    /// `kernel [global/local]`.
+    pub label: String,
+    /// Profile of the project-mode run's device.
+    pub launch_device: String,
+    /// The anchor: measured time on the launch device, ns.
+    pub anchor_ns: Option<f64>,
+    /// `project-run` (the project-mode run's own timed launches) or `measured-log`.
+    pub anchor_source: Option<String>,
+    /// Per compared device (the launch device first).
+    pub cells: Vec<Cell>,
+    /// Panwar's relative-performance error (fraction; the same for anchored figures).
+    pub relative_error: f64,
+    /// The measured-best device.
+    pub best_measured: String,
+    /// The projected-best device (model and anchored alike).
+    pub best_projected: String,
+    /// Whether the projected-best device is the measured best.
+    pub hit: bool,
+    /// Selection penalty: `measured(projected best) / measured(best) − 1`.
+    pub penalty: f64,
+}
+
+/// The summary over the compared kernels.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Kernels compared.
+    pub kernels: usize,
+    /// (kernel, device) pairs of the pure model.
+    pub model_pairs: usize,
+    /// MAPE of the pure model over every (kernel, device) pair (fraction).
+    pub model_mape: f64,
+    /// Median APE of the pure model (fraction).
+    pub model_median_ape: f64,
+    /// MAPE of the pure model per device (fraction).
+    pub model_mape_per_device: BTreeMap<String, f64>,
+    /// (kernel, device) pairs with an anchored figure (devices other than the launch's).
+    pub anchored_pairs: usize,
+    /// MAPE of the anchored figures (fraction; `None` without pairs).
+    pub anchored_mape: Option<f64>,
+    /// Median APE of the anchored figures (fraction).
+    pub anchored_median_ape: Option<f64>,
+    /// MAPE of the pure model on the same pairs, for comparison (fraction).
+    pub model_mape_same_pairs: Option<f64>,
+    /// MAPE of the anchored figures per device (fraction).
+    pub anchored_mape_per_device: BTreeMap<String, f64>,
+    /// Mean relative-performance error (fraction).
+    pub mean_relative_error: f64,
+    /// Median relative-performance error (fraction).
+    pub median_relative_error: f64,
+    /// Kernels whose projected-best device is the measured best.
+    pub hits: usize,
+}
+
+/// The whole comparison (`--format json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Device columns (profile names, else `dev NAME`), sorted.
+    pub devices: Vec<String>,
+    /// How each device name of the logs was mapped to a column.
+    pub device_map: Vec<DeviceMap>,
+    /// Per compared kernel, in the order of the projected logs.
+    pub rows: Vec<Row>,
+    /// Kernels not compared, with the reason.
+    pub unmatched: Vec<(String, String)>,
+    /// `None` when no kernel was compared.
+    pub summary: Option<Summary>,
+}
+
+/// Projected figures of one kernel, over its launches in the projected logs.
+#[derive(Debug, Default)]
+struct Projected {
+    launch_device: BTreeMap<String, usize>,
+    model: BTreeMap<String, Vec<f64>>,
+    /// device_ns of the project-mode run's timed launches, per device.
+    own: BTreeMap<String, Vec<f64>>,
+}
+
+/// Where the anchor (the measured time on the launch device) comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Anchor {
+    /// The project-mode run's own timed launches (what its records hold), else the
+    /// measured logs.
+    #[default]
+    ProjectRun,
+    /// The measured logs of the launch device (a run without the emulation beside it),
+    /// else the project-mode run's.
+    MeasuredLog,
+}
+
+impl Anchor {
+    /// `project-run` or `measured-log`.
+    pub fn parse(s: &str) -> Option<Anchor> {
+        match s {
+            "project-run" => Some(Anchor::ProjectRun),
+            "measured-log" => Some(Anchor::MeasuredLog),
+            _ => None,
+        }
+    }
+}
+
+/// Compares the measured logs with the projected logs (module docs).
+///
+/// Errors: a log that cannot be read or has an unreadable line.
+pub fn compare_logs(
+    measured: &[PathBuf],
+    projected: &[PathBuf],
+    profiles: &[Profile],
+    anchor: Anchor,
+) -> Result<Report, String> {
+    let mut maps = Vec::new();
+    let plogs = read_logs(projected, profiles, &HashMap::new(), &mut maps)?;
+    // the profile project mode named per device name, for logs without device lines
+    let mut named = HashMap::new();
+    for r in plogs.iter().flat_map(|l| &l.launches) {
+        if let Some(p) = r.projection.as_ref() {
+            if let Some(prof) = &p.launch_device_profile {
+                named.insert(device_name_of(&maps, &r.device), prof.clone());
+            }
+        }
+    }
+    let mlogs = read_logs(measured, profiles, &named, &mut maps)?;
+    let mut meas = Measured::default();
+    for r in mlogs.iter().flat_map(|l| &l.launches) {
+        if let Some(ns) = r.ns {
+            meas.add(&r.device, &r.id, ns);
+        }
+    }
+    // the project-mode run's own times stand in on devices no measured log covers
+    let mut order: Vec<KernelId> = Vec::new();
+    let mut proj: HashMap<KernelId, Projected> = HashMap::new();
+    for r in plogs.iter().flat_map(|l| &l.launches) {
+        let Some(p) = r.projection.as_ref() else {
+            continue;
+        };
+        if !proj.contains_key(&r.id) {
+            order.push(r.id.clone());
+        }
+        let e = proj.entry(r.id.clone()).or_default();
+        let own = p.launch_device_profile.clone().unwrap_or_default();
+        *e.launch_device.entry(own.clone()).or_default() += 1;
+        for d in &p.set.devices {
+            e.model
+                .entry(d.device.clone())
+                .or_default()
+                .push(d.projected_ns);
+        }
+        if let Some(ns) = r.ns {
+            e.own.entry(r.device.clone()).or_default().push(ns);
+        }
+    }
+    let mut devices: BTreeSet<String> = meas.times.keys().cloned().collect();
+    let mut rows = Vec::new();
+    let mut unmatched = Vec::new();
+    for id in &order {
+        let p = &proj[id];
+        let launch_device = p
+            .launch_device
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(d, _)| d.clone())
+            .unwrap_or_default();
+        if launch_device.is_empty() {
+            unmatched.push((
+                id.label(),
+                "the projected run's device has no profile (no anchor, no launch device)".into(),
+            ));
+            continue;
+        }
+        devices.insert(launch_device.clone());
+        match row(id, p, &launch_device, &meas, anchor) {
+            Ok(r) => rows.push(r),
+            Err(why) => unmatched.push((id.label(), why)),
+        }
+    }
+    // measured kernels that no projected log holds
+    let projected_ids: BTreeSet<LooseId> = order.iter().map(KernelId::loose).collect();
+    let mut only: BTreeSet<String> = BTreeSet::new();
+    for (d, t) in &meas.times {
+        for id in t.keys() {
+            if !projected_ids.contains(&id.loose()) {
+                only.insert(format!("{} on {d}", id.label()));
+            }
+        }
+    }
+    for o in only {
+        unmatched.push((o, "measured but in no projected log".into()));
+    }
+    let summary = summarize(&rows);
+    Ok(Report {
+        devices: devices.into_iter().collect(),
+        device_map: maps,
+        rows,
+        unmatched,
+        summary,
+    })
+}
+
+fn device_name_of(maps: &[DeviceMap], column: &str) -> String {
+    maps.iter()
+        .find(|m| m.column == column)
+        .map(|m| m.name.clone())
+        .unwrap_or_default()
+}
+
+/// One kernel's row, or why it cannot be compared.
+fn row(id: &KernelId, p: &Projected, l: &str, meas: &Measured, how: Anchor) -> Result<Row, String> {
+    let model = |d: &str| p.model.get(d).and_then(|v| median(v.clone()));
+    let model_l = model(l).ok_or_else(|| format!("the projection has no figure for {l}"))?;
+    // measured per device: the measured logs; the project-mode run on a device they lack
+    let mut devs: Vec<String> = meas.times.keys().cloned().collect();
+    if !devs.iter().any(|d| d == l) {
+        devs.push(l.to_string());
+    }
+    devs.sort_by_key(|d| (d != l, d.clone()));
+    let mut measured: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut missing = Vec::new();
+    for d in &devs {
+        let v = meas.get(d, id).cloned().or_else(|| {
+            (!meas.times.contains_key(d))
+                .then(|| p.own.get(d).cloned())
+                .flatten()
+        });
+        match (v, model(d)) {
+            (Some(v), Some(_)) if !v.is_empty() => measured.push((d.clone(), v)),
+            (None, _) => missing.push(format!("no timed launch on {d}")),
+            (_, None) => missing.push(format!("no projection on {d}")),
+            _ => missing.push(format!("no timed launch on {d}")),
+        }
+    }
+    if measured.len() < 2 || measured[0].0 != l {
+        return Err(missing.join("; "));
+    }
+    let run = p.own.get(l).and_then(|v| median(v.clone()));
+    let logged = meas.get(l, id).and_then(|v| median(v.clone()));
+    let (anchor, source) = match (how, run, logged) {
+        (Anchor::ProjectRun, Some(a), _) | (Anchor::MeasuredLog, Some(a), None) => {
+            (Some(a), Some("project-run"))
+        }
+        (_, _, Some(a)) => (Some(a), Some("measured-log")),
+        (_, None, None) => (None, None),
+    };
+    let scale = anchor.map(|a| a / model_l);
+    let names: Vec<String> = measured.iter().map(|m| m.0.clone()).collect();
+    let actual: Vec<f64> = measured
+        .iter()
+        .map(|m| median(m.1.clone()).unwrap_or(0.0))
+        .collect();
+    let models: Vec<f64> = names.iter().map(|d| model(d).unwrap_or(0.0)).collect();
+    let k =
+        KernelAccuracy::new(&id.label(), &names, &actual, &models).map_err(|e| e.to_string())?;
+    let cells = (0..names.len())
+        .map(|i| {
+            let anchored = (i > 0).then_some(scale).flatten().map(|s| s * models[i]);
+            Cell {
+                device: names[i].clone(),
+                launches: measured[i].1.len(),
+                measured_ns: actual[i],
+                model_ns: models[i],
+                anchored_ns: anchored,
+                ratio_measured: actual[i] / actual[0],
+                ratio_projected: models[i] / models[0],
+                ape_model: k.ape[i],
+                ape_anchored: anchored.and_then(|a| absolute_percentage_error(actual[i], a).ok()),
+            }
+        })
+        .collect();
+    Ok(Row {
+        id: id.clone(),
+        label: id.label(),
+        launch_device: l.to_string(),
+        anchor_ns: anchor,
+        anchor_source: anchor.and(source.map(str::to_string)),
+        cells,
+        relative_error: k.relative_error,
+        best_measured: names[k.best.actual_best].clone(),
+        best_projected: names[k.best.projected_best].clone(),
+        hit: k.best.picked_best,
+        penalty: k.best.penalty,
+    })
+}
+
+fn summarize(rows: &[Row]) -> Option<Summary> {
+    if rows.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let per_device = |pairs: &[(String, f64)]| {
+        let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for (d, e) in pairs {
+            m.entry(d.clone()).or_default().push(*e);
+        }
+        m.into_iter()
+            .filter_map(|(d, v)| Some((d, mean(&v)?)))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let mut model = Vec::new();
+    let mut anchored = Vec::new();
+    let mut model_same = Vec::new();
+    for r in rows {
+        for c in &r.cells {
+            model.push((c.device.clone(), c.ape_model));
+            if let Some(a) = c.ape_anchored {
+                anchored.push((c.device.clone(), a));
+                model_same.push(c.ape_model);
+            }
+        }
+    }
+    let vals = |p: &[(String, f64)]| p.iter().map(|x| x.1).collect::<Vec<f64>>();
+    let rel: Vec<f64> = rows.iter().map(|r| r.relative_error).collect();
+    Some(Summary {
+        kernels: rows.len(),
+        model_pairs: model.len(),
+        model_mape: mean(&vals(&model)).unwrap_or(0.0),
+        model_median_ape: median(vals(&model)).unwrap_or(0.0),
+        model_mape_per_device: per_device(&model),
+        anchored_pairs: anchored.len(),
+        anchored_mape: mean(&vals(&anchored)),
+        anchored_median_ape: median(vals(&anchored)),
+        model_mape_same_pairs: mean(&model_same),
+        anchored_mape_per_device: per_device(&anchored),
+        mean_relative_error: mean(&rel).unwrap_or(0.0),
+        median_relative_error: median(rel).unwrap_or(0.0),
+        hits: rows.iter().filter(|r| r.hit).count(),
+    })
+}
+
+fn us(ns: f64) -> String {
+    if ns >= 1e7 {
+        format!("{:.0}", ns / 1e3)
+    } else if ns >= 1e4 {
+        format!("{:.1}", ns / 1e3)
+    } else {
+        format!("{:.3}", ns / 1e3)
+    }
+}
+
+fn pct(f: f64) -> String {
+    format!("{:.1}", f * 100.0)
+}
+
+fn opt(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "-".into())
+}
+
+/// The table (`--format table`): one line per kernel and device, the launch device first
+/// (marked `*`); times in µs, errors in %.
+pub fn render_table(rep: &Report) -> String {
+    let mut out = String::new();
+    for m in &rep.device_map {
+        out += &format!("device '{}' -> {} (by {})\n", m.name, m.column, m.by);
+    }
+    out += "ratio: time on the device / time on the launch device (*); the anchored figure is \
+            the launch device's measured time x the model's ratio, so its ratio and the \
+            projected-best device are the model's\n";
+    let w = rep
+        .rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 60);
+    out +=
+        &format!(
+        "{:<w$} {:<18} {:>5} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7}  best meas/proj\n",
+        "kernel", "device", "n", "meas_us", "model_us", "anch_us", "r_meas", "r_proj", "APE_m%",
+        "APE_a%", "relerr%"
+    );
+    for r in &rep.rows {
+        for (i, c) in r.cells.iter().enumerate() {
+            let label: String = if i == 0 {
+                r.label.chars().take(w).collect()
+            } else {
+                String::new()
+            };
+            let dev = if i == 0 {
+                format!("{}*", c.device)
+            } else {
+                c.device.clone()
+            };
+            let tail = if i == 0 {
+                format!(
+                    " {:>7}  {}/{} {}",
+                    pct(r.relative_error),
+                    r.best_measured,
+                    r.best_projected,
+                    if r.hit { "hit" } else { "miss" }
+                )
+            } else {
+                String::new()
+            };
+            out += &format!(
+                "{:<w$} {:<18} {:>5} {:>10} {:>10} {:>10} {:>7.3} {:>7.3} {:>7} {:>7}{tail}\n",
+                label,
+                dev,
+                c.launches,
+                us(c.measured_ns),
+                us(c.model_ns),
+                opt(c.anchored_ns.map(us)),
+                c.ratio_measured,
+                c.ratio_projected,
+                pct(c.ape_model),
+                opt(c.ape_anchored.map(pct)),
+            );
+        }
+    }
+    out += &render_summary(rep);
+    out
+}
+
+/// The summary lines of the table.
+pub fn render_summary(rep: &Report) -> String {
+    let mut out = String::new();
+    match &rep.summary {
+        None => out += "summary: no kernel compared\n",
+        Some(s) => {
+            let per = |m: &BTreeMap<String, f64>| {
+                m.iter()
+                    .map(|(d, v)| format!("{d} {}%", pct(*v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            out += &format!(
+                "summary: {} kernel(s) on {} device(s) ({})\n",
+                s.kernels,
+                rep.devices.len(),
+                rep.devices.join(", ")
+            );
+            out += &format!(
+                "  model:    MAPE {}% (median APE {}%, {} pairs; {})\n",
+                pct(s.model_mape),
+                pct(s.model_median_ape),
+                s.model_pairs,
+                per(&s.model_mape_per_device)
+            );
+            match (
+                s.anchored_mape,
+                s.anchored_median_ape,
+                s.model_mape_same_pairs,
+            ) {
+                (Some(a), Some(m), Some(ms)) => {
+                    out += &format!(
+                        "  anchored: MAPE {}% (median APE {}%, {} pairs off the launch device, \
+                         where the model has MAPE {}%; {})\n",
+                        pct(a),
+                        pct(m),
+                        s.anchored_pairs,
+                        pct(ms),
+                        per(&s.anchored_mape_per_device)
+                    )
+                }
+                _ => out += "  anchored: no pair (no anchor or no device besides the launch one)\n",
+            }
+            out += &format!(
+                "  relative-performance error (Panwar): mean {}%, median {}%; projected best = \
+                 measured best: {} of {}\n",
+                pct(s.mean_relative_error),
+                pct(s.median_relative_error),
+                s.hits,
+                s.kernels
+            );
+        }
+    }
+    if !rep.unmatched.is_empty() {
+        out += &format!("not compared ({}):\n", rep.unmatched.len());
+        for (k, why) in &rep.unmatched {
+            out += &format!("  {k}: {why}\n");
+        }
+    }
+    out
+}
+
+/// Header of [`render_csv`].
+pub const CSV_HEADER: &str = "kernel,program,global,local,launch_device,device,launches,\
+measured_ns,model_ns,anchored_ns,ratio_measured,ratio_projected,ape_model,ape_anchored,\
+relative_error,best_measured,best_projected,hit";
+
+/// The rows as CSV (`--format csv`): one line per kernel and device, errors as fractions.
+pub fn render_csv(rep: &Report) -> String {
+    let dims = |v: &[u64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    };
+    let q = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for r in &rep.rows {
+        for c in &r.cells {
+            let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+            out += &format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                q(&r.id.kernel),
+                r.id.program,
+                dims(&r.id.global),
+                r.id.local.as_deref().map(dims).unwrap_or_default(),
+                q(&r.launch_device),
+                q(&c.device),
+                c.launches,
+                c.measured_ns,
+                c.model_ns,
+                f(c.anchored_ns),
+                c.ratio_measured,
+                c.ratio_projected,
+                c.ape_model,
+                f(c.ape_anchored),
+                r.relative_error,
+                q(&r.best_measured),
+                q(&r.best_projected),
+                r.hit
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::schema::{Device, DeviceDef, Launch, LaunchStatus, SCHEMA_VERSION};
+    use crate::model::DeviceIdentity;
+
+    fn device(host: &str) -> (Device, DeviceIdentity) {
+        let id = DeviceIdentity {
+            name: format!("{host}-haswell"),
+            vendor: "AuthenticAMD".into(),
+            version: format!("OpenCL 3.0 PoCL HSTR: {host}-x86_64"),
+            driver_version: "3.1".into(),
+            max_compute_units: 2,
+        };
+        let d = Device {
+            index: "0:0".into(),
+            name: id.name.clone(),
+            kind: "cpu".into(),
+            identity: None,
+        };
+        (d, id)
+    }
+
+    fn launch(d: &Device, program: &str, kernel: &str, ns: Option<u64>) -> Launch {
+        Launch {
+            schema: SCHEMA_VERSION.into(),
+            pid: 1,
+            kernel: kernel.into(),
+            program: program.into(),
+            global: vec![1024],
+            local: Some(vec![64]),
+            device: d.clone(),
+            status: if ns.is_some() {
+                LaunchStatus::Complete
+            } else {
+                LaunchStatus::parse("untimed")
+            },
+            device_ns: ns,
+            ..Default::default()
+        }
+    }
+
+    fn write(dir: &Path, name: &str, host: &str, recs: &[Launch]) -> PathBuf {
+        let (d, id) = device(host);
+        let mut text = serde_json::to_string(&DeviceDef::new(1, &d, &id)).unwrap() + "\n";
+        for r in recs {
+            text += &(serde_json::to_string(r).unwrap() + "\n");
+        }
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn projection() -> Projection {
+        Projection {
+            set: serde_json::from_value(serde_json::json!({"devices": [
+                {"device": "pocl-pthread", "t_compute_ns": 1.0, "t_global_ns": 2.0,
+                 "t_local_ns": 0.0, "bound": "global", "projected_ns": 100.0, "rank": 1},
+                {"device": "pocl-basic", "t_compute_ns": 1.0, "t_global_ns": 3.0,
+                 "t_local_ns": 0.0, "bound": "global", "projected_ns": 300.0, "rank": 2}]}))
+            .unwrap(),
+            launch_device_profile: Some("pocl-pthread".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rows_from_measured_and_projected_logs() {
+        let dir = std::env::temp_dir().join(format!("clprism-acc-logs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let profiles = crate::model::load_dir(&crate::model::profile::builtin_dir()).unwrap();
+        let (pt, _) = device("pthread");
+        let (bs, _) = device("basic");
+        let m1 = write(
+            &dir,
+            "a.pthread.jsonl",
+            "pthread",
+            &[
+                launch(&pt, "p1", "k", Some(180)),
+                launch(&pt, "p1", "k", Some(220)),
+                launch(&pt, "p1", "k", Some(200)),
+                launch(&pt, "p1", "k", None),
+                launch(&pt, "p1", "only_measured", Some(5)),
+            ],
+        );
+        // another program hash on the other device (device-specific source): matched by
+        // name and shape
+        let m2 = write(
+            &dir,
+            "a.basic.jsonl",
+            "basic",
+            &[launch(&bs, "p2", "k", Some(500))],
+        );
+        let mut pr = launch(&pt, "p1", "k", Some(150));
+        pr.projection = Some(projection());
+        let mut pr2 = pr.clone();
+        pr2.device_ns = None;
+        pr2.status = LaunchStatus::parse("untimed");
+        let pj = write(&dir, "a.proj.jsonl", "pthread", &[pr, pr2]);
+        let rep = compare_logs(
+            &[m1.clone(), m2.clone()],
+            std::slice::from_ref(&pj),
+            &profiles,
+            Anchor::ProjectRun,
+        )
+        .unwrap();
+        assert_eq!(rep.devices, vec!["pocl-basic", "pocl-pthread"]);
+        assert!(
+            rep.device_map.iter().all(|m| m.by == "identity"),
+            "{:?}",
+            rep.device_map
+        );
+        assert_eq!(rep.rows.len(), 1, "{:?}", rep.unmatched);
+        let r = &rep.rows[0];
+        assert_eq!(r.launch_device, "pocl-pthread");
+        assert_eq!(r.anchor_ns, Some(150.0));
+        assert_eq!(r.anchor_source.as_deref(), Some("project-run"));
+        let (l, o) = (&r.cells[0], &r.cells[1]);
+        assert_eq!(
+            (l.device.as_str(), l.launches, l.measured_ns),
+            ("pocl-pthread", 3, 200.0)
+        );
+        assert_eq!(
+            (o.device.as_str(), o.measured_ns, o.model_ns),
+            ("pocl-basic", 500.0, 300.0)
+        );
+        assert_eq!(o.anchored_ns, Some(450.0));
+        assert!((o.ape_anchored.unwrap() - 0.1).abs() < 1e-12);
+        assert!((o.ape_model - 0.4).abs() < 1e-12);
+        assert!((l.ape_model - 0.5).abs() < 1e-12);
+        assert_eq!(l.anchored_ns, None);
+        assert_eq!((o.ratio_measured, o.ratio_projected), (2.5, 3.0));
+        assert!(r.hit && r.best_measured == "pocl-pthread");
+        let want =
+            crate::model::metrics::relative_performance_error(&[200.0, 500.0], &[100.0, 300.0])
+                .unwrap();
+        assert!((r.relative_error - want).abs() < 1e-12);
+        assert_eq!(rep.unmatched.len(), 1);
+        assert!(
+            rep.unmatched[0].0.starts_with("only_measured"),
+            "{:?}",
+            rep.unmatched
+        );
+        let s = rep.summary.as_ref().unwrap();
+        assert_eq!(
+            (s.kernels, s.hits, s.model_pairs, s.anchored_pairs),
+            (1, 1, 2, 1)
+        );
+        assert!((s.model_mape - 0.45).abs() < 1e-12);
+        // anchored on the measured log: 200 × 3
+        let rep2 = compare_logs(&[m1, m2], &[pj], &profiles, Anchor::MeasuredLog).unwrap();
+        assert_eq!(rep2.rows[0].cells[1].anchored_ns, Some(600.0));
+        // the renderings carry the same figures
+        let csv = render_csv(&rep);
+        assert!(csv.starts_with(CSV_HEADER));
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .contains(",pocl-basic,1,500,300,450,2.5,3,"),
+            "{csv}"
+        );
+        let t = render_table(&rep);
+        assert!(t.contains("pocl-pthread*") && t.contains("1 of 1"), "{t}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
