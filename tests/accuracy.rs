@@ -129,6 +129,9 @@ fn accuracy_on_pocl_pthread_and_basic() {
             "launch_overhead",
             "cache_reuse",
             "issue_slots",
+            "latency_bound",
+            "kernel_floor",
+            "recommended",
             "all"
         ]
     );

@@ -184,6 +184,57 @@ fn every_number_needs_a_source() {
 }
 
 #[test]
+fn latency_floor_and_cache_fields_are_optional_and_sourced() {
+    // Absent (every shipped profile before `characterize --only`): loads, `None`.
+    let p = load_edited("noextra", |v| {
+        for k in [
+            "kernel_floor_ns",
+            "global_latency_ns",
+            "l2_latency_ns",
+            "l2_read_bytes_per_ns",
+            "l1_bytes_per_cu",
+        ] {
+            v.as_object_mut().unwrap().remove(k);
+            v["sources"].as_object_mut().unwrap().remove(k);
+        }
+    })
+    .unwrap();
+    assert_eq!(p.kernel_floor_ns, None);
+    assert_eq!(p.global_latency_ns, None);
+    // Present with a source: loaded; written back only when present.
+    let p = load_edited("extra", |v| {
+        v["kernel_floor_ns"] = 2500.0.into();
+        v["global_latency_ns"] = 600.0.into();
+        v["l1_bytes_per_cu"] = 262144.into();
+        for k in ["kernel_floor_ns", "global_latency_ns", "l1_bytes_per_cu"] {
+            v["sources"][k] = "measured: test".into();
+        }
+    })
+    .unwrap();
+    assert_eq!(p.kernel_floor_ns, Some(2500.0));
+    assert_eq!(p.global_latency_ns, Some(600.0));
+    assert_eq!(p.l1_bytes_per_cu, Some(262144));
+    let json = serde_json::to_value(&p).unwrap();
+    assert!(json.get("l2_latency_ns").is_none());
+    assert_eq!(json["kernel_floor_ns"], 2500.0);
+    // Present without a source, or not positive: refused, naming the field.
+    let e = load_edited("extra-nosrc", |v| {
+        v["global_latency_ns"] = 600.0.into();
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("global_latency_ns"), "{e}");
+    let e = load_edited("extra-neg", |v| {
+        v["kernel_floor_ns"] = (-1.0).into();
+        v["sources"]["kernel_floor_ns"] = "x".into();
+    })
+    .unwrap_err();
+    match &e {
+        ProfileError::Invalid { field, .. } => assert_eq!(field, "kernel_floor_ns"),
+        _ => panic!("{e:?}"),
+    }
+}
+
+#[test]
 fn duplicate_names_are_refused() {
     let d = tmp_dir("dup");
     std::fs::write(d.join("a.json"), h100_text()).unwrap();

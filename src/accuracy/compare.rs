@@ -21,13 +21,14 @@ use std::collections::BTreeMap;
 /// A model variant: a name and its options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Variant {
-    /// `baseline`, `waves`, `launch_overhead`, `cache_reuse`, `issue_slots` or `all`.
+    /// `baseline`, `waves`, `launch_overhead`, `cache_reuse`, `issue_slots`,
+    /// `latency_bound`, `kernel_floor`, `recommended` or `all`.
     pub name: &'static str,
     /// The options.
     pub options: ModelOptions,
 }
 
-/// The baseline, each refinement alone, and all together.
+/// The baseline, each refinement alone, the recommended set and all together.
 pub fn variants() -> Vec<Variant> {
     let b = ModelOptions::panwar();
     vec![
@@ -59,6 +60,24 @@ pub fn variants() -> Vec<Variant> {
                 issue_slots: true,
                 ..b
             },
+        },
+        Variant {
+            name: "latency_bound",
+            options: ModelOptions {
+                latency_bound: true,
+                ..b
+            },
+        },
+        Variant {
+            name: "kernel_floor",
+            options: ModelOptions {
+                kernel_floor: true,
+                ..b
+            },
+        },
+        Variant {
+            name: "recommended",
+            options: ModelOptions::recommended(),
         },
         Variant {
             name: "all",

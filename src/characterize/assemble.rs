@@ -1,7 +1,7 @@
 //! Turning the measurements and the driver's facts into a [`Profile`] with a source for
 //! every number (schema: `profiles/README.md`).
 
-use super::bench::{InstrResult, Point};
+use super::bench::{InstrResult, L2Read, Latency, Point};
 use super::device::DeviceFacts;
 use crate::model::{ClassThroughput, Curve, DeviceKind, DeviceMatch, OccupancyLimits, Profile};
 use std::collections::BTreeMap;
@@ -33,6 +33,124 @@ pub struct Measurements {
     pub reps: usize,
     /// Runs of the whole suite merged with [`Measurements::keep_best`] (1 = one run).
     pub runs: usize,
+    /// Latencies, kernel floor and L2 throughput (also measured alone by `--only`).
+    pub extras: Extras,
+}
+
+/// The figures of `clprism characterize --only latency,floor,l2`, each `None` when not
+/// measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// Kernel floor: median `END − START` of an empty one-work-item kernel, ns, and the
+    /// launches it is the median of.
+    pub floor: Option<(f64, usize)>,
+    /// Pointer chasing through a footprint far larger than the L2.
+    pub dram_latency: Option<Latency>,
+    /// Pointer chasing through a footprint that fits in the L2 but not in one L1.
+    pub l2_latency: Option<Latency>,
+    /// Pointer chasing through 16 KiB (fits in one compute unit's L1).
+    pub l1_latency: Option<Latency>,
+    /// L2 read throughput.
+    pub l2_read: Option<L2Read>,
+}
+
+impl Extras {
+    /// Keeps, figure by figure, the better of two runs (lower floor and latencies, higher
+    /// throughput).
+    pub fn keep_best(&mut self, o: &Extras) {
+        let lower = |a: Option<Latency>, b: Option<Latency>| match (a, b) {
+            (Some(x), Some(y)) => Some(if y.ns > 0.0 && y.ns < x.ns { y } else { x }),
+            (x, y) => x.or(y),
+        };
+        self.dram_latency = lower(self.dram_latency, o.dram_latency);
+        self.l2_latency = lower(self.l2_latency, o.l2_latency);
+        self.l1_latency = lower(self.l1_latency, o.l1_latency);
+        self.floor = match (self.floor, o.floor) {
+            (Some(x), Some(y)) => Some(if y.0 > 0.0 && y.0 < x.0 { y } else { x }),
+            (x, y) => x.or(y),
+        };
+        self.l2_read = match (self.l2_read, o.l2_read) {
+            (Some(x), Some(y)) => Some(if y.bytes_per_ns > x.bytes_per_ns {
+                y
+            } else {
+                x
+            }),
+            (x, y) => x.or(y),
+        };
+    }
+
+    /// Writes the measured figures into `p` with their `sources` entries (`measured`: the
+    /// `measured <date> by clprism characterize, command: ...` prefix). Figures that were
+    /// not measured, or came out non-positive, leave `p` as it was.
+    pub fn apply(&self, p: &mut Profile, measured: &str) {
+        let mut set = |key: &str, text: String| {
+            p.sources.insert(key.into(), format!("{measured}: {text}"));
+        };
+        if let Some((ns, launches)) = self.floor.filter(|f| f.0 > 0.0) {
+            set(
+                "kernel_floor_ns",
+                format!(
+                    "median END - START (profiling events) of an empty 1-work-item kernel over \
+                     {launches} timed launches: the device time below which the kernel_floor refinement projects no launch"
+                ),
+            );
+            p.kernel_floor_ns = Some(ns.round().max(1.0));
+        }
+        for (key, lat, what) in [
+            (
+                "global_latency_ns",
+                self.dram_latency,
+                "far larger than the last-level cache",
+            ),
+            (
+                "l2_latency_ns",
+                self.l2_latency,
+                "larger than one compute unit's L1, within the L2",
+            ),
+            (
+                "l1_latency_ns",
+                self.l1_latency,
+                "within one compute unit's L1",
+            ),
+        ] {
+            if let Some(l) = lat.filter(|l| l.ns > 0.0) {
+                set(
+                    key,
+                    format!(
+                        "pointer chasing by one work-item through a random single cycle of \
+                         128-byte slots, footprint {} KiB ({what}); (t(2s) - t(s)) / s with \
+                         s = {} dependent loads, after a warm-up pass, best of the timed runs",
+                        l.footprint >> 10,
+                        l.steps / 2
+                    ),
+                );
+                let v = Some(round_sig(l.ns));
+                match key {
+                    "global_latency_ns" => p.global_latency_ns = v,
+                    "l2_latency_ns" => p.l2_latency_ns = v,
+                    _ => p.l1_latency_ns = v,
+                }
+            }
+        }
+        if let Some(r) = self.l2_read.filter(|r| r.bytes_per_ns > 0.0) {
+            let sizes = r
+                .sizes
+                .iter()
+                .map(|(b, t)| format!("{} KiB -> {:.1} B/ns", b >> 10, t))
+                .collect::<Vec<_>>()
+                .join("; ");
+            set(
+                "l2_read_bytes_per_ns",
+                format!(
+                    "{} grid-stride float4 passes over one buffer by {} work-items in \
+                     work-groups of {} (full occupancy), each pass shifted by 67 work-groups \
+                     (no L1 reuse); best over the buffer sizes ({sizes}), best of the timed runs",
+                    r.passes, r.launch.0, r.launch.1
+                ),
+            );
+            p.l2_read_bytes_per_ns = Some(round_sig(r.bytes_per_ns));
+        }
+    }
 }
 
 impl Measurements {
@@ -71,6 +189,7 @@ impl Measurements {
             self.launch_device_ns = other.launch_device_ns;
             self.launch_wall_ns = other.launch_wall_ns;
         }
+        self.extras.keep_best(&other.extras);
         self.h2d = self.h2d.max(other.h2d);
         self.d2h = self.d2h.max(other.d2h);
         self.runs += other.runs;
@@ -389,6 +508,12 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
             max_work_group_size: facts.max_work_group_size.value,
         },
         launch_overhead_ns: m.launch_device_ns.round(),
+        kernel_floor_ns: None,
+        global_latency_ns: None,
+        l2_latency_ns: None,
+        l1_latency_ns: None,
+        l2_read_bytes_per_ns: None,
+        l1_bytes_per_cu: None,
         host_to_device_bytes_per_ns: round_sig(m.h2d),
         device_to_host_bytes_per_ns: round_sig(m.d2h),
         sources: src,
@@ -400,6 +525,8 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
         )),
         path: None,
     };
+    let mut p = p;
+    m.extras.apply(&mut p, &n.measured);
     p.validate().map_err(|e| e.to_string())?;
     Ok(p)
 }
@@ -515,6 +642,7 @@ mod tests {
             buffer_bytes: 64 << 20,
             reps: 3,
             runs: 1,
+            extras: Extras::default(),
         };
         let n = Naming {
             name: "t".into(),

@@ -423,6 +423,165 @@ pub fn launch_overhead(s: &mut Session, b: &Budget, prog: &mut Progress) -> ClRe
     Ok((median(&mut dev), median(&mut wall)))
 }
 
+/// A pointer-chasing latency measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    /// ns per dependent load.
+    pub ns: f64,
+    /// Bytes of the chased cycle (one slot per 128-byte line).
+    pub footprint: usize,
+    /// Dependent loads of the longer of the two timed runs.
+    pub steps: u32,
+}
+
+/// One 128-byte line per slot, as 32-bit words.
+const CHASE_SLOT_WORDS: usize = 32;
+
+/// A single random cycle through the `footprint / 128` line-aligned slots (Sattolo's
+/// algorithm, splitmix64 generator with a fixed seed): word `32 i` holds the word index of
+/// the next slot.
+pub fn chase_cycle(footprint: usize) -> Vec<u32> {
+    let slots = (footprint / (CHASE_SLOT_WORDS * 4)).max(2);
+    let mut order: Vec<u32> = (0..slots as u32).collect();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    for i in (1..slots).rev() {
+        let j = (next() % i as u64) as usize;
+        order.swap(i, j);
+    }
+    let mut words = vec![0u32; slots * CHASE_SLOT_WORDS];
+    for k in 0..slots {
+        let (a, b) = (order[k] as usize, order[(k + 1) % slots]);
+        words[a * CHASE_SLOT_WORDS] = b * CHASE_SLOT_WORDS as u32;
+    }
+    words
+}
+
+/// Latency of a dependent global load through a footprint of `footprint` bytes, ns: one
+/// work-item chases pointers through [`chase_cycle`]; after a warm-up pass over the whole
+/// cycle, `(t(2s) − t(s)) / s` with `s` dependent loads grown until `t(s)` reaches a tenth of
+/// `b.target_ns`, best of `b.reps` (the difference removes the launch's fixed cost).
+///
+/// Errors: the driver's code of the failing call.
+pub fn latency(
+    s: &mut Session,
+    footprint: usize,
+    b: &Budget,
+    prog: &mut Progress,
+    what: &str,
+) -> ClResult<Latency> {
+    prog.step(&format!("latency {what} ({} KiB)", footprint >> 10));
+    let words = chase_cycle(footprint);
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let buf = s.buffer(bytes.len())?;
+    let out = s.buffer(64)?;
+    // SAFETY: `bytes` lives for the blocking write into clprism's own buffer.
+    unsafe { crate::exec::cl::write(s.queue, buf, 0, &bytes, true)? };
+    drop(bytes);
+    let k = s.kernel("chase").map_err(err)?;
+    let q = s.queue;
+    let mut run = |steps: u32| -> ClResult<u64> {
+        set_args(
+            k,
+            &[Arg::Mem(buf), Arg::Mem(out), Arg::U32(steps), Arg::U32(0)],
+        )?;
+        time_kernel(q, k, 1, 1)
+    };
+    let slots = (words.len() / CHASE_SLOT_WORDS) as u32;
+    run(slots)?; // warm-up: every slot once (brings a cache-sized footprint in)
+    let steps = calibrate((b.target_ns / 10).max(1), &mut run)?;
+    let mut best = f64::INFINITY;
+    for _ in 0..b.reps.max(1) {
+        let t1 = run(steps)? as f64;
+        let t2 = run(steps.saturating_mul(2))? as f64;
+        let per = (t2 - t1) / steps as f64;
+        if per > 0.0 {
+            best = best.min(per);
+        }
+    }
+    Ok(Latency {
+        ns: if best.is_finite() { best } else { 0.0 },
+        footprint: words.len() * 4,
+        steps: steps.saturating_mul(2),
+    })
+}
+
+/// An L2 read-throughput measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct L2Read {
+    /// Best bytes per ns over the buffer sizes tried.
+    pub bytes_per_ns: f64,
+    /// Buffer size of the best figure, bytes.
+    pub buffer: usize,
+    /// Every `(buffer bytes, bytes per ns)` tried.
+    pub sizes: [(usize, f64); 4],
+    /// Passes over the buffer per launch.
+    pub passes: u32,
+    /// Work-items and work-group size of the launch.
+    pub launch: (usize, usize),
+}
+
+/// L2 read throughput: the full-occupancy launch of [`compute_launch`] reads a buffer of
+/// 1, 2, 4 and 8 × (work-items × 16 B) in 16 grid-stride float4 passes (`gread_l2`), each
+/// pass shifted by 67 work-groups so that no compute unit re-reads what its L1 holds; the
+/// best throughput over the sizes is the L2's (larger sizes fall out of the L2 into DRAM),
+/// each size best of `b.reps` after a warm-up.
+///
+/// Errors: the driver's code of the failing call.
+pub fn l2_read(
+    s: &mut Session,
+    shape: &Shape,
+    max_bytes: usize,
+    b: &Budget,
+    prog: &mut Progress,
+) -> ClResult<L2Read> {
+    let (global, local) = compute_launch(shape);
+    let passes: u32 = 16;
+    let out = s.buffer(global * 4)?;
+    let k = s.kernel("gread_l2").map_err(err)?;
+    let q = s.queue;
+    let mut sizes = [(0usize, 0.0f64); 4];
+    for (i, f) in [1usize, 2, 4, 8].iter().enumerate() {
+        let bytes = (global * 16 * f).min(max_bytes.max(global * 16)) / 16 * 16;
+        prog.step(&format!("L2 read {} KiB", bytes >> 10));
+        let buf = s.buffer(bytes)?;
+        s.fill(buf, bytes, 1.0)?;
+        let n = bytes / 16;
+        let shift = ((67 * local) % n.max(1)) as u32;
+        set_args(
+            k,
+            &[
+                Arg::Mem(buf),
+                Arg::Mem(out),
+                Arg::U32(n as u32),
+                Arg::U32(passes),
+                Arg::U32(shift),
+                Arg::F32(NEVER),
+            ],
+        )?;
+        let ns = best_of(b.reps, || time_kernel(q, k, global, local))?;
+        sizes[i] = (bytes, bytes as f64 * passes as f64 / ns as f64);
+    }
+    let best = sizes
+        .iter()
+        .copied()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, 0.0));
+    Ok(L2Read {
+        bytes_per_ns: best.1,
+        buffer: best.0,
+        sizes,
+        passes,
+        launch: (global, local),
+    })
+}
+
 /// Median of `v` (0 for an empty slice).
 pub fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
@@ -510,6 +669,22 @@ mod tests {
         assert_eq!(sw.last().unwrap().local, 4096);
         assert!((sw.last().unwrap().occupancy - 1.0).abs() < 1e-12);
         assert!(sw.iter().all(|c| c.per_cu == 0));
+    }
+
+    #[test]
+    fn chase_cycle_is_one_cycle_through_every_slot() {
+        let w = chase_cycle(64 * 128);
+        assert_eq!(w.len(), 64 * 32);
+        let mut seen = [false; 64];
+        let mut p = 0usize;
+        for _ in 0..64 {
+            assert_eq!(p % 32, 0);
+            assert!(!seen[p / 32], "slot {} visited twice", p / 32);
+            seen[p / 32] = true;
+            p = w[p] as usize;
+        }
+        assert_eq!(p, 0, "the walk returns to its start after every slot");
+        assert!(seen.iter().all(|s| *s));
     }
 
     #[test]

@@ -200,3 +200,34 @@ pub const INSTR: &[InstrKernel] = &[
         what: "atomic_add on a distinct global int per work-item (no contention)",
     },
 ];
+
+/// Kernels of the latency and L2 benchmarks (`clprism characterize --only latency,l2`).
+pub const LATENCY: &str = r#"
+/* Pointer chasing (Saavedra & Smith; Wong et al. ISPASS'10 for GPUs): one work-item
+   follows `steps` dependent loads p = next[p] through a random single cycle of slots, one
+   slot per 128-byte line, so every load waits for the previous one. */
+kernel void chase(global const uint *next, global uint *o, uint steps, uint start) {
+  uint p = start;
+  for (uint i = 0; i < steps; i++) p = next[p];
+  o[0] = p;
+}
+
+/* L2 read throughput: `passes` grid-stride passes over n float4 that fit in the L2. Pass
+   p starts `shift * p` elements further (modulo n), so that a compute unit reads in each
+   pass data that another compute unit read before: its L1 holds none of it. */
+kernel void gread_l2(global const float4 *a, global float *o, uint n, uint passes, uint shift,
+                     float never) {
+  size_t g = get_global_id(0), G = get_global_size(0);
+  float4 acc = (float4)(0.0f);
+  for (uint p = 0; p < passes; p++) {
+    size_t off = ((size_t)p * shift) % n;
+    for (size_t i = g; i < n; i += G) {
+      size_t j = i + off;
+      if (j >= n) j -= n;
+      acc += a[j];
+    }
+  }
+  float s = acc.x + acc.y + acc.z + acc.w;
+  if (s == never) o[g] = s;
+}
+"#;

@@ -4,14 +4,17 @@
 //!
 //! ```text
 //! clprism characterize [--device P:D] [--out FILE] [--quick] [--name NAME] [--pin]
-//!     [--runs N] [--quiet]
+//!     [--runs N] [--quiet] [--only latency,floor,l2 --update FILE]
 //! ```
 //!
 //! Measured, through the real OpenCL library with profiling events:
 //! coalesced global read and write throughput and local memory throughput against
 //! occupancy ([`bench::global_memory`], [`bench::local_memory`]), instruction throughput
-//! per class ([`bench::instructions`]), launch overhead ([`bench::launch_overhead`]) and
-//! host↔device copy throughput ([`bench::copies`]). What cannot be measured comes from
+//! per class ([`bench::instructions`]), launch overhead and kernel floor
+//! ([`bench::launch_overhead`]), host↔device copy throughput ([`bench::copies`]), global and
+//! L2 load latency by pointer chasing ([`bench::latency`]) and L2 read throughput
+//! ([`bench::l2_read`]). `--only latency,floor,l2 --update FILE` measures the last three
+//! alone (seconds) and writes them into an existing profile. What cannot be measured comes from
 //! `clGetDeviceInfo` (or, for NVIDIA occupancy limits, from the CUDA guide's table for the
 //! compute capability the driver reports), see [`device`]. Every number of the written
 //! profile has a `sources` entry.
@@ -33,7 +36,7 @@ use std::path::PathBuf;
 
 const USAGE: &str = "\
 usage: clprism characterize [--device P:D] [--out FILE] [--quick] [--name NAME] [--pin]
-                            [--runs N] [--quiet]
+                            [--runs N] [--quiet] [--only LIST --update FILE]
 
 Runs OpenCL microbenchmarks on one device and writes its profile JSON (profiles/README.md).
   --device P:D   platform:device index (clinfo order; default 0:0)
@@ -44,7 +47,16 @@ Runs OpenCL microbenchmarks on one device and writes its profile JSON (profiles/
   --runs N       run the whole suite N times and keep each figure's best run (for hosts
                  shared with other work; default 1)
   --quiet        no progress bar
+  --only LIST    run only these benchmarks (comma-separated: latency, floor, l2) and write
+                 their figures into the profile named by --update (in place, or to --out):
+                 latency = pointer-chasing global, L2 and L1 latency
+                 (global_latency_ns, l2_latency_ns, l1_latency_ns), floor = empty-kernel device time (kernel_floor_ns),
+                 l2 = L2 read throughput (l2_read_bytes_per_ns); a few seconds each
+  --update FILE  the profile that --only updates
 ";
+
+/// The benchmarks `--only` can run alone.
+pub const ONLY_BENCHMARKS: [&str; 3] = ["latency", "floor", "l2"];
 
 /// Parsed command line.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -63,6 +75,10 @@ pub struct Options {
     pub quiet: bool,
     /// Runs of the whole suite; each figure is the best over the runs (default 1).
     pub runs: usize,
+    /// `--only`: run only these of [`ONLY_BENCHMARKS`] (with `update`).
+    pub only: Option<Vec<String>>,
+    /// `--update`: the profile that `--only` updates.
+    pub update: Option<PathBuf>,
 }
 
 /// Parses the arguments after `characterize`.
@@ -104,11 +120,26 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--runs '{v}' is not a positive integer"))?;
             }
+            "--only" => {
+                let v = val("--only")?;
+                let list: Vec<String> = v.split(',').map(|x| x.trim().to_string()).collect();
+                if let Some(bad) = list.iter().find(|x| !ONLY_BENCHMARKS.contains(&x.as_str())) {
+                    return Err(format!(
+                        "--only: unknown benchmark '{bad}' (one of {})",
+                        ONLY_BENCHMARKS.join(", ")
+                    ));
+                }
+                o.only = Some(list);
+            }
+            "--update" => o.update = Some(PathBuf::from(val("--update")?)),
             "--pin" => o.pin = true,
             "--quiet" => o.quiet = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument '{other}'")),
         }
+    }
+    if o.only.is_some() != o.update.is_some() {
+        return Err("--only and --update go together".into());
     }
     Ok(o)
 }
@@ -158,11 +189,18 @@ fn command_line(args: &[String]) -> String {
     parts.join(" ")
 }
 
-/// Runs the benchmarks on the chosen device and returns the profile.
-///
-/// Errors: no real OpenCL library, no such device, a build failure or a driver error
-/// (named with its call and code).
-pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile, String> {
+/// The device, its driver facts, an open session with the benchmark kernels built, and the
+/// sweep shape and budget.
+struct Setup {
+    facts: device::DeviceFacts,
+    s: Session,
+    shape: Shape,
+    budget: Budget,
+    warp_width: (u32, String),
+    fp64: bool,
+}
+
+fn setup(o: &Options) -> Result<Setup, String> {
     crate::loader::real().map_err(|e| format!("no real OpenCL library: {e}"))?;
     let devs = crate::registry::device::enumerate();
     let dev = devs
@@ -181,7 +219,6 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
             )
         })?;
     let facts = device::read_facts(dev);
-    let load_before = load_average();
     let ce = |e: crate::exec::cl::ClError| e.to_string();
     let mut s = Session::open(dev).map_err(ce)?;
     let mem_kernels = [
@@ -199,6 +236,7 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
         "conv",
     ];
     s.build(kernels::MEMORY, &mem_kernels)?;
+    s.build(kernels::LATENCY, &["chase", "gread_l2"])?;
     let fp64 = facts.fp64 && s.build(kernels::FP64, &["fp64"]).is_ok();
     let warp_width = match &facts.warp_width {
         Some(w) => (w.value, w.source.clone()),
@@ -238,11 +276,10 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
         (false, true) => 64 << 20,
         (false, false) => 256 << 20,
     };
-    let cap = (facts.max_alloc as usize / 2).max(1 << 20);
     let budget = Budget {
         reps: if o.quick { 3 } else { 7 },
         // Largest power of two not above the wanted size and half the largest allocation.
-        buffer_bytes: 1usize << (usize::BITS - 1 - want.min(cap).leading_zeros()),
+        buffer_bytes: pow2_floor(want.min(alloc_cap(&facts))),
         target_ns: match (gpu, o.quick) {
             (true, true) => 2_000_000,
             (true, false) => 10_000_000,
@@ -251,23 +288,90 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
         },
         launches: if o.quick { 50 } else { 500 },
     };
-    let sweep = shape.sweep(o.quick);
+    Ok(Setup {
+        facts,
+        s,
+        shape,
+        budget,
+        warp_width,
+        fp64,
+    })
+}
+
+fn alloc_cap(facts: &device::DeviceFacts) -> usize {
+    (facts.max_alloc as usize / 2).max(1 << 20)
+}
+
+fn pow2_floor(x: usize) -> usize {
+    1usize << (usize::BITS - 1 - x.max(1).leading_zeros())
+}
+
+/// Runs the named benchmarks of [`ONLY_BENCHMARKS`]. The latency footprints: global, the
+/// larger of 8 × the driver's L2 size and 256 MiB (GPU; 64 MiB `--quick` / CPU quick),
+/// within half the largest allocation; L2, 2 MiB or half the driver's L2 size if smaller
+/// (more than any one compute unit's L1); L1, 16 KiB.
+fn run_extras(
+    st: &mut Setup,
+    which: &[&str],
+    quick: bool,
+    prog: &mut progress::Progress,
+) -> Result<assemble::Extras, String> {
+    let ce = |e: crate::exec::cl::ClError| e.to_string();
+    let mut e = assemble::Extras::default();
+    let cap = alloc_cap(&st.facts);
+    let l2 = st.facts.l2_bytes.value as usize;
+    if which.contains(&"floor") {
+        let (dev, _) = bench::launch_overhead(&mut st.s, &st.budget, prog).map_err(ce)?;
+        e.floor = Some((dev, st.budget.launches));
+    }
+    if which.contains(&"latency") {
+        let base: usize = if quick { 64 << 20 } else { 256 << 20 };
+        let dram = pow2_floor(base.max(l2.saturating_mul(8)).min(cap));
+        e.dram_latency =
+            Some(bench::latency(&mut st.s, dram, &st.budget, prog, "global").map_err(ce)?);
+        let small = if l2 > 0 {
+            (2usize << 20).min(l2 / 2)
+        } else {
+            2 << 20
+        };
+        e.l2_latency =
+            Some(bench::latency(&mut st.s, small.max(4096), &st.budget, prog, "L2").map_err(ce)?);
+        e.l1_latency =
+            Some(bench::latency(&mut st.s, 16 << 10, &st.budget, prog, "L1").map_err(ce)?);
+    }
+    if which.contains(&"l2") {
+        e.l2_read = Some(bench::l2_read(&mut st.s, &st.shape, cap, &st.budget, prog).map_err(ce)?);
+    }
+    Ok(e)
+}
+
+/// Runs the benchmarks on the chosen device and returns the profile.
+///
+/// Errors: no real OpenCL library, no such device, a build failure or a driver error
+/// (named with its call and code).
+pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile, String> {
+    let mut st = setup(o)?;
+    let load_before = load_average();
+    let ce = |e: crate::exec::cl::ClError| e.to_string();
+    let sweep = st.shape.sweep(o.quick);
     let n_instr = kernels::INSTR
         .iter()
-        .filter(|k| fp64 || k.kernel != "fp64")
+        .filter(|k| st.fp64 || k.kernel != "fp64")
         .count();
     let runs = o.runs.max(1);
-    let mut prog = progress::Progress::new((sweep.len() * 3 + n_instr + 2) * runs, o.quiet);
+    let mut prog = progress::Progress::new((sweep.len() * 3 + n_instr + 9) * runs, o.quiet);
     let mut best: Option<assemble::Measurements> = None;
     for _ in 0..runs {
-        let (gr, gw) =
-            bench::global_memory(&mut s, &shape, &sweep, &budget, &mut prog).map_err(ce)?;
-        let local = bench::local_memory(&mut s, &shape, &sweep, &budget, &mut prog).map_err(ce)?;
-        let instr = bench::instructions(&mut s, &shape, &budget, fp64, &mut prog).map_err(ce)?;
-        let (ldev, lwall) = bench::launch_overhead(&mut s, &budget, &mut prog).map_err(ce)?;
-        let (h2d, d2h) = bench::copies(&mut s, &budget, &mut prog).map_err(ce)?;
+        let (s, shape, budget) = (&mut st.s, &st.shape, &st.budget);
+        let (gr, gw) = bench::global_memory(s, shape, &sweep, budget, &mut prog).map_err(ce)?;
+        let local = bench::local_memory(s, shape, &sweep, budget, &mut prog).map_err(ce)?;
+        let instr = bench::instructions(s, shape, budget, st.fp64, &mut prog).map_err(ce)?;
+        let (ldev, lwall) = bench::launch_overhead(s, budget, &mut prog).map_err(ce)?;
+        let (h2d, d2h) = bench::copies(s, budget, &mut prog).map_err(ce)?;
+        let mut extras = run_extras(&mut st, &["latency", "l2"], o.quick, &mut prog)?;
+        extras.floor = Some((ldev, st.budget.launches));
         let m = assemble::Measurements {
-            warp_width: warp_width.clone(),
+            warp_width: st.warp_width.clone(),
             global_read: gr,
             global_write: gw,
             local,
@@ -276,9 +380,10 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
             launch_wall_ns: lwall,
             h2d,
             d2h,
-            buffer_bytes: budget.buffer_bytes,
-            reps: budget.reps,
+            buffer_bytes: st.budget.buffer_bytes,
+            reps: st.budget.reps,
             runs: 1,
+            extras,
         };
         match &mut best {
             Some(b) => b.keep_best(&m),
@@ -287,19 +392,15 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
     }
     prog.finish();
     let m = best.ok_or("no run")?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
     let naming = assemble::Naming {
-        name: o.name.clone().unwrap_or_else(|| slug(&facts.identity.name)),
-        measured: format!(
-            "measured {} by clprism characterize, command: `{command}`",
-            utc_date(now)
-        ),
+        name: o
+            .name
+            .clone()
+            .unwrap_or_else(|| slug(&st.facts.identity.name)),
+        measured: measured_prefix(command),
         pin_compute_units: o.pin,
     };
-    let mut p = assemble::assemble(&facts, &m, &naming)?;
+    let mut p = assemble::assemble(&st.facts, &m, &naming)?;
     if let (Some(a), Some(b)) = (load_before, load_average()) {
         // Other work on the host lowers CPU-device figures; say how busy it was.
         p.notes = Some(format!(
@@ -307,6 +408,42 @@ pub fn characterize(o: &Options, command: &str) -> Result<crate::model::Profile,
             p.notes.unwrap_or_default()
         ));
     }
+    Ok(p)
+}
+
+fn measured_prefix(command: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!(
+        "measured {} by clprism characterize, command: `{command}`",
+        utc_date(now)
+    )
+}
+
+/// `--only LIST --update FILE`: runs only the listed benchmarks and returns the profile of
+/// `FILE` with their figures (and `sources` entries) replaced; the rest of the profile is
+/// kept as it was.
+///
+/// Errors: the profile does not load, or what [`characterize`] reports.
+pub fn update_only(o: &Options, command: &str) -> Result<crate::model::Profile, String> {
+    let (Some(only), Some(file)) = (&o.only, &o.update) else {
+        return Err("--only needs --update FILE".into());
+    };
+    let mut p = crate::model::load_file(file).map_err(|e| e.to_string())?;
+    let mut st = setup(o)?;
+    let which: Vec<&str> = only.iter().map(|s| s.as_str()).collect();
+    let mut prog = progress::Progress::new(which.len() * 4 + 1, o.quiet);
+    let runs = o.runs.max(1);
+    let mut e = assemble::Extras::default();
+    for _ in 0..runs {
+        let r = run_extras(&mut st, &which, o.quick, &mut prog)?;
+        e.keep_best(&r);
+    }
+    prog.finish();
+    e.apply(&mut p, &measured_prefix(command));
+    p.validate().map_err(|e| e.to_string())?;
     Ok(p)
 }
 
@@ -318,6 +455,10 @@ pub fn load_average() -> Option<f64> {
         .next()?
         .parse()
         .ok()
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
 /// One-line-per-figure summary of a profile (stderr of `clprism characterize`).
@@ -335,7 +476,8 @@ pub fn summary(p: &crate::model::Profile) -> String {
          global write (occ:B/ns) {}\n\
          local        (occ:B/ns) {}\n\
          instr/ns int {} fp32 {} fp64 {} special {} conversion {} barrier {} atomic {}\n\
-         launch overhead {} ns, host->device {} B/ns, device->host {} B/ns\n",
+         launch overhead {} ns, host->device {} B/ns, device->host {} B/ns\n\
+         kernel floor {} ns, latency global {} ns, L2 {} ns, L1 {} ns, L2 read {} B/ns\n",
         p.name,
         p.compute_units,
         p.warp_width,
@@ -352,7 +494,12 @@ pub fn summary(p: &crate::model::Profile) -> String {
         t.atomic,
         p.launch_overhead_ns,
         p.host_to_device_bytes_per_ns,
-        p.device_to_host_bytes_per_ns
+        p.device_to_host_bytes_per_ns,
+        opt(p.kernel_floor_ns),
+        opt(p.global_latency_ns),
+        opt(p.l2_latency_ns),
+        opt(p.l1_latency_ns),
+        opt(p.l2_read_bytes_per_ns)
     )
 }
 
@@ -370,7 +517,12 @@ pub fn characterize_main(args: &[String]) -> i32 {
         }
     };
     let t0 = std::time::Instant::now();
-    let p = match characterize(&o, &command_line(args)) {
+    let run = if o.only.is_some() {
+        update_only
+    } else {
+        characterize
+    };
+    let p = match run(&o, &command_line(args)) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("clprism characterize: {e}");
@@ -384,7 +536,7 @@ pub fn characterize_main(args: &[String]) -> i32 {
             return 1;
         }
     };
-    match &o.out {
+    match o.out.as_ref().or(o.update.as_ref()) {
         Some(f) => {
             if let Err(e) = std::fs::write(f, &json) {
                 eprintln!("clprism characterize: cannot write {}: {e}", f.display());
@@ -399,6 +551,7 @@ pub fn characterize_main(args: &[String]) -> i32 {
         t0.elapsed().as_secs_f64(),
         o.out
             .as_ref()
+            .or(o.update.as_ref())
             .map(|f| format!(", wrote {}", f.display()))
             .unwrap_or_default()
     );
@@ -427,6 +580,19 @@ mod tests {
         assert!(parse_args(&["--device".into(), "3".into()]).is_err());
         assert!(parse_args(&["--bogus".into()]).is_err());
         assert_eq!(parse_args(&["--help".into()]), Err(String::new()));
+        let a: Vec<String> = ["--only", "latency,floor", "--update", "p.json"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let o = parse_args(&a).unwrap();
+        assert_eq!(o.only, Some(vec!["latency".into(), "floor".into()]));
+        assert_eq!(o.update, Some(PathBuf::from("p.json")));
+        assert!(parse_args(&a[..2]).is_err(), "--only without --update");
+        assert!(
+            parse_args(&["--only".into(), "x".into(), "--update".into(), "p".into()])
+                .unwrap_err()
+                .contains("unknown benchmark")
+        );
     }
 
     #[test]

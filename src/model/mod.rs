@@ -7,9 +7,12 @@
 //!   (Quintanilla eq. 2.1–2.4).
 //! * [`project`](mod@project): per-work-group statistics → projected kernel time per device, with the
 //!   switchable refinements of DESIGN.md §6, and the ranking across devices.
+//! * [`memory`]: the memory physics of the refinements (latency bound after Hong & Kim's
+//!   MWP and Little's law, the cache hierarchy's traffic, the kernel floor).
 //! * [`metrics`]: accuracy metrics of Panwar §V (relative-performance error, best-device
 //!   penalty) and absolute percentage error / MAPE (Wang §V).
 
+pub mod memory;
 pub mod metrics;
 pub mod occupancy;
 pub mod profile;

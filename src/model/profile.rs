@@ -318,6 +318,43 @@ pub struct Profile {
     pub limits: OccupancyLimits,
     /// Fixed cost of one kernel launch, ns (enqueue to start of execution).
     pub launch_overhead_ns: f64,
+    /// Shortest device time of a kernel, ns: `END − START` of profiling events of an
+    /// empty one-work-item kernel (the median over many launches). No launch takes less on
+    /// the device; used by `ModelOptions::kernel_floor`. Absent in older profiles: the
+    /// model then falls back to `launch_overhead_ns` (which `clprism characterize`
+    /// measures the same way). `clprism characterize --only floor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_floor_ns: Option<f64>,
+    /// Latency of one dependent global load that misses every cache, ns (pointer chasing
+    /// through a footprint far larger than the last-level cache, one work-item; Hong & Kim
+    /// ISCA'09 `Mem_L`). Used by `ModelOptions::latency_bound`. Absent: estimated from the
+    /// lowest point of `global_read` by Little's law (see `project::global_latency`).
+    /// `clprism characterize --only latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_latency_ns: Option<f64>,
+    /// Latency of one dependent global load that hits the L2 (pointer chasing through a
+    /// footprint larger than one compute unit's L1 and smaller than the L2), ns. Absent:
+    /// half of the global latency (stated estimate). `clprism characterize --only latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_latency_ns: Option<f64>,
+    /// Latency of one dependent global load that hits the L1 of its compute unit
+    /// (pointer chasing through 16 KiB), ns. Absent: 1/16 of the global latency (stated
+    /// estimate: ~33 against ~500+ clocks in published Hopper microbenchmarks).
+    /// `clprism characterize --only latency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1_latency_ns: Option<f64>,
+    /// Read throughput of the L2 for data resident in it, whole device at full occupancy,
+    /// bytes/ns (grid-stride float4 reads of a buffer that fits in the L2, several passes).
+    /// Used by `ModelOptions::cache_reuse`; absent: the L2 level is not modelled (stated in
+    /// `project`'s docs). `clprism characterize --only l2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_read_bytes_per_ns: Option<f64>,
+    /// L1 data cache per compute unit available to global loads, bytes, before the local
+    /// memory of the resident work-groups is taken from it (NVIDIA since Volta: one SRAM
+    /// shared by L1 and shared memory). Used by `ModelOptions::cache_reuse`; absent: reuse
+    /// within a work-group is credited to the L2 only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1_bytes_per_cu: Option<u64>,
     /// Host→device copy throughput, bytes/ns.
     pub host_to_device_bytes_per_ns: f64,
     /// Device→host copy throughput, bytes/ns.
@@ -440,6 +477,12 @@ const OPTIONAL_SOURCED_FIELDS: &[&str] = &[
     "limits.local_mem_allocation_unit",
     "global_load_granularity",
     "global_store_granularity",
+    "kernel_floor_ns",
+    "global_latency_ns",
+    "l2_latency_ns",
+    "l1_latency_ns",
+    "l2_read_bytes_per_ns",
+    "l1_bytes_per_cu",
 ];
 
 fn covered(sources: &BTreeMap<String, String>, field: &str) -> bool {
@@ -578,6 +621,23 @@ impl Profile {
                 format!("{} must be a finite number >= 0", self.launch_overhead_ns),
             ));
         }
+        for (f, v) in [
+            ("kernel_floor_ns", self.kernel_floor_ns),
+            ("global_latency_ns", self.global_latency_ns),
+            ("l2_latency_ns", self.l2_latency_ns),
+            ("l1_latency_ns", self.l1_latency_ns),
+            ("l2_read_bytes_per_ns", self.l2_read_bytes_per_ns),
+            ("l1_bytes_per_cu", self.l1_bytes_per_cu.map(|b| b as f64)),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(bad(
+                        f,
+                        format!("{v} must be a finite number > 0 (or absent)"),
+                    ));
+                }
+            }
+        }
         for (f, c) in [
             ("global_read", &self.global_read),
             ("global_write", &self.global_write),
@@ -602,6 +662,12 @@ impl Profile {
             self.limits.local_mem_allocation_unit.is_some(),
             self.global_load_granularity != Granularity::Sector,
             self.global_store_granularity != Granularity::Sector,
+            self.kernel_floor_ns.is_some(),
+            self.global_latency_ns.is_some(),
+            self.l2_latency_ns.is_some(),
+            self.l1_latency_ns.is_some(),
+            self.l2_read_bytes_per_ns.is_some(),
+            self.l1_bytes_per_cu.is_some(),
         ];
         for (f, is_present) in OPTIONAL_SOURCED_FIELDS.iter().zip(present) {
             if is_present && !covered(&self.sources, f) {
