@@ -220,6 +220,10 @@ fn latency_floor_and_cache_fields_are_optional_and_sourced() {
     // Present without a source, or not positive: refused, naming the field.
     let e = load_edited("extra-nosrc", |v| {
         v["global_latency_ns"] = 600.0.into();
+        v["sources"]
+            .as_object_mut()
+            .unwrap()
+            .remove("global_latency_ns");
     })
     .unwrap_err();
     assert!(e.to_string().contains("global_latency_ns"), "{e}");

@@ -368,7 +368,7 @@ fn projection(
         std::slice::from_ref(st),
         &shape,
         &profiles,
-        &model::ModelOptions::default(),
+        &model::ModelOptions::recommended(),
     )
     .map_err(|e| e.to_string())?;
     serde_json::to_value(set).map_err(|e| e.to_string())

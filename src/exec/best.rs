@@ -429,7 +429,7 @@ fn project(
             unique.push(p.clone());
         }
     }
-    let set = model::project_all(&stats, &shape, &unique, &ModelOptions::default())
+    let set = model::project_all(&stats, &shape, &unique, &ModelOptions::recommended())
         .map_err(|e| format!("projection: {e}"))?;
     Ok(profiles
         .iter()

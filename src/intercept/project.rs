@@ -875,7 +875,7 @@ fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
         std::slice::from_ref(stats),
         &shape,
         profiles,
-        &ModelOptions::default(),
+        &ModelOptions::recommended(),
     ) {
         Ok(set) => Projection {
             set,

@@ -95,9 +95,9 @@ impl ModelOptions {
     /// each device against the baseline's 86 % and 76 %, Panwar's relative error 4.8 %
     /// against 9.1 %, best device 38 of 45 kernels as the baseline); each of the three
     /// removed raises the MAPE (to 42–126 %), `waves`, `issue_slots` and `launch_overhead`
-    /// added do not lower it. Project mode uses [`ModelOptions::default`] (the baseline)
-    /// until it is switched: `src/intercept/project.rs`, `projection_record`,
-    /// `&ModelOptions::default()` → `&ModelOptions::recommended()`.
+    /// added do not lower it. Project mode, balance mode's projected-best device (`exec::best`) and `clprism emu`
+    /// use it;
+    /// `clprism accuracy` reports every variant, the baseline included.
     pub fn recommended() -> Self {
         ModelOptions {
             latency_bound: true,
