@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 18 on the GPU host (device tool, carry .gpu; bundle: stripped release build of d49f417,
+# Issue 18 on the GPU host (device tool, carry .gpu; bundle: stripped release build of d49f417 (first run; h100-cpu-polybench-balance-d49f417.txt), a9c1819 (second run),
 # PolyBench-ACC STANDARD apps with their host check, from bench/corpus_build.sh MIRROR OUT STANDARD 1):
 # PolyBench-ACC natively, in balance auto and in balance always, same devices, same run.
 #   CONFIG=gpu: the NVIDIA GPU first (the apps run on platform 0's first device) plus PoCL's CPU
