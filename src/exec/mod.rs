@@ -230,6 +230,9 @@ struct Balance {
     /// background when the app builds the program ([`prebuild_in_background`]) or at its first
     /// balanced launch, whichever comes first (the other waits for it).
     prebuilt: Mutex<FxHashMap<String, std::sync::Arc<OnceCell<DevicePrograms>>>>,
+    /// Program variant (`hash|options`) → whether its source can be split (the reason when
+    /// not), found once ([`source_verdict`]).
+    source_verdicts: Mutex<FxHashMap<String, Result<(), String>>>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -549,6 +552,25 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
             program_cell(&variant).get_or_init(|| build_on_devices(e, &src, &options));
         }
     });
+}
+
+/// Whether a launch of a kernel of the source program `program` can be split: `Err` with
+/// the reason when its text (after `#include`s) has something a split cannot reproduce
+/// ([`program::unsplittable_reason`]) or cannot be read. Found once per program variant:
+/// scanning the source at every launch cost CLBlast's ~100 KB programs tens of µs per launch.
+pub fn source_verdict(program: &ProgramInfo, source: &std::sync::Arc<str>) -> Result<(), String> {
+    let key = format!("{}|{}", program.hash, program.options);
+    if let Some(v) = balance().source_verdicts.lock().get(&key) {
+        return v.clone();
+    }
+    let v = program::inspected_text(&program.hash, source, &program.options).and_then(|text| {
+        match program::unsplittable_reason(&text) {
+            Some(r) => Err(r.to_string()),
+            None => Ok(()),
+        }
+    });
+    balance().source_verdicts.lock().insert(key, v.clone());
+    v
 }
 
 /// A launch [`opening_deferred`] forwards without opening the balance devices.

@@ -67,12 +67,7 @@ pub unsafe fn try_balance(
         .get(kinfo.program)
         .ok_or("program unknown to clprism")?;
     match &prog.origin {
-        ProgramOrigin::Source(src) => {
-            let text = exec::program::inspected_text(&prog.hash, src, &prog.options)?;
-            if let Some(r) = exec::program::unsplittable_reason(&text) {
-                return Err(r.into());
-            }
-        }
+        ProgramOrigin::Source(src) => exec::source_verdict(&prog, src)?,
         ProgramOrigin::Binary(_) => {
             return Err(format!("{UNMAPPED_BINARY}: NDRange queries cannot be rewritten").into())
         }
