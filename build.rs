@@ -20,8 +20,9 @@ struct Entry {
     ret: String,
     params: Vec<String>,
     intercept: bool,
-    /// Index of an argument naming a buffer the command writes (`writes:N`).
-    writes: Option<usize>,
+    /// Index of an argument naming a buffer the command writes (`writes:N`), or of a count
+    /// and an array of buffers it may write (`writes:N*M`).
+    writes: Option<(usize, Option<usize>)>,
 }
 
 /// Splits a C parameter list at top-level commas.
@@ -140,7 +141,13 @@ fn main() {
             intercept: f[4] == "intercept",
             writes: f[4]
                 .strip_prefix("writes:")
-                .map(|n| n.parse().expect("writes:N")),
+                .map(|n| match n.split_once('*') {
+                    Some((c, a)) => (
+                        c.parse().expect("writes:N*M"),
+                        Some(a.parse().expect("writes:N*M")),
+                    ),
+                    None => (n.parse().expect("writes:N"), None),
+                }),
         });
     }
 
@@ -272,8 +279,23 @@ fn main() {
             )
             .unwrap();
         } else {
-            if let Some(n) = e.writes {
-                writeln!(rs, "    crate::intercept::wrote_buffer(a{n} as usize);").unwrap();
+            // the command's queue is its first argument
+            match e.writes {
+                Some((n, None)) => {
+                    writeln!(
+                        rs,
+                        "    crate::intercept::wrote_buffer(a0 as usize, a{n} as usize);"
+                    )
+                    .unwrap();
+                }
+                Some((n, Some(m))) => {
+                    writeln!(
+                        rs,
+                        "    crate::intercept::wrote_buffers(a0 as usize, a{n} as usize, a{m} as *const usize);"
+                    )
+                    .unwrap();
+                }
+                None => {}
             }
             writeln!(rs, "    match crate::loader::table().and_then(|t| t.{}) {{\n        Some(f) => f({}),\n        None => {{ crate::api::unavailable(\"{}\"); {} }}\n    }}", e.name, args.join(", "), e.name, fail).unwrap();
         }

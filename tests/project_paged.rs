@@ -78,8 +78,9 @@ fn paged_buffer_emulates_like_a_whole_one() {
     assert_eq!(whole[1], lazy[1], "the same results");
 }
 
-/// A kernel reading from a 1 GiB buffer (PoCL's CPU device): the emulation reads back
-/// only the pages its work-group touches, and the launch gets its projection.
+/// A kernel reading from a 1 GiB buffer (PoCL's CPU device) under the default snapshot cap:
+/// no device copy of it is made, the emulation reads back only the pages its work-group
+/// touches from the app's buffer, and the launch gets its projection.
 #[test]
 fn one_gib_buffer_is_projected_reading_only_touched_pages() {
     let d = scratch("project_paged");
@@ -91,17 +92,21 @@ fn one_gib_buffer_is_projected_reading_only_touched_pages() {
         &[
             ("POCL_DEVICES", "pthread"),
             ("CLPRISM_LOG", log.to_str().unwrap()),
-            // the device-side copy is whole: let it be taken
-            ("CLPRISM_EMU_SNAPSHOT_MAX", "2G"),
         ],
     );
     assert_ok(&out, "big_buffer under project mode");
     let recs = read_log(&log);
     assert_eq!(recs.len(), 1);
     let e = &recs[0]["emulation"];
+    // CLPRISM_EMU_SNAPSHOT_MAX at its default (256 MiB, the runner clears CLPRISM_*)
     assert_eq!(e["status"], "ok", "{e}");
     let out_bytes = 4096 * 4;
-    assert_eq!(e["snapshot_bytes"], (1u64 << 30) + out_bytes, "{e}");
+    // only the output, which the kernel writes, is copied before the launch; the 1 GiB input
+    // is read from the app's buffer (deferred) and never copied
+    assert_eq!(e["snapshot_bytes"], out_bytes, "{e}");
+    assert_eq!(e["snapshot_deferred_bytes"], 1u64 << 30, "{e}");
+    assert!(e.get("snapshot_later_bytes").is_none(), "{e}");
+    assert!(e.get("snapshot_lost_bytes").is_none(), "{e}");
     // in[0..64) and in[n-64..n): two pages of the input; the small output buffer whole
     let read = e["snapshot_bytes_read"].as_u64().unwrap();
     let pages_touched = 2;
@@ -115,4 +120,68 @@ fn one_gib_buffer_is_projected_reading_only_touched_pages() {
         !p["devices"].as_array().unwrap().is_empty(),
         "no projection: {p}"
     );
+}
+
+/// `overwrite_after MODE` (16 MiB input) under project mode: its one launch's `emulation`.
+fn overwrite_after(mode: &str) -> Value {
+    let d = scratch(&format!("project_paged_{mode}"));
+    let log = d.join("l.jsonl");
+    let out = run(
+        &c_program("overwrite_after"),
+        &[mode],
+        Via::Preload("project"),
+        &[
+            ("POCL_DEVICES", "pthread"),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, &format!("overwrite_after {mode} under project mode"));
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let e = recs[0]["emulation"].clone();
+    assert_eq!(e["status"], "ok", "{mode}: {e}");
+    e
+}
+
+/// The statistics without the emulation's wall time.
+fn stats_of(e: &Value) -> Value {
+    let mut s = e["stats"].clone();
+    s.as_object_mut().unwrap().remove("emulation_ns");
+    s
+}
+
+/// A buffer the kernel only reads is not copied at the launch; when the app overwrites it
+/// (clEnqueueWriteBuffer) right after the launch, before the emulation could read it, the
+/// copy is taken then, and the emulation still sees the pre-launch contents: the same
+/// data-dependent statistics (a loop of in[i] iterations) as when nothing is overwritten,
+/// and not those of the overwritten data.
+#[test]
+fn overwritten_read_only_buffer_keeps_its_pre_launch_contents() {
+    let mib16 = 16u64 << 20;
+    let out_bytes = 4096 * 4;
+    let keep = overwrite_after("keep");
+    assert_eq!(keep["snapshot_bytes"], out_bytes, "{keep}");
+    assert_eq!(keep["snapshot_deferred_bytes"], mib16, "{keep}");
+    assert!(keep.get("snapshot_later_bytes").is_none(), "{keep}");
+    let over = overwrite_after("overwrite");
+    assert_eq!(over["snapshot_bytes"], out_bytes, "{over}");
+    assert_eq!(over["snapshot_deferred_bytes"], mib16, "{over}");
+    assert_eq!(over["snapshot_later_bytes"], mib16, "copied before the write: {over}");
+    assert!(over.get("snapshot_lost_bytes").is_none(), "{over}");
+    let pre = overwrite_after("pre");
+    assert_eq!(stats_of(&keep), stats_of(&over), "the emulation saw the pre-launch data");
+    assert_ne!(
+        stats_of(&keep)["instructions"],
+        stats_of(&pre)["instructions"],
+        "the statistics depend on the data (5 against 50 iterations)"
+    );
+}
+
+/// An in-place kernel (reads and writes the same buffer) still gets its copy before the
+/// launch, and nothing is deferred.
+#[test]
+fn in_place_kernel_is_copied_before_the_launch() {
+    let e = overwrite_after("inplace");
+    assert_eq!(e["snapshot_bytes"], 16u64 << 20, "{e}");
+    assert!(e.get("snapshot_deferred_bytes").is_none(), "{e}");
 }

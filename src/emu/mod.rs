@@ -60,6 +60,7 @@ pub mod module;
 pub mod paged;
 pub mod stats;
 pub mod worker;
+pub mod writes;
 
 pub use frontend::{compile_cached, find_toolchain, FrontendOptions, Origin, Toolchain};
 pub use module::{ArgInfo, ArgKind, KernelInfo, Module};

@@ -1252,6 +1252,8 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
 /// on the worker thread after it.
 unsafe fn projected_launch(launch: &Launch, mut rec: LaunchRecord, event: *mut cl_event) -> cl_int {
     let app_wait = launch.wait_list();
+    // buffers this launch may write lose their deferred snapshots' pre-launch contents
+    super::project::before_kernel(launch);
     let plan = super::project::before_launch(launch, &mut rec);
     let kernel_wait = match &plan {
         super::project::Plan::Job(p) if p.kernel_wait(app_wait).len() > app_wait.len() => {

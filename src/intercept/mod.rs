@@ -25,15 +25,46 @@ pub fn passthrough() -> bool {
     crate::config::get().mode == crate::config::Mode::Off
 }
 
-/// An application command writes buffer `m` (generated stubs of the `writes:N` entry points):
-/// in balance mode its replicas become stale, and so do its parent's or sub-buffers'.
+/// An application command on queue `q` writes buffer `m` (generated stubs of the `writes:N`
+/// entry points, called before the command is forwarded): in balance mode its replicas
+/// become stale, and so do its parent's or sub-buffers'; in project mode a deferred
+/// snapshot of it is copied first (`project::before_write`).
 #[inline]
-pub fn wrote_buffer(m: tables::Key) {
-    if crate::config::get().mode != crate::config::Mode::Balance {
+pub fn wrote_buffer(q: usize, m: tables::Key) {
+    match crate::config::get().mode {
+        crate::config::Mode::Balance => {
+            crate::exec::invalidate(m);
+            if let Some(Some((parent, _))) = TABLES.buffers.with(m, |b| b.parent) {
+                crate::exec::invalidate(parent);
+            }
+        }
+        // SAFETY: the app's queue and buffer, as passed to the command being forwarded.
+        crate::config::Mode::Project => unsafe {
+            project::before_write(q as opencl_sys::cl_command_queue, m)
+        },
+        _ => {}
+    }
+}
+
+/// An application command on queue `q` may write the `n` buffers at `list` (generated stubs
+/// of the `writes:N*M` entry points: migrations, native kernels, GL hand-overs); see
+/// [`wrote_buffer`].
+///
+/// # Safety
+/// `list` is null or points to `n` handles, as the application passed them.
+#[inline]
+pub unsafe fn wrote_buffers(q: usize, n: usize, list: *const usize) {
+    if list.is_null()
+        || !matches!(
+            crate::config::get().mode,
+            crate::config::Mode::Balance | crate::config::Mode::Project
+        )
+    {
         return;
     }
-    crate::exec::invalidate(m);
-    if let Some(Some((parent, _))) = TABLES.buffers.with(m, |b| b.parent) {
-        crate::exec::invalidate(parent);
+    for &m in std::slice::from_raw_parts(list, n) {
+        if m != 0 {
+            wrote_buffer(q, m);
+        }
     }
 }

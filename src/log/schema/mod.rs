@@ -419,10 +419,27 @@ pub struct Emulation {
     /// cache-reuse model reads them per sector, so its figures do not change).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub footprint_sector: Option<u32>,
-    /// Bytes of the device-side snapshot copies the emulation read from (the launch's
-    /// buffer arguments, copied whole; bounded by `CLPRISM_EMU_SNAPSHOT_MAX`).
+    /// Bytes of the device-side snapshot copies taken at the launch (the buffer arguments
+    /// the kernel may write, copied whole; bounded by `CLPRISM_EMU_SNAPSHOT_MAX`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_bytes: Option<u64>,
+    /// Bytes of the buffer arguments the kernel only reads, not copied at the launch: the
+    /// emulation read them from the app's buffers (copy on write, `intercept::project`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_deferred_bytes: Option<u64>,
+    /// Bytes of those deferred buffers copied later, because the app was about to write
+    /// them before the emulation ended (counted under the same cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_later_bytes: Option<u64>,
+    /// Bytes of deferred buffers the app wrote before the emulation ended whose copy did
+    /// not fit under the cap (skipped: a page still needed then fails the emulation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_lost_bytes: Option<u64>,
+    /// The key whose statistics this key took because its own snapshot could not be taken
+    /// (another NDRange shape of the same kernel and work-group size, project mode's
+    /// backlog); absent when emulated itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<u64>,
     /// Bytes of those snapshots read back to the host: small buffers whole, large ones
     /// only the pages the emulated work-group touched (`emu::paged::PAGE` bytes each).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -61,20 +61,46 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-type ModuleCache = HashMap<String, Result<Arc<Module>, EmuError>>;
+mod backlog;
+mod snapshot;
+pub use snapshot::before_write;
+use snapshot::SnapshotData;
+
+/// A program's emulator module and, per kernel, which arguments it may store through
+/// ([`emu::writes`]; `None`: unknown, any).
+struct Loaded {
+    module: Arc<Module>,
+    written: HashMap<String, Option<Vec<bool>>>,
+}
+
+type ModuleCache = HashMap<String, Arc<once_cell::sync::OnceCell<Result<Arc<Loaded>, EmuError>>>>;
 type ResultCache = HashMap<EmuKey, (Emulation, Option<Projection>)>;
 type ReusedMap = HashMap<(EmuKey, Key), Arc<crate::log::SharedExtra>>;
-type InflightMap = HashMap<EmuKey, Vec<(u64, Key)>>;
+type InflightMap = HashMap<EmuKey, Vec<Waiter>>;
+
+/// A launch waiting for an emulation in flight.
+struct Waiter {
+    seq: u64,
+    /// Its device (for `projection.launch_device_profile`).
+    device: Key,
+    /// When the launch has another key whose snapshot could not be taken (backlog): that
+    /// key, to be given the statistics of the one waited for.
+    reshape: Option<Box<backlog::Reshape>>,
+}
+
+impl Waiter {
+    fn plain(seq: u64, device: Key) -> Waiter {
+        Waiter {
+            seq,
+            device,
+            reshape: None,
+        }
+    }
+}
 
 /// Jobs the emulation queue holds; further first launches are not emulated (reason given).
 const QUEUE_CAPACITY: usize = 256;
-/// Snapshots larger than this are read back page by page as the emulated work-group touches
-/// them ([`emu::paged`]); smaller ones whole.
-const PAGED_MIN: usize = 1 << 20;
-/// Longest wait of the worker for a snapshot copy to finish.
-const SNAPSHOT_WAIT: Duration = Duration::from_secs(30);
 /// Emulation budgets in project mode: the default instruction budget, 2 s of wall time.
 const EMU_CFG: EmuConfig = EmuConfig {
     warp_width: 32,
@@ -97,6 +123,9 @@ struct Projector {
     /// Keys with a job in the queue, and the launches (sequence number, device) waiting for
     /// that job's result.
     inflight: Mutex<InflightMap>,
+    /// Per kernel (program hash, app build options, kernel name): the arguments it may
+    /// store through (`None`: unknown), as the last launch that loaded its module found.
+    written: Mutex<HashMap<String, Option<Vec<bool>>>>,
     /// Profile name of each device (by handle) that launched something.
     device_profile: Mutex<HashMap<Key, Option<String>>>,
     /// Bytes of snapshots held now.
@@ -118,6 +147,7 @@ static PROJECTOR: Lazy<Projector> = Lazy::new(|| Projector {
     results: Default::default(),
     reused: Default::default(),
     inflight: Default::default(),
+    written: Default::default(),
     device_profile: Default::default(),
     snapshot_bytes: AtomicU64::new(0),
     next_key_id: AtomicU64::new(0),
@@ -159,26 +189,15 @@ pub struct Pending {
     queue: cl_command_queue,
     key: EmuKey,
     info: LaunchInfo,
-    snaps: Vec<Snapshot>,
-    /// Copy events, also appended to the kernel's wait list on out-of-order queues.
-    copy_events: Vec<cl_event>,
+    /// Eager copies (their events are also appended to the kernel's wait list on
+    /// out-of-order queues) and deferred buffers.
+    snaps: snapshot::Snapshots,
     /// The app's wait list plus the copy events (out-of-order queues only).
     wait: Vec<cl_event>,
-    bytes: u64,
-    /// Bytes of the snapshots read back to the host (whole ones and fetched pages).
-    read_back: Arc<AtomicU64>,
 }
 
 // SAFETY: OpenCL handles may be used from any thread.
 unsafe impl Send for Pending {}
-
-struct Snapshot {
-    /// The app's buffer handle.
-    src: Key,
-    /// clprism's copy.
-    copy: cl_mem,
-    size: usize,
-}
 
 /// Everything the worker needs about the launch.
 #[derive(Clone)]
@@ -306,8 +325,8 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
         shape: emu::LaunchShape::new(&g, &l, off.as_deref()),
         group: [0; 3],
     };
-    // Emulated before: attach the earlier result now.
-    if worker.contains(&key) {
+    // Emulated before (or given another shape's result): attach the earlier result now.
+    if worker.contains(&key) || projector().results.lock().contains_key(&key) {
         if let Some(entries) = reused_entries(&key, device) {
             rec.shared_extra = Some(entries);
             return Ok(Plan::Done);
@@ -329,34 +348,102 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
     {
         let mut inflight = projector().inflight.lock();
         if let Some(waiting) = inflight.get_mut(&key) {
-            waiting.push((rec.seq, device));
+            waiting.push(Waiter::plain(rec.seq, device));
             crate::log::hold(rec.seq);
             return Ok(Plan::Done);
         }
         inflight.insert(key.clone(), Vec::new());
     }
+    // The module (loaded once per program, through the emulator's on-disk cache) tells
+    // which buffers the kernel may write: only those are copied before the launch.
+    let written = match loaded(&info) {
+        Ok(l) => {
+            let w = l.written.get(&key.kernel).cloned().flatten();
+            projector()
+                .written
+                .lock()
+                .insert(written_key(&pinfo, &kinfo.name), w.clone());
+            w
+        }
+        Err(e) => {
+            // nothing to emulate with: no snapshot; the outcome is kept for the key
+            crate::log::hold(rec.seq);
+            let o = EmuOutcome {
+                result: Err(e),
+                reused: false,
+            };
+            done(rec.seq, &key, &info, o, None);
+            return Ok(Plan::Done);
+        }
+    };
+    let snaps = match snapshot::take(q, context, &info.args, written.as_deref(), wait) {
+        Ok(s) => s,
+        Err(reason) => {
+            // backlog: take another shape's statistics of the same kernel when there are
+            // some (held first: they may be released at once, or from the worker thread)
+            crate::log::hold(rec.seq);
+            if !backlog::borrow(&key, &info, rec.seq, &reason) {
+                let e = emulation_failed(EmulationStatus::Unavailable, reason);
+                finish_key(&key, &e, None);
+                crate::log::release(rec.seq, attachments(&e, None, 0));
+            }
+            return Ok(Plan::Done);
+        }
+    };
     let mut pending = Pending {
         seq: rec.seq,
         queue: q,
         key,
         info,
-        snaps: Vec::new(),
-        copy_events: Vec::new(),
+        snaps,
         wait: Vec::new(),
-        bytes: 0,
-        read_back: Default::default(),
     };
-    if let Err(reason) = snapshot(q, &mut pending, wait) {
-        let e = emulation_failed(EmulationStatus::Unavailable, reason.clone());
-        finish_key(&pending.key, &e, None);
-        return Err(reason);
-    }
-    if ooo && !pending.copy_events.is_empty() {
+    if ooo && !pending.snaps.copy_events.is_empty() {
         pending.wait = wait.to_vec();
-        pending.wait.extend_from_slice(&pending.copy_events);
+        pending.wait.extend_from_slice(&pending.snaps.copy_events);
     }
     crate::log::hold(rec.seq);
     Ok(Plan::Job(Box::new(pending)))
+}
+
+fn written_key(p: &crate::registry::tables::ProgramInfo, kernel: &str) -> String {
+    format!("{}\u{1f}{}\u{1f}{kernel}", p.hash, p.options)
+}
+
+/// A kernel launch is about to be forwarded in project mode: the deferred snapshots of the
+/// buffers it may write (all its buffer arguments unless a launch of the kernel loaded its
+/// module) are copied first ([`before_write`]).
+///
+/// # Safety
+/// `launch` holds the app's live handles.
+pub unsafe fn before_kernel(launch: &Launch) {
+    if !snapshot::any_pending() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(|| {
+        let Some(kinfo) = TABLES.kernels.get(launch.kernel as Key) else {
+            return;
+        };
+        let written = TABLES.programs.get(kinfo.program).and_then(|p| {
+            projector()
+                .written
+                .lock()
+                .get(&written_key(&p, &kinfo.name))
+                .cloned()
+                .flatten()
+        });
+        for (i, a) in kinfo.args.iter().enumerate() {
+            let Some(h) = a.as_ref().and_then(buffer_named_by) else {
+                continue;
+            };
+            if written
+                .as_ref()
+                .is_none_or(|w| w.get(i).copied().unwrap_or(true))
+            {
+                before_write(launch.queue, h);
+            }
+        }
+    });
 }
 
 /// The attachments of a reused launch of `key` on `device`, built and serialized once and
@@ -378,9 +465,14 @@ fn reused_entries(key: &EmuKey, device: Key) -> Option<Arc<crate::log::SharedExt
 /// (marked reused) and `projection`.
 fn finish_key(key: &EmuKey, emulation: &Emulation, projection: Option<&Projection>) {
     let waiting = projector().inflight.lock().remove(key).unwrap_or_default();
-    for (seq, device) in waiting {
-        let extra = reused_attachments(emulation.clone(), projection.cloned(), device);
-        crate::log::release(seq, extra);
+    for w in waiting {
+        match w.reshape {
+            None => {
+                let extra = reused_attachments(emulation.clone(), projection.cloned(), w.device);
+                crate::log::release(w.seq, extra);
+            }
+            Some(r) => backlog::reshaped(*r, w.seq, emulation),
+        }
     }
 }
 
@@ -409,92 +501,6 @@ fn attachments(e: &Emulation, p: Option<Projection>, device: Key) -> Vec<(String
     extra
 }
 
-/// Copies every buffer argument into a clprism-owned buffer on the app's queue.
-unsafe fn snapshot(q: cl_command_queue, p: &mut Pending, wait: &[cl_event]) -> Result<(), String> {
-    let rt = crate::exec::cl::rt().map_err(|e| e.to_string())?;
-    let copy = rt
-        .clEnqueueCopyBuffer
-        .ok_or("clEnqueueCopyBuffer unavailable")?;
-    let mut handles: Vec<(Key, usize)> = Vec::new();
-    for h in p.info.args.iter().flatten().filter_map(buffer_named_by) {
-        if !handles.iter().any(|x| x.0 == h) {
-            if let Some(size) = TABLES.buffers.with(h, |i| i.size) {
-                handles.push((h, size));
-            }
-        }
-    }
-    let total: u64 = handles.iter().map(|h| h.1 as u64).sum();
-    let cap = crate::config::get().emu_snapshot_max;
-    if total > cap {
-        return Err(format!(
-            "buffer snapshot of {total} bytes exceeds CLPRISM_EMU_SNAPSHOT_MAX={cap}"
-        ));
-    }
-    let held = projector()
-        .snapshot_bytes
-        .fetch_add(total, Ordering::AcqRel);
-    p.bytes = total;
-    if held + total > cap {
-        release_snapshot(p);
-        return Err(format!(
-            "buffer snapshot of {total} bytes: {held} bytes of earlier snapshots are still held (CLPRISM_EMU_SNAPSHOT_MAX={cap})"
-        ));
-    }
-    let wp = if wait.is_empty() {
-        std::ptr::null()
-    } else {
-        wait.as_ptr()
-    };
-    for (h, size) in handles {
-        let m = match crate::exec::cl::create_buffer(p.info.context as cl_context, size) {
-            Ok(m) => m,
-            Err(e) => {
-                release_snapshot(p);
-                return Err(format!("snapshot buffer: {e}"));
-            }
-        };
-        p.snaps.push(Snapshot {
-            src: h,
-            copy: m,
-            size,
-        });
-        let mut ev: cl_event = std::ptr::null_mut();
-        let r = copy(
-            q,
-            h as cl_mem,
-            m,
-            0,
-            0,
-            size,
-            wait.len() as u32,
-            wp,
-            &mut ev,
-        );
-        if r != CL_SUCCESS {
-            release_snapshot(p);
-            return Err(format!("snapshot copy: clEnqueueCopyBuffer returned {r}"));
-        }
-        p.copy_events.push(ev);
-    }
-    Ok(())
-}
-
-/// Releases the snapshot buffers and events and returns their bytes to the budget.
-fn release_snapshot(p: &mut Pending) {
-    // SAFETY: clprism's own handles, released once.
-    unsafe {
-        for e in p.copy_events.drain(..) {
-            crate::exec::cl::release_event(e);
-        }
-        for s in p.snaps.drain(..) {
-            crate::exec::cl::release_mem(s.copy);
-        }
-    }
-    projector()
-        .snapshot_bytes
-        .fetch_sub(std::mem::take(&mut p.bytes), Ordering::AcqRel);
-}
-
 impl Pending {
     /// The wait list to give the kernel: the app's, plus the snapshot copies on an
     /// out-of-order queue.
@@ -511,7 +517,7 @@ impl Pending {
 pub fn after_launch(plan: Plan, enqueued: bool) {
     let Plan::Job(mut p) = plan else { return };
     let fail = |p: &mut Pending, reason: String| {
-        release_snapshot(p);
+        snapshot::release(&mut p.snaps);
         let e = emulation_failed(EmulationStatus::Unavailable, reason);
         finish_key(&p.key, &e, None);
         crate::log::release(p.seq, attachments(&e, None, 0));
@@ -528,24 +534,26 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         fail(&mut p, "no emulation thread".into());
         return;
     };
-    if !p.snaps.is_empty() {
-        // the worker waits for the copies: make sure they are submitted even if the app
-        // never flushes (a flush is invisible to the app)
-        // SAFETY: the app's queue, valid during its enqueue call.
+    // SAFETY: the app's queue, valid during its enqueue call.
+    unsafe { snapshot::register(p.queue, &p.snaps) };
+    if !p.snaps.eager.is_empty() || !p.snaps.deferred.is_empty() {
+        // the worker waits for the copies and the marker: make sure they are submitted even
+        // if the app never flushes (a flush is invisible to the app)
+        // SAFETY: as above.
         let _ = unsafe { crate::exec::cl::flush(p.queue) };
     }
     let seq = p.seq;
     let key = p.key.clone();
     let info = p.info.clone();
-    let bytes = p.bytes;
-    let read_back = p.read_back.clone();
+    // the eager copies' bytes return to the budget once the emulation has ended
+    let bytes = std::mem::take(&mut p.snaps.bytes);
+    let counters = p.snaps.counters.clone();
     let job = DeferredJob {
         key: key.clone(),
         prepare: Box::new(move || prepare(*p)),
         cfg: EMU_CFG,
         done: Box::new(move |o| {
-            let snap = (bytes, read_back.load(Ordering::Relaxed));
-            done(seq, &key, &info, o, snap);
+            done(seq, &key, &info, o, Some((&counters, bytes)));
             projector()
                 .snapshot_bytes
                 .fetch_sub(bytes, Ordering::AcqRel);
@@ -569,186 +577,54 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        // SAFETY: clprism's own handles, released once (drained by whoever used them).
-        unsafe {
-            for e in self.copy_events.drain(..) {
-                crate::exec::cl::release_event(e);
-            }
-            for s in self.snaps.drain(..) {
-                crate::exec::cl::release_mem(s.copy);
-            }
-        }
+        // clprism's own handles, released once (drained by whoever used them)
+        snapshot::release(&mut self.snaps);
     }
 }
 
-/// Waits (polling, bounded) for an event; Err with the reason.
-unsafe fn wait_event(ev: cl_event) -> Result<(), String> {
-    let gi = crate::exec::cl::rt()
-        .ok()
-        .and_then(|t| t.clGetEventInfo)
-        .ok_or("clGetEventInfo unavailable")?;
-    let start = Instant::now();
-    loop {
-        let mut st: cl_int = CL_QUEUED;
-        let r = gi(
-            ev,
-            CL_EVENT_COMMAND_EXECUTION_STATUS,
-            4,
-            (&mut st as *mut cl_int).cast(),
-            std::ptr::null_mut(),
-        );
-        if r != CL_SUCCESS {
-            return Err(format!("clGetEventInfo returned {r}"));
-        }
-        if st < 0 {
-            return Err(format!("snapshot copy failed with status {st}"));
-        }
-        if st == CL_COMPLETE {
-            return Ok(());
-        }
-        if start.elapsed() > SNAPSHOT_WAIT {
-            return Err(format!(
-                "snapshot copy not finished after {} s",
-                SNAPSHOT_WAIT.as_secs()
-            ));
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
-}
-
-/// The snapshot copies read page by page and the queue reading them, released when the
-/// last paged argument using them is dropped (the worker drops the arguments right after
-/// the emulation).
-struct PageSource {
-    queue: cl_command_queue,
-    copies: Vec<cl_mem>,
-}
-
-// SAFETY: OpenCL handles may be used from any thread; the queue is used by one emulation at
-// a time (the worker thread's).
-unsafe impl Send for PageSource {}
-unsafe impl Sync for PageSource {}
-
-impl Drop for PageSource {
-    fn drop(&mut self) {
-        // SAFETY: clprism's own handles, released once.
-        unsafe {
-            for m in self.copies.drain(..) {
-                crate::exec::cl::release_mem(m);
-            }
-            if let Some(f) = crate::exec::cl::rt()
-                .ok()
-                .and_then(|t| t.clReleaseCommandQueue)
-            {
-                f(self.queue);
-            }
-        }
-    }
-}
-
-/// A snapshot as the emulation gets it.
-enum SnapshotData {
-    /// Read back whole.
-    Whole(Vec<u8>),
-    /// Read page by page on first touch: (size, page reader).
-    Paged(usize, emu::paged::Fetch),
-}
-
-/// Reads the small snapshots back whole (worker thread) and releases them; the large ones
-/// ([`PAGED_MIN`]) are kept on the device and read page by page during the emulation.
-unsafe fn read_snapshots(p: &mut Pending) -> Result<HashMap<Key, SnapshotData>, String> {
-    let mut out = HashMap::new();
-    if p.snaps.is_empty() {
-        return Ok(out);
-    }
-    for e in &p.copy_events {
-        wait_event(*e)?;
-    }
-    let ctx = p.info.context as cl_context;
-    let q = crate::exec::cl::create_queue(ctx, p.info.device as cl_device_id)
-        .map_err(|e| format!("snapshot read queue: {e}"))?;
-    // the queue is released with the paged copies (or at once when there are none)
-    let mut source = PageSource {
-        queue: q,
-        copies: Vec::new(),
-    };
-    let mut paged = Vec::new();
-    let mut res = Ok(());
-    for s in std::mem::take(&mut p.snaps) {
-        if s.size > PAGED_MIN && res.is_ok() {
-            // released with `source`
-            source.copies.push(s.copy);
-            paged.push((s.src, s.size, s.copy));
-            continue;
-        }
-        if res.is_ok() {
-            let mut v = vec![0u8; s.size];
-            res = crate::exec::cl::read(q, s.copy, 0, &mut v)
-                .map_err(|e| format!("snapshot read: {e}"));
-            if res.is_ok() {
-                p.read_back.fetch_add(s.size as u64, Ordering::Relaxed);
-                out.insert(s.src, SnapshotData::Whole(v));
-            }
-        }
-        crate::exec::cl::release_mem(s.copy);
-    }
-    res?;
-    let source = Arc::new(source);
-    for (src, size, copy) in paged {
-        let (source, counter) = (source.clone(), p.read_back.clone());
-        let copy = copy as usize;
-        let fetch: emu::paged::Fetch = Arc::new(move |at, dst: &mut [u8]| {
-            // SAFETY: the copy and queue live as long as `source`, held here.
-            unsafe { crate::exec::cl::read(source.queue, copy as cl_mem, at as usize, dst) }
-                .map_err(|e| e.to_string())?;
-            counter.fetch_add(dst.len() as u64, Ordering::Relaxed);
-            Ok(())
-        });
-        out.insert(src, SnapshotData::Paged(size, fetch));
-    }
-    Ok(out)
-}
-
-fn module_for(info: &LaunchInfo) -> Result<Arc<Module>, EmuError> {
-    if let Some(m) = projector().modules.lock().get(&info.program_key) {
-        return m.clone();
-    }
-    let r = match &info.origin {
-        ProgramOrigin::Source(src) => {
-            emu::compile_source(src, &info.options, &crate::exec::frontend_options())
-                .and_then(|w| emu::load_module(&w))
-                .map(Arc::new)
-        }
-        ProgramOrigin::Il(il) => emu::spirv_words(il)
-            .and_then(|w| emu::load_module(&w))
-            .map(Arc::new),
-        ProgramOrigin::Binary(_) => Err(EmuError::Unsupported(format!(
-            "{UNMAPPED_BINARY}: no source or SPIR-V to emulate"
-        ))),
-        ProgramOrigin::Linked(_) => Err(EmuError::Unsupported(
-            "program made by clLinkProgram (separate compilation)".into(),
-        )),
-        ProgramOrigin::Other => Err(EmuError::Unsupported(
-            "built-in kernels or unknown program origin".into(),
-        )),
-    };
-    projector()
+/// The program's module and write analysis, loaded once (the first caller compiles it
+/// through the emulator's on-disk cache; concurrent callers wait for that).
+fn loaded(info: &LaunchInfo) -> Result<Arc<Loaded>, EmuError> {
+    let cell = projector()
         .modules
         .lock()
-        .insert(info.program_key.clone(), r.clone());
-    r
+        .entry(info.program_key.clone())
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        let words = match &info.origin {
+            ProgramOrigin::Source(src) => {
+                emu::compile_source(src, &info.options, &crate::exec::frontend_options())
+            }
+            ProgramOrigin::Il(il) => emu::spirv_words(il),
+            ProgramOrigin::Binary(_) => Err(EmuError::Unsupported(format!(
+                "{UNMAPPED_BINARY}: no source or SPIR-V to emulate"
+            ))),
+            ProgramOrigin::Linked(_) => Err(EmuError::Unsupported(
+                "program made by clLinkProgram (separate compilation)".into(),
+            )),
+            ProgramOrigin::Other => Err(EmuError::Unsupported(
+                "built-in kernels or unknown program origin".into(),
+            )),
+        }?;
+        let module = Arc::new(emu::load_module(&words)?);
+        let written = emu::writes::written_by_kernel_words(&words);
+        Ok(Arc::new(Loaded { module, written }))
+    })
+    .clone()
 }
 
 /// Worker side: snapshot read-back (small buffers whole, large ones page by page during the
 /// emulation), module, argument values.
 fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
     // SAFETY: clprism's own snapshot handles.
-    let snaps = unsafe { read_snapshots(&mut p) };
-    release_snapshot_handles(&mut p);
+    let snaps = unsafe { snapshot::read_back(&mut p.snaps, p.info.context, p.info.device) };
+    // the copy events; eager copies not read back yet are released with `p`
+    snapshot::release(&mut p.snaps);
     let mut snaps = snaps.map_err(EmuError::Internal)?;
     // argument index that took each buffer's contents (a buffer passed twice is cloned)
     let mut placed: HashMap<Key, usize> = HashMap::new();
-    let m = module_for(&p.info)?;
+    let m = loaded(&p.info)?.module.clone();
     let kinfo = m.kernel(&p.key.kernel).ok_or_else(|| {
         EmuError::BadLaunch(format!("no kernel {} in the emulated module", p.key.kernel))
     })?;
@@ -807,18 +683,6 @@ fn prepare(mut p: Pending) -> Result<(Arc<Module>, Vec<ArgValue>), EmuError> {
     Ok((m, args))
 }
 
-fn release_snapshot_handles(p: &mut Pending) {
-    // SAFETY: clprism's own handles, released once; the byte budget is returned in `done`.
-    unsafe {
-        for e in p.copy_events.drain(..) {
-            crate::exec::cl::release_event(e);
-        }
-        for s in p.snaps.drain(..) {
-            crate::exec::cl::release_mem(s.copy);
-        }
-    }
-}
-
 /// The launch device's profile name (cached per device).
 fn device_profile(device: Key) -> Option<String> {
     if let Some(p) = projector().device_profile.lock().get(&device) {
@@ -841,7 +705,8 @@ fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
         .modules
         .lock()
         .get(&info.program_key)
-        .and_then(|m| m.as_ref().ok().map(|m| m.local_static))
+        .and_then(|c| c.get().cloned())
+        .and_then(|l| l.ok().map(|l| l.module.local_static))
         .unwrap_or(0);
     let err = |e: String| Projection {
         error: Some(e),
@@ -888,7 +753,15 @@ fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
 }
 
 /// Worker side, after the emulation: build and attach the records.
-fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome, snap: (u64, u64)) {
+/// `snap`: the launch's snapshot counters and the bytes copied at the launch (`None` when
+/// no snapshot was taken).
+fn done(
+    seq: u64,
+    key: &EmuKey,
+    info: &LaunchInfo,
+    o: EmuOutcome,
+    snap: Option<(&snapshot::Counters, u64)>,
+) {
     let (mut emulation, mut projection) = match &o.result {
         Ok(st) => {
             let mut e = Emulation::with_stats(st.clone(), o.reused);
@@ -902,9 +775,13 @@ fn done(seq: u64, key: &EmuKey, info: &LaunchInfo, o: EmuOutcome, snap: (u64, u6
             None,
         ),
     };
-    if !o.reused {
-        emulation.snapshot_bytes = Some(snap.0);
-        emulation.snapshot_bytes_read = Some(snap.1);
+    if let (false, Some((c, eager))) = (o.reused, snap) {
+        let nonzero = |a: &AtomicU64| Some(a.load(Ordering::Relaxed)).filter(|x| *x > 0);
+        emulation.snapshot_bytes = Some(eager);
+        emulation.snapshot_bytes_read = Some(c.read_back.load(Ordering::Relaxed));
+        emulation.snapshot_deferred_bytes = nonzero(&c.deferred);
+        emulation.snapshot_later_bytes = nonzero(&c.later);
+        emulation.snapshot_lost_bytes = nonzero(&c.lost);
     }
     // keep the first result of a key for later launches (not a transient failure), under
     // an id the log refers to (written once: `log::compact`)

@@ -1,0 +1,647 @@
+//! The pre-launch contents of a launch's buffer arguments, as project mode's emulation reads
+//! them (issue 19 item 1).
+//!
+//! * A buffer the launch may write (the kernel stores through an argument naming it or a
+//!   buffer sharing its storage, per [`crate::emu::writes`]) is copied *eagerly*: a
+//!   `clEnqueueCopyBuffer` on the app's queue before the kernel, into a buffer clprism owns.
+//!   The eager copies held at once are bounded by `CLPRISM_EMU_SNAPSHOT_MAX`.
+//! * A buffer the launch only reads keeps its pre-launch contents after the launch until a
+//!   later command may write it, so it is *deferred* (copy on write): no copy is taken, the
+//!   emulation reads the app's buffer itself (on a queue of clprism's, after a marker that
+//!   follows the launch on the app's queue), and the buffer is registered as pending. Every
+//!   command that may write it later calls [`before_write`] before it is forwarded (the
+//!   generated `writes:N` stubs, a kernel launch that may store through it,
+//!   `clEnqueueMigrateMemObjects` with undefined contents): the copy is taken then, on that
+//!   command's queue and ordered before it, bounded by the same cap; when it would exceed
+//!   the cap the buffer is *lost* to the emulation (any page it still needs fails the
+//!   emulation with the reason). clprism retains the app's buffer while it is pending, so
+//!   the app's last `clReleaseMemObject` does not destroy the contents. Buffers created with
+//!   `CL_MEM_USE_HOST_PTR` (the host may change them without any OpenCL call) are copied
+//!   eagerly.
+//!
+//! Reads of a deferred buffer and the switch to its later copy are serialized by the
+//! buffer's lock, so no page is ever read from the app's buffer after the writing command
+//! was forwarded.
+
+use super::projector;
+use crate::emu;
+use crate::registry::tables::Key;
+use crate::registry::TABLES;
+use opencl_sys::*;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Snapshots larger than this are read back page by page as the emulated work-group touches
+/// them ([`emu::paged`]); smaller ones whole.
+pub(super) const PAGED_MIN: usize = 1 << 20;
+/// Longest wait of the worker for a snapshot copy or the launch (deferred buffers) to
+/// finish.
+const SNAPSHOT_WAIT: Duration = Duration::from_secs(60);
+
+/// Byte counts of one launch's snapshots (the `emulation.snapshot_*` fields).
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    /// Bytes read back to the host (whole buffers and fetched pages).
+    pub read_back: AtomicU64,
+    /// Bytes of buffers deferred (not copied at the launch).
+    pub deferred: AtomicU64,
+    /// Bytes of deferred buffers copied later, before the app wrote them.
+    pub later: AtomicU64,
+    /// Bytes of deferred buffers written by the app before the emulation ended and whose
+    /// copy could not be taken.
+    pub lost: AtomicU64,
+}
+
+/// An eager device-side copy of one buffer argument.
+pub(super) struct Eager {
+    /// The app's buffer handle.
+    pub src: Key,
+    /// clprism's copy.
+    pub copy: cl_mem,
+    pub size: usize,
+}
+
+/// The snapshots of one launch.
+#[derive(Default)]
+pub(super) struct Snapshots {
+    pub eager: Vec<Eager>,
+    /// Copy events of the eager copies.
+    pub copy_events: Vec<cl_event>,
+    /// Bytes of the eager copies (counted in `Projector::snapshot_bytes`).
+    pub bytes: u64,
+    pub deferred: Vec<Arc<Deferred>>,
+    pub counters: Arc<Counters>,
+}
+
+/// What a deferred buffer's pages are read from.
+enum State {
+    /// The app's buffer (still as before the launch).
+    App,
+    /// clprism's copy taken before a write: (copy, its copy event, bytes).
+    Copied(usize, usize, u64),
+    /// Written by the app without a copy: why.
+    Lost(String),
+    /// The emulation no longer needs it.
+    Done,
+}
+
+/// A buffer argument that the launch only reads, not copied at the launch.
+pub(super) struct Deferred {
+    /// The app's buffer (retained by clprism until [`Deferred::finish`]).
+    app: usize,
+    /// The buffer whose storage it is (itself, or a sub-buffer's parent).
+    root: Key,
+    pub size: usize,
+    context: usize,
+    /// A marker after the launch on the app's queue (set at registration).
+    marker: Mutex<usize>,
+    state: Mutex<State>,
+    counters: Arc<Counters>,
+}
+
+/// Deferred buffers pending per root buffer, and how many there are (the write hooks'
+/// fast path).
+static PENDING: once_cell::sync::Lazy<Mutex<HashMap<Key, Vec<Arc<Deferred>>>>> =
+    once_cell::sync::Lazy::new(Default::default);
+static PENDING_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The buffer whose storage `m` is (its parent for a sub-buffer).
+fn root_of(m: Key) -> Key {
+    TABLES
+        .buffers
+        .with(m, |b| b.parent.map(|p| p.0))
+        .flatten()
+        .unwrap_or(m)
+}
+
+/// True when the host may change `m` without an OpenCL call (`CL_MEM_USE_HOST_PTR`, on it
+/// or its parent) or clprism does not know it.
+fn host_backed(m: Key) -> bool {
+    let flags = |b: Key| TABLES.buffers.with(b, |i| i.flags);
+    match (flags(m), flags(root_of(m))) {
+        (Some(a), Some(b)) => (a | b) & CL_MEM_USE_HOST_PTR as cl_mem_flags != 0,
+        _ => true,
+    }
+}
+
+/// Takes the snapshots of a launch on `q` (the app's queue, `wait` its wait list): the
+/// buffers named by `args` whose index `written` marks (all when `None`) eagerly, the others
+/// deferred when `defer`. `Err` with the reason when the eager copies do not fit under the
+/// cap, or a copy cannot be made (nothing is then held).
+///
+/// # Safety
+/// `q` and the buffers named by `args` are the app's live handles.
+pub(super) unsafe fn take(
+    q: cl_command_queue,
+    context: Key,
+    args: &[Option<crate::registry::tables::KernelArg>],
+    written: Option<&[bool]>,
+    wait: &[cl_event],
+) -> Result<Snapshots, String> {
+    // (buffer, size, written) per distinct buffer
+    let mut bufs: Vec<(Key, usize, bool)> = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let Some(h) = a
+            .as_ref()
+            .and_then(crate::registry::tables::buffer_named_by)
+        else {
+            continue;
+        };
+        let w = written.is_none_or(|w| w.get(i).copied().unwrap_or(true));
+        match bufs.iter_mut().find(|b| b.0 == h) {
+            Some(b) => b.2 |= w,
+            None => {
+                if let Some(size) = TABLES.buffers.with(h, |i| i.size) {
+                    bufs.push((h, size, w));
+                }
+            }
+        }
+    }
+    // a buffer sharing storage with a written one (sub-buffers) is written too
+    let written_roots: Vec<Key> = bufs.iter().filter(|b| b.2).map(|b| root_of(b.0)).collect();
+    for b in bufs.iter_mut() {
+        b.2 |= written_roots.contains(&root_of(b.0)) || host_backed(b.0);
+    }
+    let mut s = Snapshots::default();
+    let total: u64 = bufs.iter().filter(|b| b.2).map(|b| b.1 as u64).sum();
+    let cap = crate::config::get().emu_snapshot_max;
+    if total > cap {
+        return Err(format!(
+            "buffer snapshot of {total} bytes (buffers the kernel may write) exceeds CLPRISM_EMU_SNAPSHOT_MAX={cap}"
+        ));
+    }
+    let held = projector()
+        .snapshot_bytes
+        .fetch_add(total, Ordering::AcqRel);
+    s.bytes = total;
+    if held + total > cap {
+        release(&mut s);
+        return Err(format!(
+            "buffer snapshot of {total} bytes: {held} bytes of earlier snapshots are still held (CLPRISM_EMU_SNAPSHOT_MAX={cap})"
+        ));
+    }
+    for &(h, size, w) in &bufs {
+        if w {
+            if let Err(e) = copy_eager(q, context, h, size, wait, &mut s) {
+                release(&mut s);
+                return Err(e);
+            }
+            continue;
+        }
+        let retain = crate::exec::cl::rt()
+            .ok()
+            .and_then(|t| t.clRetainMemObject)
+            .ok_or("clRetainMemObject unavailable")?;
+        if retain(h as cl_mem) != CL_SUCCESS {
+            release(&mut s);
+            return Err("clRetainMemObject failed on a buffer argument".into());
+        }
+        s.counters
+            .deferred
+            .fetch_add(size as u64, Ordering::Relaxed);
+        s.deferred.push(Arc::new(Deferred {
+            app: h,
+            root: root_of(h),
+            size,
+            context,
+            marker: Mutex::new(0),
+            state: Mutex::new(State::App),
+            counters: s.counters.clone(),
+        }));
+    }
+    Ok(s)
+}
+
+unsafe fn copy_eager(
+    q: cl_command_queue,
+    context: Key,
+    h: Key,
+    size: usize,
+    wait: &[cl_event],
+    s: &mut Snapshots,
+) -> Result<(), String> {
+    let m = crate::exec::cl::create_buffer(context as cl_context, size)
+        .map_err(|e| format!("snapshot buffer: {e}"))?;
+    s.eager.push(Eager {
+        src: h,
+        copy: m,
+        size,
+    });
+    let ev = enqueue_copy(q, h as cl_mem, m, size, wait)?;
+    s.copy_events.push(ev);
+    Ok(())
+}
+
+/// `clEnqueueCopyBuffer` of `size` bytes from `src` to `dst` on `q` after `wait`.
+unsafe fn enqueue_copy(
+    q: cl_command_queue,
+    src: cl_mem,
+    dst: cl_mem,
+    size: usize,
+    wait: &[cl_event],
+) -> Result<cl_event, String> {
+    let copy = crate::exec::cl::rt()
+        .map_err(|e| e.to_string())?
+        .clEnqueueCopyBuffer
+        .ok_or("clEnqueueCopyBuffer unavailable")?;
+    let wp = if wait.is_empty() {
+        std::ptr::null()
+    } else {
+        wait.as_ptr()
+    };
+    let mut ev: cl_event = std::ptr::null_mut();
+    let r = copy(q, src, dst, 0, 0, size, wait.len() as u32, wp, &mut ev);
+    if r != CL_SUCCESS {
+        return Err(format!("snapshot copy: clEnqueueCopyBuffer returned {r}"));
+    }
+    Ok(ev)
+}
+
+/// Releases the eager copies and events and returns their bytes to the budget; finishes the
+/// deferred buffers.
+pub(super) fn release(s: &mut Snapshots) {
+    // SAFETY: clprism's own handles, released once.
+    unsafe {
+        for e in s.copy_events.drain(..) {
+            crate::exec::cl::release_event(e);
+        }
+        for c in s.eager.drain(..) {
+            crate::exec::cl::release_mem(c.copy);
+        }
+    }
+    projector()
+        .snapshot_bytes
+        .fetch_sub(std::mem::take(&mut s.bytes), Ordering::AcqRel);
+    for d in s.deferred.drain(..) {
+        d.finish();
+    }
+}
+
+/// Registers the deferred buffers of a launch just enqueued on `q`: a marker after it, then
+/// every later write to them goes through [`before_write`].
+///
+/// # Safety
+/// `q` is the app's live queue.
+pub(super) unsafe fn register(q: cl_command_queue, s: &Snapshots) {
+    if s.deferred.is_empty() {
+        return;
+    }
+    let marker = match crate::exec::cl::marker(q, &[]) {
+        Ok(m) => m,
+        Err(e) => {
+            for d in &s.deferred {
+                d.lose(format!("no marker after the launch: {e}"));
+            }
+            return;
+        }
+    };
+    let mut pending = PENDING.lock();
+    for (n, d) in s.deferred.iter().enumerate() {
+        if n > 0 {
+            let _ = crate::exec::cl::retain_event(marker);
+        }
+        *d.marker.lock() = marker as usize;
+        pending.entry(d.root).or_default().push(d.clone());
+        PENDING_COUNT.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// An app command on `q` may write buffer `m`: every deferred snapshot of its storage is
+/// copied first (see the module docs). Cheap when nothing is pending.
+///
+/// # Safety
+/// `q` is the app's live queue of the command (a queue of `m`'s context).
+pub unsafe fn before_write(q: cl_command_queue, m: Key) {
+    if !any_pending() || q.is_null() {
+        return;
+    }
+    // called from forwarding stubs: no panic may cross the FFI boundary
+    let _ = std::panic::catch_unwind(|| {
+        let list = PENDING.lock().get(&root_of(m)).cloned();
+        for d in list.unwrap_or_default() {
+            d.copy_before_write(q);
+        }
+    });
+}
+
+/// True when some deferred snapshot is pending.
+pub(super) fn any_pending() -> bool {
+    PENDING_COUNT.load(Ordering::Acquire) > 0
+}
+
+impl Deferred {
+    fn lose(&self, why: String) {
+        let mut st = self.state.lock();
+        if matches!(*st, State::App) {
+            self.counters
+                .lost
+                .fetch_add(self.size as u64, Ordering::Relaxed);
+            *st = State::Lost(why);
+        }
+    }
+
+    /// Takes the copy on `q` before a write is forwarded there.
+    unsafe fn copy_before_write(&self, q: cl_command_queue) {
+        let mut st = self.state.lock();
+        if !matches!(*st, State::App) {
+            return;
+        }
+        let size = self.size as u64;
+        let cap = crate::config::get().emu_snapshot_max;
+        let held = projector().snapshot_bytes.fetch_add(size, Ordering::AcqRel);
+        let r = if held + size > cap {
+            Err(format!(
+                "a {size}-byte buffer the kernel only reads was overwritten before the emulation ended and its copy does not fit: {held} bytes of snapshots held (CLPRISM_EMU_SNAPSHOT_MAX={cap})"
+            ))
+        } else {
+            self.copy_on(q)
+        };
+        match r {
+            Ok((copy, ev)) => {
+                self.counters.later.fetch_add(size, Ordering::Relaxed);
+                *st = State::Copied(copy as usize, ev as usize, size);
+            }
+            Err(why) => {
+                projector().snapshot_bytes.fetch_sub(size, Ordering::AcqRel);
+                self.counters.lost.fetch_add(size, Ordering::Relaxed);
+                *st = State::Lost(why);
+            }
+        }
+    }
+
+    unsafe fn copy_on(&self, q: cl_command_queue) -> Result<(cl_mem, cl_event), String> {
+        let m = crate::exec::cl::create_buffer(self.context as cl_context, self.size)
+            .map_err(|e| format!("deferred snapshot buffer: {e}"))?;
+        let marker = *self.marker.lock() as cl_event;
+        let wait: Vec<cl_event> = if marker.is_null() {
+            vec![]
+        } else {
+            vec![marker]
+        };
+        let ev = match enqueue_copy(q, self.app as cl_mem, m, self.size, &wait) {
+            Ok(ev) => ev,
+            Err(e) => {
+                crate::exec::cl::release_mem(m);
+                return Err(e);
+            }
+        };
+        // an out-of-order queue runs the writing command only after the copy
+        let in_order = TABLES
+            .queues
+            .with(q as Key, |i| {
+                i.app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0
+            })
+            .unwrap_or(false);
+        if !in_order {
+            match crate::exec::cl::barrier(q, &[ev]) {
+                Ok(b) => crate::exec::cl::release_event(b),
+                Err(e) => {
+                    crate::exec::cl::release_event(ev);
+                    crate::exec::cl::release_mem(m);
+                    return Err(format!("barrier after the deferred copy: {e}"));
+                }
+            }
+        }
+        // the worker waits for the copy: submit it even if the app never flushes
+        let _ = crate::exec::cl::flush(q);
+        Ok((m, ev))
+    }
+
+    /// Fills `dst` with the bytes at `at` on the worker's queue `q`: from the app's buffer
+    /// while it is unchanged, else from the copy taken before it was written.
+    unsafe fn read(&self, q: cl_command_queue, at: u64, dst: &mut [u8]) -> Result<(), String> {
+        let st = self.state.lock();
+        let (copy, ev) = match &*st {
+            // under the lock: a write hook waits for this read
+            State::App => {
+                return crate::exec::cl::read(q, self.app as cl_mem, at as usize, dst)
+                    .map_err(|e| e.to_string())
+            }
+            State::Copied(c, e, _) => (*c, *e),
+            State::Lost(why) => return Err(why.clone()),
+            State::Done => return Err("deferred snapshot already released".into()),
+        };
+        drop(st);
+        wait_event(ev as cl_event)?;
+        crate::exec::cl::read(q, copy as cl_mem, at as usize, dst).map_err(|e| e.to_string())
+    }
+
+    /// Waits (bounded) until the launch it follows has completed.
+    unsafe fn wait_launch(&self) -> Result<(), String> {
+        let m = *self.marker.lock();
+        if m == 0 {
+            return Err("the launch was not followed by a marker".into());
+        }
+        wait_event(m as cl_event)
+    }
+
+    /// The emulation no longer needs the buffer: drops the registration, the copy (its
+    /// bytes return to the budget), the marker and clprism's reference to the app's buffer.
+    /// Idempotent.
+    pub(super) fn finish(&self) {
+        let old = std::mem::replace(&mut *self.state.lock(), State::Done);
+        if matches!(old, State::Done) {
+            return;
+        }
+        {
+            let mut pending = PENDING.lock();
+            if let Some(v) = pending.get_mut(&self.root) {
+                let before = v.len();
+                v.retain(|d| !std::ptr::eq(Arc::as_ptr(d), self));
+                PENDING_COUNT.fetch_sub(before - v.len(), Ordering::AcqRel);
+                if v.is_empty() {
+                    pending.remove(&self.root);
+                }
+            }
+        }
+        // SAFETY: clprism's own handles and reference, released once (state was not Done).
+        unsafe {
+            if let State::Copied(c, e, bytes) = old {
+                crate::exec::cl::release_mem(c as cl_mem);
+                crate::exec::cl::release_event(e as cl_event);
+                projector()
+                    .snapshot_bytes
+                    .fetch_sub(bytes, Ordering::AcqRel);
+            }
+            let m = std::mem::take(&mut *self.marker.lock());
+            crate::exec::cl::release_event(m as cl_event);
+            crate::exec::cl::release_mem(self.app as cl_mem);
+        }
+    }
+}
+
+/// Finishes its deferred buffers when dropped (the paged arguments hold it).
+struct DeferredSet(Vec<Arc<Deferred>>);
+
+impl Drop for DeferredSet {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            d.finish();
+        }
+    }
+}
+
+/// Waits (polling, bounded) for an event; Err with the reason.
+unsafe fn wait_event(ev: cl_event) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        let st = crate::exec::cl::event_status(ev).map_err(|e| e.to_string())?;
+        if st < 0 {
+            return Err(format!("snapshot command failed with status {st}"));
+        }
+        if st == CL_COMPLETE {
+            return Ok(());
+        }
+        if start.elapsed() > SNAPSHOT_WAIT {
+            return Err(format!(
+                "snapshot copy or launch not finished after {} s",
+                SNAPSHOT_WAIT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The worker's read queue, the eager copies read page by page and the deferred buffers,
+/// released when the last paged argument using them is dropped (the worker drops the
+/// arguments right after the emulation).
+struct PageSource {
+    queue: cl_command_queue,
+    copies: Vec<cl_mem>,
+    deferred: DeferredSet,
+}
+
+// SAFETY: OpenCL handles may be used from any thread; the queue is used by one emulation at
+// a time (the worker thread's).
+unsafe impl Send for PageSource {}
+unsafe impl Sync for PageSource {}
+
+impl Drop for PageSource {
+    fn drop(&mut self) {
+        for d in self.deferred.0.drain(..) {
+            d.finish();
+        }
+        // SAFETY: clprism's own handles, released once.
+        unsafe {
+            for m in self.copies.drain(..) {
+                crate::exec::cl::release_mem(m);
+            }
+            if let Some(f) = crate::exec::cl::rt()
+                .ok()
+                .and_then(|t| t.clReleaseCommandQueue)
+            {
+                f(self.queue);
+            }
+        }
+    }
+}
+
+/// A snapshot as the emulation gets it.
+pub(super) enum SnapshotData {
+    /// Read back whole.
+    Whole(Vec<u8>),
+    /// Read page by page on first touch: (size, page reader).
+    Paged(usize, emu::paged::Fetch),
+}
+
+/// Worker side: reads the small snapshots back whole and releases them (eager copies, and
+/// deferred buffers, which are finished at once); the large ones ([`PAGED_MIN`]) are read
+/// page by page during the emulation. Everything is released on every path.
+pub(super) unsafe fn read_back(
+    s: &mut Snapshots,
+    context: Key,
+    device: Key,
+) -> Result<HashMap<Key, SnapshotData>, String> {
+    let mut out = HashMap::new();
+    let deferred = DeferredSet(std::mem::take(&mut s.deferred));
+    if s.eager.is_empty() && deferred.0.is_empty() {
+        return Ok(out);
+    }
+    for e in &s.copy_events {
+        wait_event(*e)?;
+    }
+    for d in &deferred.0 {
+        d.wait_launch()?;
+    }
+    let q = crate::exec::cl::create_queue(context as cl_context, device as cl_device_id)
+        .map_err(|e| format!("snapshot read queue: {e}"))?;
+    // the queue is released with the paged buffers (or at once when there are none)
+    let mut source = PageSource {
+        queue: q,
+        copies: Vec::new(),
+        deferred: DeferredSet(Vec::new()),
+    };
+    let mut paged: Vec<(Key, usize, Result<usize, Arc<Deferred>>)> = Vec::new();
+    let counter = s.counters.clone();
+    let mut res = Ok(());
+    for c in std::mem::take(&mut s.eager) {
+        if c.size > PAGED_MIN {
+            // released with `source`
+            source.copies.push(c.copy);
+            paged.push((c.src, c.size, Ok(c.copy as usize)));
+            continue;
+        }
+        if res.is_ok() {
+            let mut v = vec![0u8; c.size];
+            res = crate::exec::cl::read(q, c.copy, 0, &mut v)
+                .map_err(|e| format!("snapshot read: {e}"));
+            if res.is_ok() {
+                counter
+                    .read_back
+                    .fetch_add(c.size as u64, Ordering::Relaxed);
+                out.insert(c.src, SnapshotData::Whole(v));
+            }
+        }
+        crate::exec::cl::release_mem(c.copy);
+    }
+    let mut deferred = deferred;
+    for d in std::mem::take(&mut deferred.0) {
+        if d.size > PAGED_MIN && res.is_ok() {
+            // finished with `source`
+            source.deferred.0.push(d.clone());
+            paged.push((d.app, d.size, Err(d)));
+            continue;
+        }
+        if res.is_ok() {
+            let mut v = vec![0u8; d.size];
+            res = d
+                .read(q, 0, &mut v)
+                .map_err(|e| format!("snapshot read: {e}"));
+            if res.is_ok() {
+                counter
+                    .read_back
+                    .fetch_add(d.size as u64, Ordering::Relaxed);
+                out.insert(d.app, SnapshotData::Whole(v));
+            }
+        }
+        // read whole: the emulation needs it no more
+        d.finish();
+    }
+    res?;
+    let source = Arc::new(source);
+    for (src, size, from) in paged {
+        let (source, counter) = (source.clone(), counter.clone());
+        let fetch: emu::paged::Fetch = Arc::new(move |at, dst: &mut [u8]| {
+            // SAFETY: the copy, the deferred buffer and the queue live as long as `source`,
+            // held here.
+            unsafe {
+                match &from {
+                    Ok(copy) => {
+                        crate::exec::cl::read(source.queue, *copy as cl_mem, at as usize, dst)
+                            .map_err(|e| e.to_string())?
+                    }
+                    Err(d) => d.read(source.queue, at, dst)?,
+                }
+            }
+            counter
+                .read_back
+                .fetch_add(dst.len() as u64, Ordering::Relaxed);
+            Ok(())
+        });
+        out.insert(src, SnapshotData::Paged(size, fetch));
+    }
+    Ok(out)
+}
