@@ -166,10 +166,17 @@ fn overwritten_read_only_buffer_keeps_its_pre_launch_contents() {
     let over = overwrite_after("overwrite");
     assert_eq!(over["snapshot_bytes"], out_bytes, "{over}");
     assert_eq!(over["snapshot_deferred_bytes"], mib16, "{over}");
-    assert_eq!(over["snapshot_later_bytes"], mib16, "copied before the write: {over}");
+    assert_eq!(
+        over["snapshot_later_bytes"], mib16,
+        "copied before the write: {over}"
+    );
     assert!(over.get("snapshot_lost_bytes").is_none(), "{over}");
     let pre = overwrite_after("pre");
-    assert_eq!(stats_of(&keep), stats_of(&over), "the emulation saw the pre-launch data");
+    assert_eq!(
+        stats_of(&keep),
+        stats_of(&over),
+        "the emulation saw the pre-launch data"
+    );
     assert_ne!(
         stats_of(&keep)["instructions"],
         stats_of(&pre)["instructions"],
