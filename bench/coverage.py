@@ -15,7 +15,9 @@ for f in sorted(glob.glob(sys.argv[1]+'/*.project.jsonl')):
         st=e.get('status')
         if 'key' in e and e['key'] in defs: st=defs[e['key']].get('status',st) if st is None else st
         shape=(r['kernel'],tuple(r.get('global') or []),tuple(r.get('local') or []))
-        good = st in ('ok','complete','reused') or (e.get('reused') and st!='unavailable')
+        # an emulation ran for this launch's key (ok) or the launch reuses one (reused);
+        # 'error' and 'unavailable' (no snapshot, a failed compile) are not covered
+        good = st in ('ok', 'reused')
         n+=1; ok+=good
         shapes.setdefault(shape,[]).append(good)
     sh_ok=sum(1 for v in shapes.values() if any(v))
