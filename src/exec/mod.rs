@@ -515,8 +515,10 @@ unsafe fn build_cached(
 
 /// The app built `info`'s program: build it on the balance devices in the background (the
 /// engine is started first when needed), so its first balanced launch does not wait for
-/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs without
-/// NDRange queries (the others are rebuilt per launch shape).
+/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs whose
+/// variant does not depend on the launch shape: without NDRange queries, or whose queries
+/// read only the offset (built for a null offset, as nearly every app launches; see
+/// [`program::RangeQueries`]).
 pub fn prebuild_in_background(info: &ProgramInfo) {
     let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
@@ -524,15 +526,14 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     // a program that includes files is checked on the background thread (the preprocessor
     // runs there, not in the app's clBuildProgram)
     let unsplittable = |text: &str| {
-        program::unsplittable_reason(text).is_some() || program::uses_range_queries(text)
+        program::unsplittable_reason(text).is_some() || program::RangeQueries::of(text).size
     };
     let includes = program::includes_files(src);
     if !includes && unsplittable(src) {
         return;
     }
-    let variant = format!("{}|{}", info.hash, info.options);
     let (hash, source) = (info.hash.clone(), src.clone());
-    let (src, options) = (src.to_string(), info.options.to_string());
+    let options = info.options.to_string();
     if balance().engine.get().is_none() {
         balance()
             .starting
@@ -543,13 +544,23 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
         balance()
             .starting
             .store(false, std::sync::atomic::Ordering::Release);
-        if includes
-            && program::inspected_text(&hash, &source, &options).map_or(true, |t| unsplittable(&t))
-        {
-            return;
-        }
+        let text = if includes {
+            match program::inspected_text(&hash, &source, &options) {
+                Ok(t) if !unsplittable(&t) => t,
+                _ => return,
+            }
+        } else {
+            source.clone()
+        };
+        let queries = program::RangeQueries::of(&text);
+        let (variant, code) = if queries.any() {
+            let (suffix, code) = queries.variant(&source, [0; 3], [0; 3]);
+            (format!("{hash}|{options}|{suffix}"), code)
+        } else {
+            (format!("{hash}|{options}"), source.to_string())
+        };
         if let Ok(e) = started {
-            program_cell(&variant).get_or_init(|| build_on_devices(e, &src, &options));
+            program_cell(&variant).get_or_init(|| build_on_devices(e, &code, &options));
         }
     });
 }

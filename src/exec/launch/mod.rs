@@ -386,13 +386,14 @@ impl WorkerState {
                 );
             }
         }
-        let range_queries = program::uses_range_queries(&checked);
-        let (variant, text) = if range_queries {
+        let queries = program::RangeQueries::of(&checked);
+        let (variant, text) = if queries.any() {
             let g = job.global.map(|x| x as u64);
             let o = job.offset.map(|x| x as u64);
+            let (suffix, text) = queries.variant(&source, g, o);
             (
-                format!("{}|{}|{g:?}|{o:?}", job.program.hash, job.program.options),
-                program::variant_source(&source, g, o),
+                format!("{}|{}|{suffix}", job.program.hash, job.program.options),
+                text,
             )
         } else {
             (
@@ -404,7 +405,8 @@ impl WorkerState {
         if !self.kernels.contains_key(&key) {
             // one build per program variant and device, shared by its kernels (started in
             // the background when the app built the program; see `prebuild_in_background`)
-            let programs = if range_queries {
+            // a variant per global size is not kept past its kernels (launch shapes are many)
+            let programs = if queries.size {
                 super::build_on_devices(engine, &text, &job.program.options)
             } else {
                 super::program_cell(&variant)
