@@ -274,6 +274,49 @@ fn a_read_only_buffer_the_kernel_writes_is_merged() {
     assert!(used.len() >= 2, "chunks ran on {used:?} only: {}", s[0]);
 }
 
+/// A kernel whose work-groups read what another work-group writes (its output depends on
+/// the order of the work-groups: Rodinia particlefilter gave other results split) is kept
+/// whole with the reason, also under `CLPRISM_SPLIT=always`; a kernel of the same program that
+/// only reads the same buffer is split over >= 2 devices.
+#[test]
+fn a_kernel_whose_work_groups_depend_on_each_other_runs_whole() {
+    let exe = c_program("group_order");
+    let d = scratch("balance-group-order");
+    let log = d.join("l.jsonl");
+    let cache = d.join("cache");
+    let out = balanced(
+        &exe,
+        &[],
+        &log,
+        &[
+            ("CLPRISM_CACHE", cache.to_str().unwrap()),
+            ("CLPRISM_DEVICES", "all"),
+            ("CLPRISM_SPLIT", "always"),
+        ],
+    );
+    assert_ok(&out, "group_order balance");
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 2);
+    let racy = &recs[0]["schedule"];
+    assert_eq!(recs[0]["kernel"], "racy");
+    assert!(
+        racy["fallback"]
+            .as_str()
+            .unwrap_or("")
+            .contains("depends on the order of the work-groups"),
+        "{racy}"
+    );
+    let plain = &recs[1]["schedule"];
+    assert!(plain["fallback"].is_null(), "{plain}");
+    let used: std::collections::HashSet<u64> = plain["chunks"]
+        .as_array()
+        .expect("chunks")
+        .iter()
+        .filter_map(|c| c["device"].as_u64())
+        .collect();
+    assert!(used.len() >= 2, "chunks ran on {used:?} only: {plain}");
+}
+
 /// Runs matmul_global natively and balanced with fault injection `fault`; asserts both pass
 /// with byte-identical output and returns the balanced launches' schedule records.
 fn run_with_fault(test: &str, fault: &str) -> Vec<Value> {

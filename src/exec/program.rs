@@ -72,8 +72,16 @@ impl RangeQueries {
         (
             format!(
                 "{}|{}",
-                if self.size { format!("{g:?}") } else { "-".into() },
-                if self.offset { format!("{o:?}") } else { "-".into() }
+                if self.size {
+                    format!("{g:?}")
+                } else {
+                    "-".into()
+                },
+                if self.offset {
+                    format!("{o:?}")
+                } else {
+                    "-".into()
+                }
             ),
             variant_source(source, g, o),
         )
@@ -341,14 +349,26 @@ mod tests {
     fn variant_key_holds_only_the_figures_the_queries_read() {
         // Rodinia lud: get_group_id only, so every global size shares one variant
         let lud = RangeQueries::of("int bx = get_group_id(0); int tx = get_local_id(0);");
-        assert_eq!(lud, RangeQueries { size: false, offset: true });
+        assert_eq!(
+            lud,
+            RangeQueries {
+                size: false,
+                offset: true
+            }
+        );
         let (k1, t1) = lud.variant("k", [848, 848, 1], [0; 3]);
         let (k2, t2) = lud.variant("k", [832, 832, 1], [0; 3]);
         assert_eq!((k1.as_str(), &t1), ("-|[0, 0, 0]", &t2));
         assert_ne!(lud.variant("k", [848, 848, 1], [16, 0, 0]).0, k1);
         // the global size is keyed and baked in only when read
         let sized = RangeQueries::of("n = get_num_groups(0);");
-        assert_eq!(sized, RangeQueries { size: true, offset: false });
+        assert_eq!(
+            sized,
+            RangeQueries {
+                size: true,
+                offset: false
+            }
+        );
         let (k3, t3) = sized.variant("k", [848, 848, 1], [16, 0, 0]);
         assert_eq!(k3, "[848, 848, 1]|-");
         assert!(t3.contains("{848UL, 848UL, 1UL}") && t3.contains("{0UL, 0UL, 0UL}"));
