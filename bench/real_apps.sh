@@ -24,8 +24,10 @@
 #                     run-script sizes, for a GPU)
 #   CLPRISM_DEVICES   balance devices (default all); POCL_DEVICES as the caller sets it
 #                     (here: "pthread pthread basic", three unequal PoCL CPU devices)
-# Every run of an app starts warm: one untimed native run first fills PoCL's and the
-# driver's kernel caches, so the ratios compare steady runs.
+# Every run of an app starts warm: one untimed run per mode in WARM_MODES (default: native)
+# first fills PoCL's and the driver's kernel caches, so the ratios compare steady runs;
+# WARM_MODES="native always" also fills clprism's caches (program binaries per balance
+# device, footprint models), so auto and always measure a second run, not a first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/real_apps}
@@ -129,7 +131,7 @@ printf '%-18s %9s %9s %6s %9s %6s %5s %5s %13s %13s  %s\n' app native_ms auto_ms
 for entry in "${corpus[@]}"; do
   name=${entry%%|*}; cmd=${entry#*|}
   if [ -n "${APPS:-}" ] && [[ " $APPS " != *" $name "* ]]; then continue; fi
-  run1 "$name" native "$cmd" >/dev/null # warm the kernel caches
+  for wm in ${WARM_MODES:-native}; do run1 "$name" "$wm" "$cmd" >/dev/null; done # warm the caches
   declare -A t=() rcs=()
   for mode in native auto always; do
     times=()
