@@ -67,20 +67,20 @@ if [ -n "${RODINIA:-}" ]; then
   # the result digest: drop the lines with timings, platform and device names
   dig="grep -Eiv '(^(init|memalloc|htod|exec|dtoh|close|total):|time|took|execution|send array|platform|device|vendor|^[0-9]+x[0-9]+ )' | md5sum"
   if [ "${RODINIA_SIZE:-small}" = large ]; then
-    hs=1024 hsi=2000 bp=4194304 g=2048 lv=50 lu=8192 nw=8192 pf=400000 pfc=100000 sr=1000 sc=65536 bg=1000000
+    hs=1024 hsi=2000 h3i=500 bp=4194304 g=2048 lv=50 lu=2048 nw=8192 pf=400000 pfc=100000 sr=1000 sc=65536 bg=1000000
   else
-    hs=512 hsi=20 bp=65536 g=256 lv=8 lu=1024 nw=2048 pf=4096 pfc=100000 sr=100 sc=16384 bg=65536
+    hs=512 hsi=20 h3i=20 bp=65536 g=256 lv=8 lu=1024 nw=2048 pf=4096 pfc=100000 sr=100 sc=16384 bg=65536
   fi
   corpus+=(
     "rd_backprop|cd $R/backprop && ./backprop.out -n $bp -p $P 2>&1 | $dig"
     "rd_bfs|cd $R/bfs && ./bfs.out $D/graph_$bg.txt -p $P 2>&1 | grep -c passed"
     "rd_gaussian|cd $R/gaussian && ./gaussian.out -s $g -v -p $P 2>&1 | $dig"
     "rd_hotspot|cd $R/hotspot && ./hotspot.out $hs 2 $hsi $D/temp_$hs $D/power_$hs out.\$\$ -p $P >/dev/null && md5sum < out.\$\$ && rm out.\$\$"
-    "rd_hotspot3D|cd $R/hotspot3D && ./hotspot3D.out -n 512 -l 8 -i $hsi -f $D/power_512x8 $D/temp_512x8 out.\$\$ -p $P >/dev/null && md5sum < out.\$\$ && rm out.\$\$"
+    "rd_hotspot3D|cd $R/hotspot3D && ./hotspot3D.out -n 512 -l 8 -i $h3i -f $D/power_512x8 $D/temp_512x8 out.\$\$ -p $P >/dev/null && md5sum < out.\$\$ && rm out.\$\$"
     "rd_lavaMD|cd $R/lavaMD && ./lavaMD.out -boxes1d $lv -p $P 2>&1 | $dig"
     "rd_lud|cd $R/lud && ./lud.out -s $lu -v -p $P 2>&1 | sed -n '/Verify/,\$p'"
     "rd_nw|cd $R/nw && ./nw.out $nw 10 ./nw.cl -p $P 2>&1 | $dig"
-    "rd_particlefilter|cd $R/particlefilter && ./OCL_particlefilter_single.out -x 128 -y 128 -z 10 -np $pf -p $P 2>&1 | $dig"
+    "rd_particlefilter|cd $R/particlefilter && ./OCL_particlefilter_single.out -x 128 -y 128 -z 10 -np $pf -p $P 2>&1 | grep -E '^(XE|YE):' | md5sum"
     "rd_pathfinder|cd $R/pathfinder && ./pathfinder.out -c $pfc -r 100 -h 20 -p $P 2>&1 | $dig"
     "rd_srad|cd $R/srad && ./srad.out -n $sr -l 0.5 -s 502 458 -p $P >/dev/null 2>&1 && md5sum < output/image_out.pgm"
     "rd_streamcluster|cd $R/streamcluster && ./streamcluster.out 10 20 16 $sc $sc 1000 none out.\$\$ 1 -p $P >/dev/null 2>&1 && md5sum < out.\$\$ && rm out.\$\$"
