@@ -907,6 +907,7 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
         &[
             ("CLPRISM_SPLIT", "auto"),
             ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_OPEN_COST", "0"),
             ("CLPRISM_FAULT", "open-delay:200"),
         ],
     );
@@ -943,6 +944,32 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
     let after = s
         .get(waiting)
         .unwrap_or_else(|| panic!("every launch was forwarded: {s:?}"));
+    // with an opening cost that the run's launches never add up to, the devices never open:
+    // every launch is forwarded (the app's device alone) and says why
+    let log = d.join("auto-cost.jsonl");
+    let out_file = d.join("auto-cost.bin");
+    let a = args(&out_file);
+    let out = balanced(
+        &exe,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &log,
+        &[
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_OPEN_COST", "1000000"),
+        ],
+    );
+    assert_ok(&out, "nbody auto, opening never paid");
+    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
+    let c = schedules(&log);
+    assert!(deferred(&c[0]), "{}", c[0]);
+    for x in &c[1..] {
+        let f = x["fallback"].as_str().unwrap_or("");
+        assert!(
+            f.contains("CLPRISM_BALANCE_OPEN_COST") || f.contains("too short for a split"),
+            "{x}"
+        );
+    }
     let verdict = after["fallback"]
         .as_str()
         .map(str::to_string)

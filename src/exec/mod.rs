@@ -233,6 +233,9 @@ struct Balance {
     /// Program variant (`hash|options`) → whether its source can be split (the reason when
     /// not), found once ([`source_verdict`]).
     source_verdicts: Mutex<FxHashMap<String, Result<(), String>>>,
+    /// App-device time of the launches long enough to split seen before the devices opened,
+    /// ns: what splitting them could at most have saved ([`opening_deferred`]).
+    open_credit_ns: Mutex<f64>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -607,9 +610,9 @@ pub const OPEN_MIN_LAUNCH_NS: f64 = 2.0 * decide::ASSUMED_SPLIT_FLOOR_NS;
 /// runs and, at exit, a wait for a driver call in flight; an app whose launches are all too
 /// short to split, or that launches each kernel once (the first launch is always measured
 /// whole), pays it for nothing (PolyBench-ACC on three PoCL devices: 2.4-5.3x native before
-/// this rule). So the devices open only once a kernel's measured launch on the app's device
-/// took at least [`OPEN_MIN_LAUNCH_NS`] and the kernel is launched again. `always` and
-/// `CLPRISM_BALANCE_EARLY=off` keep opening at the app's first build or launch.
+/// this rule). So the devices open only once the measured launches long enough to split add
+/// up to what opening costs ([`open_credit_short`]). `always` and `CLPRISM_BALANCE_EARLY=off`
+/// keep opening at the app's first build or launch.
 pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -> Option<Deferred> {
     let cfg = crate::config::get();
     if cfg.split != crate::config::SplitPolicy::Auto || !cfg.balance_early {
@@ -622,22 +625,16 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
     let Some(ns_per_wg) = forwarded_ns_per_work_group(kernel) else {
         return Some(Deferred {
             reason: "kept whole on the app's device, measured before the balance devices are \
-                     opened (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)"
+                     opened (CLPRISM_SPLIT=auto opens them once launches long enough to split add \
+                     up to CLPRISM_BALANCE_OPEN_COST)"
                 .into(),
             measure: true,
         });
     };
     let t = ns_per_wg * work_groups as f64;
-    if t < OPEN_MIN_LAUNCH_NS {
-        // the figure is per work-group: a larger launch of the kernel is judged on it
-        // without a new measurement (a profiled event costs NVIDIA ~12 us per launch)
+    if let Some(reason) = open_credit_short(t, cfg.balance_open_cost_ms as f64 * 1e6) {
         return Some(Deferred {
-            reason: format!(
-                "kept whole on the app's device: {:.1} us there, too short for a split to pay \
-                 (under {:.0} us); the balance devices are not opened",
-                t / 1e3,
-                OPEN_MIN_LAUNCH_NS / 1e3
-            ),
+            reason,
             measure: false,
         });
     }
@@ -649,6 +646,40 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
     });
     prebuild_in_background(program);
     None
+}
+
+/// Why a launch of `t_ns` on the app's device does not open the balance devices yet, or
+/// `None` when it does. Launches under [`OPEN_MIN_LAUNCH_NS`] never count (no split of them
+/// can pay; their figure is per work-group, so a larger launch of the kernel is judged on it
+/// without a new measurement: a profiled event costs NVIDIA ~12 us per launch). The others add
+/// their time to a credit, and the devices open once it reaches `cost_ns`
+/// (`CLPRISM_BALANCE_OPEN_COST`): a split saves less than the launch's time, so an app that
+/// exits right after the opening paid at most what splitting could have gained by then, the
+/// ski-rental bound (rent until the rent paid equals the price; Karlin et al., "Competitive
+/// randomized algorithms for nonuniform problems", 1994) that `decide` also applies to a
+/// kernel's first split. Rodinia on one H100 plus PoCL's CPU device, before: pathfinder's 5
+/// launches and particlefilter's 36 opened the devices and the apps ran 1.28x and 1.22x
+/// native, their exits waiting for the opening in flight.
+fn open_credit_short(t_ns: f64, cost_ns: f64) -> Option<String> {
+    if t_ns < OPEN_MIN_LAUNCH_NS {
+        return Some(format!(
+            "kept whole on the app's device: {:.1} us there, too short for a split to pay \
+             (under {:.0} us); the balance devices are not opened",
+            t_ns / 1e3,
+            OPEN_MIN_LAUNCH_NS / 1e3
+        ));
+    }
+    let mut credit = balance().open_credit_ns.lock();
+    *credit += t_ns;
+    (*credit < cost_ns).then(|| {
+        format!(
+            "kept whole on the app's device: the balance devices open once launches long enough \
+             to split add up to what opening them costs ({:.1} of {:.0} ms so far, \
+             CLPRISM_BALANCE_OPEN_COST)",
+            *credit / 1e6,
+            cost_ns / 1e6
+        )
+    })
 }
 
 /// The engine for a launch, without making the app wait for the devices to open when
@@ -759,4 +790,21 @@ extern "C" fn chunk_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
         // SAFETY: the callback owns the chunk's event.
         unsafe { cl::release_event(ev) };
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_devices_open_once_long_launches_add_up_to_the_opening_cost() {
+        let short = open_credit_short(OPEN_MIN_LAUNCH_NS - 1.0, 1e6).expect("too short");
+        assert!(short.contains("too short for a split to pay"), "{short}");
+        let first = open_credit_short(400e3, 1e6).expect("0.4 of 1 ms");
+        assert!(first.contains("0.4 of 1 ms so far"), "{first}");
+        // the launch under the floor added nothing
+        let second = open_credit_short(400e3, 1e6).expect("0.8 of 1 ms");
+        assert!(second.contains("0.8 of 1 ms so far"), "{second}");
+        assert_eq!(open_credit_short(400e3, 1e6), None);
+    }
 }
