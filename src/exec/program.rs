@@ -359,6 +359,7 @@ mod tests {
         let (k1, t1) = lud.variant("k", [848, 848, 1], [0; 3]);
         let (k2, t2) = lud.variant("k", [832, 832, 1], [0; 3]);
         assert_eq!((k1.as_str(), &t1), ("-|[0, 0, 0]", &t2));
+        assert_eq!(k1, k2);
         assert_ne!(lud.variant("k", [848, 848, 1], [16, 0, 0]).0, k1);
         // the global size is keyed and baked in only when read
         let sized = RangeQueries::of("n = get_num_groups(0);");
