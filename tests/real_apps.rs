@@ -1,5 +1,5 @@
 //! Real applications nobody here wrote (issue 18, item 4), installed by scripts/setup.sh from
-//! Debian: 13 of CLBlast's own self-checking test binaries and clFFT's client, in balance mode with
+//! Debian: 13 of CLBlast's own self-checking test binaries, clFFT's client and clpeak, in balance mode with
 //! `CLPRISM_SPLIT=always` on three unequal PoCL devices. Each must pass its own checks with
 //! the same verdict as natively, and launches must really run on >= 2 devices.
 //! Speed is measured by bench/real_apps.sh, not here.
@@ -147,6 +147,26 @@ clblast_test! {
     clblast_syr_passes_its_own_checks_split => "xsyr",
     clblast_col2im_passes_its_own_checks_split => "xcol2im",
     clblast_omatcopy_passes_its_own_checks_split => "xomatcopy",
+}
+
+/// clpeak's single-precision compute test (no self-check: its figures are printed) runs to
+/// the end in balance mode with its launches split over >= 2 devices, every other launch
+/// saying why not.
+#[test]
+fn clpeak_compute_runs_split() {
+    let d = scratch("real-clpeak");
+    let log = d.join("balance.jsonl");
+    let args = ["-p", "0", "-d", "0", "--compute-sp"];
+    let (native_rc, native) = app("clpeak", &args, None);
+    assert_eq!(native_rc, Some(0), "clpeak natively:\n{native}");
+    let (rc, text) = app("clpeak", &args, Some(&log));
+    assert_eq!(rc, Some(0), "clpeak in balance mode:\n{text}");
+    assert!(text.contains("float16"), "{text}");
+    assert!(
+        split_launches(&log) > 0,
+        "clpeak: no launch ran on two devices"
+    );
+    every_unsplit_launch_says_why(&log);
 }
 
 #[test]
