@@ -1083,6 +1083,7 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
         timed,
         timing_p,
         sampler,
+        forwarded: None,
     }
 }
 
@@ -1219,10 +1220,11 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
             Err(forward) => {
                 // decision_ns: what clprism spent on the app's thread before forwarding
                 let decision_ns = t.elapsed().as_nanos() as u64;
-                rec.set_schedule(&log::schema::Schedule::forwarded(
-                    forward.reason,
+                // typed: the writer makes its JSON (from cached fragments), not this thread
+                rec.forwarded = Some(log::Forwarded {
+                    reason: forward.reason,
                     decision_ns,
-                ));
+                });
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
                 measure = forward.measure;
                 if measure.is_some() {
