@@ -53,6 +53,8 @@ pub struct Job {
     pub program: ProgramInfo,
     /// Kernel function name.
     pub kernel: String,
+    /// [`kernel_id`] of the program and kernel, made once per kernel object.
+    pub id: std::sync::Arc<str>,
     /// Argument values as set at enqueue time.
     pub args: Vec<KernelArg>,
     /// NDRange dimensions.
@@ -82,7 +84,7 @@ impl Job {
     /// and the kernel name, so same-named kernels of different programs or builds (e.g. one
     /// source built with different `-D` options) keep their own figures.
     pub fn kernel_id(&self) -> String {
-        kernel_id(&self.program, &self.kernel)
+        self.id.to_string()
     }
 
     /// The options the mini-emulator compiles the app's program with for this launch: the
@@ -161,20 +163,34 @@ pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
 /// hook does with the native run.
 #[derive(Debug, Default)]
 pub struct Forward {
-    /// Why it was not split (the record's `schedule.fallback`).
-    pub reason: String,
+    /// Why it was not split (the record's `schedule.fallback`), shared: the reasons of the
+    /// frequent verdicts are made once ([`reason`], the memos of `opening_deferred` and the
+    /// early decision), so a launch kept whole allocates no text.
+    pub reason: Reason,
     /// Buffers of the launch that its kernel only reads: the native run does not make their
     /// replicas stale.
     pub unwritten: Vec<Key>,
     /// Measure the forwarded launch: (kernel id ([`Job::kernel_id`]), work-groups); see
     /// [`watch_forwarded`].
-    pub measure: Option<(String, u64)>,
+    pub measure: Option<(std::sync::Arc<str>, u64)>,
+}
+
+/// A "too short" verdict's (figure bits, work-groups) and its reason ([`short_reason`]).
+type ShortReason = ((u64, u64), Reason);
+
+/// A fallback reason's text, shared between the launches that give it.
+pub type Reason = std::sync::Arc<str>;
+
+/// The shared text of a fixed reason, made once per call site (`static`): what the frequent
+/// fixed verdicts return instead of a new `String` per launch.
+pub fn reason(cell: &'static OnceCell<Reason>, text: &'static str) -> Reason {
+    cell.get_or_init(|| Reason::from(text)).clone()
 }
 
 impl From<String> for Forward {
     fn from(reason: String) -> Self {
         Forward {
-            reason,
+            reason: reason.into(),
             ..Default::default()
         }
     }
@@ -182,7 +198,19 @@ impl From<String> for Forward {
 
 impl From<&str> for Forward {
     fn from(reason: &str) -> Self {
-        reason.to_string().into()
+        Forward {
+            reason: reason.into(),
+            ..Default::default()
+        }
+    }
+}
+
+impl From<Reason> for Forward {
+    fn from(reason: Reason) -> Self {
+        Forward {
+            reason,
+            ..Default::default()
+        }
     }
 }
 
@@ -233,6 +261,9 @@ struct Balance {
     /// Program variant (`hash|options`) → whether its source can be split (the reason when
     /// not), found once ([`source_verdict`]).
     source_verdicts: Mutex<FxHashMap<String, Result<(), String>>>,
+    /// kernel (`Job::kernel_id`) → the (figure bits, work-groups) of its last "too short"
+    /// verdict before the devices open, and that verdict's reason ([`short_reason`]).
+    short_reasons: Mutex<FxHashMap<String, ShortReason>>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -274,22 +305,27 @@ pub fn invalidate(m: Key) {
 
 /// Measures a forwarded launch: once `ev` has completed, its device time (the app's queue
 /// has profiling while clprism times launches) divided by `work_groups` becomes the kernel's
-/// `t_whole` for `sched::split`. The event is kept (retained) and read when the next launch of
+/// `t_whole` for `sched::split`. The event is kept (retained) and read when a later launch of
 /// the kernel asks for the figure ([`forwarded_ns_per_work_group`]): by then the start barrier
 /// of that launch has waited for it on an in-order queue, whereas a completion callback can
 /// arrive after the decision (NVIDIA delivers them up to ~20 ms late). Without profiling
 /// nothing is recorded, and the kernel keeps being forwarded (never slower than native).
 ///
+/// While one measurement of the kernel is pending, a later one is not kept: the pending
+/// (earlier) launch completes first on an in-order queue. Replacing it with the latest
+/// launch, as before, never let the figure arrive while the app kept its queue full
+/// (bench/launches.c on PoCL: the first 3,254 of 20,000 launches were all forwarded as
+/// "measured", each with a profiled event; results/session13-2026-11-24).
+///
 /// # Safety
 /// `ev` is a valid event of the forwarded launch.
-pub unsafe fn watch_forwarded(ev: cl_event, request: (String, u64)) {
-    if cl::retain_event(ev).is_err() {
+pub unsafe fn watch_forwarded(ev: cl_event, request: (std::sync::Arc<str>, u64)) {
+    let (kernel, wgs) = request;
+    let mut pending = balance().pending.lock();
+    if pending.contains_key(&*kernel) || cl::retain_event(ev).is_err() {
         return;
     }
-    let (kernel, wgs) = request;
-    if let Some((old, _)) = balance().pending.lock().insert(kernel, (ev as usize, wgs)) {
-        cl::release_event(old as cl_event);
-    }
+    pending.insert(kernel.to_string(), (ev as usize, wgs));
 }
 
 /// The kernel's ns per work-group on the app's device from its latest measured forwarded
@@ -576,7 +612,7 @@ pub fn source_verdict(program: &ProgramInfo, source: &std::sync::Arc<str>) -> Re
 /// A launch [`opening_deferred`] forwards without opening the balance devices.
 pub struct Deferred {
     /// For the record's `schedule.fallback`.
-    pub reason: String,
+    pub reason: Reason,
     /// Measure the forwarded launch (the kernel has no figure on the app's device yet).
     pub measure: bool,
 }
@@ -590,7 +626,7 @@ pub const OPEN_MIN_LAUNCH_NS: f64 = 2.0 * decide::ASSUMED_SPLIT_FLOOR_NS;
 /// `CLPRISM_SPLIT=auto` with `CLPRISM_BALANCE_EARLY` on: why the launch of `kernel`
 /// ([`kernel_id`]) over `work_groups` work-groups is forwarded without opening the balance
 /// devices, or `None` when they are open, opening, or now worth opening (then the opening
-/// and the build of `program` on them start in the background here).
+/// and the build on them of the program `program` names start in the background here).
 ///
 /// Opening the devices and building the app's programs on them costs CPU time while the app
 /// runs and, at exit, a wait for a driver call in flight; an app whose launches are all too
@@ -599,7 +635,16 @@ pub const OPEN_MIN_LAUNCH_NS: f64 = 2.0 * decide::ASSUMED_SPLIT_FLOOR_NS;
 /// this rule). So the devices open only once a kernel's measured launch on the app's device
 /// took at least [`OPEN_MIN_LAUNCH_NS`] and the kernel is launched again. `always` and
 /// `CLPRISM_BALANCE_EARLY=off` keep opening at the app's first build or launch.
-pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -> Option<Deferred> {
+///
+/// The "too short" verdict is a function of the kernel's figure and the launch's
+/// work-groups: its text is made once per (kernel, figure, work-groups) and shared
+/// ([`Balance::short_reasons`]), so a launch kept whole here allocates nothing.
+pub fn opening_deferred(
+    kernel: &str,
+    work_groups: u64,
+    program: impl FnOnce() -> Option<Key>,
+) -> Option<Deferred> {
+    static MEASURING: OnceCell<Reason> = OnceCell::new();
     let cfg = crate::config::get();
     if cfg.split != crate::config::SplitPolicy::Auto || !cfg.balance_early {
         return None;
@@ -610,9 +655,11 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
     }
     let Some(ns_per_wg) = forwarded_ns_per_work_group(kernel) else {
         return Some(Deferred {
-            reason: "kept whole on the app's device, measured before the balance devices are \
-                     opened (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)"
-                .into(),
+            reason: reason(
+                &MEASURING,
+                "kept whole on the app's device, measured before the balance devices are \
+                 opened (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)",
+            ),
             measure: true,
         });
     };
@@ -621,12 +668,7 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
         // the figure is per work-group: a larger launch of the kernel is judged on it
         // without a new measurement (a profiled event costs NVIDIA ~12 us per launch)
         return Some(Deferred {
-            reason: format!(
-                "kept whole on the app's device: {:.1} us there, too short for a split to pay \
-                 (under {:.0} us); the balance devices are not opened",
-                t / 1e3,
-                OPEN_MIN_LAUNCH_NS / 1e3
-            ),
+            reason: short_reason(kernel, ns_per_wg, work_groups, t),
             measure: false,
         });
     }
@@ -636,8 +678,37 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
             t / 1e3
         )
     });
-    prebuild_in_background(program);
+    if let Some(p) = program().and_then(|p| crate::registry::TABLES.programs.get(p)) {
+        prebuild_in_background(&p);
+    }
     None
+}
+
+/// The "too short for a split to pay" reason of [`opening_deferred`] for a launch of
+/// `kernel` taking `t` ns (`ns_per_wg` × `work_groups`), made once per (kernel, figure,
+/// work-groups).
+fn short_reason(kernel: &str, ns_per_wg: f64, work_groups: u64, t: f64) -> Reason {
+    let key = (ns_per_wg.to_bits(), work_groups);
+    let mut memo = balance().short_reasons.lock();
+    if let Some((k, r)) = memo.get(kernel) {
+        if *k == key {
+            return r.clone();
+        }
+    }
+    let r: Reason = format!(
+        "kept whole on the app's device: {:.1} us there, too short for a split to pay \
+         (under {:.0} us); the balance devices are not opened",
+        t / 1e3,
+        OPEN_MIN_LAUNCH_NS / 1e3
+    )
+    .into();
+    match memo.get_mut(kernel) {
+        Some(e) => *e = (key, r.clone()),
+        None => {
+            memo.insert(kernel.to_string(), (key, r.clone()));
+        }
+    }
+    r
 }
 
 /// The engine for a launch, without making the app wait for the devices to open when

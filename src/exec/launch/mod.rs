@@ -125,6 +125,9 @@ pub(super) struct WorkerState {
     /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
     /// before a split was tried, ns (`decide`'s trial rule).
     forgone: FxHashMap<String, f64>,
+    /// kernel (`Job::kernel_id`) → its last early `sched::split::decide` call
+    /// (`decide::DecisionMemo`).
+    early_memo: FxHashMap<String, Option<super::decide::DecisionMemo>>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
@@ -297,7 +300,13 @@ impl WorkerState {
             memo: self.split_memo.get(&kid),
             last_epoch: &last_epoch,
         };
-        match super::decide::early(job, engine.devices.len(), home, &known) {
+        if !self.early_memo.contains_key(&kid) {
+            self.early_memo.insert(kid.clone(), None);
+        }
+        let Some(last) = self.early_memo.get_mut(&kid) else {
+            return Ok(());
+        };
+        match super::decide::early(job, engine.devices.len(), home, &known, last) {
             super::decide::Early::Consider => Ok(()),
             super::decide::Early::Forward {
                 reason,
@@ -314,7 +323,7 @@ impl WorkerState {
                 Err(super::Forward {
                     reason,
                     unwritten,
-                    measure: measure.then_some((kid, groups)),
+                    measure: measure.then(|| (kid.into(), groups)),
                 })
             }
         }
