@@ -98,6 +98,8 @@ pub(super) enum Early {
 pub(super) struct DecisionMemo {
     inputs: SplitInputs,
     decision: SplitDecision,
+    /// `decision.reason`, shared with the deferred texts of the trial rule.
+    why: std::sync::Arc<str>,
     kept: Reason,
 }
 
@@ -113,6 +115,7 @@ fn decided(inputs: SplitInputs, last: &mut Option<DecisionMemo>) -> &DecisionMem
         .into();
         *last = Some(DecisionMemo {
             inputs,
+            why: decision.reason.as_str().into(),
             decision,
             kept,
         });
@@ -208,14 +211,17 @@ pub(super) fn early(
         // never costs more than the most splitting could have gained by then.
         let gain = d.est_home_ns.unwrap_or(0.0) - d.est_split_ns.unwrap_or(0.0);
         if k.forgone_ns + gain < k.trial_cost_ns {
+            // its figures change at every launch: the writer makes the text
+            let (saved, cost, why) = (k.forgone_ns + gain, k.trial_cost_ns, memo.why.clone());
             return Early::Forward {
-                reason: format!(
-                    "kept whole on the app's device until a split would have saved what trying one costs ({:.2} of {:.2} ms saved so far; {})",
-                    (k.forgone_ns + gain) / 1e6,
-                    k.trial_cost_ns / 1e6,
-                    d.reason
-                )
-                .into(),
+                reason: Reason::deferred(move || {
+                    format!(
+                        "kept whole on the app's device until a split would have saved what trying one costs ({:.2} of {:.2} ms saved so far; {})",
+                        saved / 1e6,
+                        cost / 1e6,
+                        why
+                    )
+                }),
                 measure: false,
                 unwritten: Vec::new(),
                 forgone_ns: gain,

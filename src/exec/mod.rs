@@ -178,13 +178,20 @@ pub struct Forward {
 /// A "too short" verdict's (figure bits, work-groups) and its reason ([`short_reason`]).
 type ShortReason = ((u64, u64), Reason);
 
-/// A fallback reason's text, shared between the launches that give it.
-pub type Reason = std::sync::Arc<str>;
+/// A fallback reason's text: shared between the launches that give it, or made from
+/// per-launch figures by the log writer (never formatted on the app's thread).
+pub type Reason = crate::log::ReasonText;
 
 /// The shared text of a fixed reason, made once per call site (`static`): what the frequent
 /// fixed verdicts return instead of a new `String` per launch.
 pub fn reason(cell: &'static OnceCell<Reason>, text: &'static str) -> Reason {
     cell.get_or_init(|| Reason::from(text)).clone()
+}
+
+impl From<std::sync::Arc<str>> for Forward {
+    fn from(reason: std::sync::Arc<str>) -> Self {
+        Reason::from(reason).into()
+    }
 }
 
 impl From<String> for Forward {

@@ -109,7 +109,7 @@ pub struct LaunchRecord {
 #[derive(Debug, Clone)]
 pub struct Forwarded {
     /// The record's `schedule.fallback` text.
-    pub reason: Arc<str>,
+    pub reason: ReasonText,
     /// The record's `schedule.decision_ns`: clprism's time on the app's thread before
     /// forwarding, ns.
     pub decision_ns: u64,
@@ -118,7 +118,75 @@ pub struct Forwarded {
 impl Forwarded {
     /// The typed `schedule` object this stands for.
     pub fn schedule(&self) -> schema::Schedule {
-        schema::Schedule::forwarded(&*self.reason, self.decision_ns)
+        schema::Schedule::forwarded(&*self.reason.text(), self.decision_ns)
+    }
+}
+
+/// A forwarded launch's reason (`schedule.fallback`): a text shared by the launches that give
+/// it, or one whose figures change from launch to launch (the early decision's "saved so
+/// far"), made from them where the record is written, never on the app's thread.
+#[derive(Clone)]
+pub enum ReasonText {
+    /// The text, shared.
+    Shared(Arc<str>),
+    /// Makes the text (cheap to clone; called by the writer or a reader of the record).
+    Deferred(Arc<dyn Fn() -> String + Send + Sync>),
+}
+
+impl ReasonText {
+    /// A text made from per-launch figures when it is needed.
+    pub fn deferred(make: impl Fn() -> String + Send + Sync + 'static) -> ReasonText {
+        ReasonText::Deferred(Arc::new(make))
+    }
+
+    /// The text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ReasonText::Shared(s) => std::borrow::Cow::Borrowed(s),
+            ReasonText::Deferred(f) => std::borrow::Cow::Owned(f()),
+        }
+    }
+}
+
+impl Default for ReasonText {
+    fn default() -> Self {
+        ReasonText::Shared(Arc::from(""))
+    }
+}
+
+impl std::fmt::Debug for ReasonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.text().fmt(f)
+    }
+}
+
+impl std::fmt::Display for ReasonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl PartialEq for ReasonText {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl From<Arc<str>> for ReasonText {
+    fn from(s: Arc<str>) -> Self {
+        ReasonText::Shared(s)
+    }
+}
+
+impl From<String> for ReasonText {
+    fn from(s: String) -> Self {
+        ReasonText::Shared(s.into())
+    }
+}
+
+impl From<&str> for ReasonText {
+    fn from(s: &str) -> Self {
+        ReasonText::Shared(s.into())
     }
 }
 
@@ -357,7 +425,15 @@ impl PlainWriter {
         if let Some(f) = &rec.forwarded {
             buf.extend_from_slice(FORWARDED_HEAD);
             json(buf, &f.decision_ns);
-            buf.extend_from_slice(self.reason(&f.reason));
+            match &f.reason {
+                ReasonText::Shared(r) => buf.extend_from_slice(self.reason(r)),
+                // a text of its own: written, not cached
+                ReasonText::Deferred(_) => {
+                    buf.extend_from_slice(b",\"devices\":[],\"fallback\":");
+                    json(buf, &*f.reason.text());
+                    buf.extend_from_slice(b",\"merge\":\"none\"}");
+                }
+            }
         }
         buf.push(b'}');
     }
@@ -1310,8 +1386,14 @@ mod tests {
             r.seq = i as u64;
             r.mode = "balance";
             r.timing_p = (i % 2 == 1).then_some(0.25);
+            let reason = if i < reasons.len() {
+                ReasonText::from(*text)
+            } else {
+                let t = text.to_string();
+                ReasonText::deferred(move || t.clone())
+            };
             r.forwarded = Some(Forwarded {
-                reason: Arc::from(*text),
+                reason,
                 decision_ns: [0, 7, u64::MAX][i % 3],
             });
             let mut buf = Vec::new();
