@@ -175,6 +175,9 @@ pub struct Forward {
     pub measure: Option<(std::sync::Arc<str>, u64)>,
 }
 
+/// A program variant by its shared (content hash, build options) texts.
+type Variant = (std::sync::Arc<str>, std::sync::Arc<str>);
+
 /// A "too short" verdict's (figure bits, work-groups) and its reason ([`short_reason`]).
 type ShortReason = ((u64, u64), Reason);
 
@@ -260,7 +263,7 @@ struct Balance {
     /// Program variant (`hash|options`) → how long the app's own `clBuildProgram` of it took,
     /// ns: the early decision's estimate of what trying a split first costs (a build on every
     /// balance device, see `decide`).
-    app_build_ns: Mutex<FxHashMap<String, u64>>,
+    app_build_ns: Mutex<FxHashMap<Variant, u64>>,
     /// Program variant (`hash|options`) → its builds on the balance devices, started in the
     /// background when the app builds the program ([`prebuild_in_background`]) or at its first
     /// balanced launch, whichever comes first (the other waits for it).
@@ -285,15 +288,17 @@ pub fn note_app_build(info: &ProgramInfo, ns: u64) {
     balance()
         .app_build_ns
         .lock()
-        .insert(format!("{}|{}", info.hash, info.options), ns);
+        .insert((info.hash.clone(), info.options.clone()), ns);
 }
 
-/// How long the app's build of `program` took, ns (None: not seen, e.g. a binary).
+/// How long the app's build of `program` took, ns (None: not seen, e.g. a binary). Keyed by
+/// the variant's (hash, options) handles: read at every launch the early decision judges,
+/// so no key text is formatted.
 pub(crate) fn app_build_ns(program: &ProgramInfo) -> Option<u64> {
     balance()
         .app_build_ns
         .lock()
-        .get(&format!("{}|{}", program.hash, program.options))
+        .get(&(program.hash.clone(), program.options.clone()))
         .copied()
 }
 
