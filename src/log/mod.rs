@@ -3,7 +3,8 @@
 //!
 //! Launch records are created at enqueue time and completed asynchronously when the device
 //! time arrives (profiling events, polled by the writer): the application is never blocked.
-//! Untimed log-mode records go to a per-thread batch ([`finished`]) and everything else
+//! Untimed log-mode records, and balance mode's untimed forwarded launches (their
+//! `schedule` kept typed, [`Forwarded`]), go to a per-thread batch ([`finished`]) and everything else
 //! through a channel; the writer is never woken per launch (it sleeps between passes). A dedicated writer thread owns the pending records, the output file and
 //! the summary statistics. At process exit the remaining records are written (those whose
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
