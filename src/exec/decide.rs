@@ -284,3 +284,71 @@ pub(super) fn one_device_reason(schedule: &Schedule) -> String {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::tables::{ProgramInfo, ProgramOrigin};
+
+    fn job(global: usize) -> Job {
+        Job {
+            rec: crate::log::tests_support::record(0),
+            app_queue: std::ptr::null_mut(),
+            app_context: std::ptr::null_mut(),
+            app_device: std::ptr::null_mut(),
+            app_program: std::ptr::null_mut(),
+            program: ProgramInfo {
+                context: 0,
+                origin: ProgramOrigin::Source("kernel void k() {}".into()),
+                options: "".into(),
+                hash: "h".into(),
+                from_binary: false,
+                embedded_headers: false,
+            },
+            kernel: "k".into(),
+            id: "h||k".into(),
+            args: Vec::new(),
+            work_dim: 1,
+            global: [global, 1, 1],
+            offset: [0; 3],
+            local: [64, 1, 1],
+            local_given: true,
+            epochs: Default::default(),
+        }
+    }
+
+    /// The early decision with the kernel's memo gives, launch after launch, what a fresh
+    /// decision gives (verdict, reason text, forgone time), while the inputs change (launch
+    /// shape, figures, the trial rule's accumulated time) and when they repeat.
+    #[test]
+    fn memoized_decision_equals_a_fresh_one() {
+        let no_epoch = |_: Key| None;
+        let measured = [Some(200.0), Some(150.0), Some(900.0)];
+        let memo = SplitMemo::default();
+        let mut last = None;
+        let mut kept_whole = 0;
+        for step in 0..40u32 {
+            let global = 64 * [2usize, 64, 4096, 1 << 16][(step / 2) as usize % 4];
+            let k = Known {
+                home_ns_per_work_group: Some([250.0, 260.0][(step / 8) as usize % 2]),
+                measured: (step % 3 == 0).then_some(&measured[..]),
+                merge_ns: None,
+                host_bytes_per_ns: 10.0,
+                split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
+                trial_cost_ns: 1e6,
+                forgone_ns: (step % 5) as f64 * 1e5,
+                memo: (step % 4 == 0).then_some(&memo),
+                last_epoch: &no_epoch,
+            };
+            let j = job(global);
+            let memoized = early(&j, 3, 0, &k, &mut last);
+            let fresh = early(&j, 3, 0, &k, &mut None);
+            assert_eq!(memoized, fresh, "step {step}");
+            if let Early::Forward { reason, .. } = &memoized {
+                assert!(!reason.text().is_empty());
+                kept_whole += 1;
+            }
+        }
+        assert!(kept_whole > 0);
+    }
+}

@@ -1243,7 +1243,7 @@ pub fn pid() -> u32 {
 }
 
 #[cfg(test)]
-mod tests_support {
+pub(crate) mod tests_support {
     use super::*;
 
     /// A complete project-mode record without attachments.
