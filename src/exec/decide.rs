@@ -12,7 +12,7 @@
 //! A kernel never measured on the app's device is forwarded at once and measured from its
 //! event (the `t_whole` of Boyer's "should we split" question, dissertation §4.3).
 
-use super::{reason, Job, Reason};
+use super::{reason, EarlyLaunch, Reason};
 use crate::log::schema::{Chunk, Schedule};
 use crate::registry::tables::{KernelArg, Key};
 use crate::registry::TABLES;
@@ -126,7 +126,7 @@ fn decided(inputs: SplitInputs, last: &mut Option<DecisionMemo>) -> &DecisionMem
 /// The early decision for `job` over `devices` balance devices, the app's being `home`;
 /// `last` is the kernel's [`DecisionMemo`].
 pub(super) fn early(
-    job: &Job,
+    job: &EarlyLaunch,
     devices: usize,
     home: usize,
     k: &Known,
@@ -290,30 +290,14 @@ mod tests {
     use super::*;
     use crate::registry::tables::{ProgramInfo, ProgramOrigin};
 
-    fn job(global: usize) -> Job {
-        Job {
-            rec: crate::log::tests_support::record(0),
-            app_queue: std::ptr::null_mut(),
-            app_context: std::ptr::null_mut(),
-            app_device: std::ptr::null_mut(),
-            app_program: std::ptr::null_mut(),
-            program: ProgramInfo {
-                context: 0,
-                origin: ProgramOrigin::Source("kernel void k() {}".into()),
-                options: "".into(),
-                hash: "h".into(),
-                from_binary: false,
-                embedded_headers: false,
-            },
-            kernel: "k".into(),
-            id: "h||k".into(),
-            args: Vec::new(),
-            work_dim: 1,
-            global: [global, 1, 1],
-            offset: [0; 3],
-            local: [64, 1, 1],
-            local_given: true,
-            epochs: Default::default(),
+    fn program() -> ProgramInfo {
+        ProgramInfo {
+            context: 0,
+            origin: ProgramOrigin::Source("kernel void k() {}".into()),
+            options: "".into(),
+            hash: "h".into(),
+            from_binary: false,
+            embedded_headers: false,
         }
     }
 
@@ -325,6 +309,7 @@ mod tests {
         let no_epoch = |_: Key| None;
         let measured = [Some(200.0), Some(150.0), Some(900.0)];
         let memo = SplitMemo::default();
+        let (program, id) = (program(), std::sync::Arc::<str>::from("h||k"));
         let mut last = None;
         let mut kept_whole = 0;
         for step in 0..40u32 {
@@ -340,7 +325,15 @@ mod tests {
                 memo: (step % 4 == 0).then_some(&memo),
                 last_epoch: &no_epoch,
             };
-            let j = job(global);
+            let j = EarlyLaunch {
+                id: &id,
+                program: &program,
+                app_device: std::ptr::null_mut(),
+                args: &[],
+                work_dim: 1,
+                global: [global, 1, 1],
+                local: [64, 1, 1],
+            };
             let memoized = early(&j, 3, 0, &k, &mut last);
             let fresh = early(&j, 3, 0, &k, &mut None);
             assert_eq!(memoized, fresh, "step {step}");

@@ -302,10 +302,30 @@ pub(crate) fn app_build_ns(program: &ProgramInfo) -> Option<u64> {
         .copied()
 }
 
+/// What the early split decision reads of a launch: borrowed from the hook, so that a launch
+/// it keeps whole builds no [`Job`] (no copy of the record, the arguments or the program, no
+/// epochs map, no context query).
+pub struct EarlyLaunch<'a> {
+    /// [`Job::id`].
+    pub id: &'a std::sync::Arc<str>,
+    /// The app's program.
+    pub program: &'a ProgramInfo,
+    /// Device of the application's queue.
+    pub app_device: cl_device_id,
+    /// Argument values as set at enqueue time.
+    pub args: &'a [KernelArg],
+    /// NDRange dimensions.
+    pub work_dim: u32,
+    /// Global size (work-items).
+    pub global: [usize; 3],
+    /// Local size (work-items; chosen by clprism when the app gave none).
+    pub local: [usize; 3],
+}
+
 /// The early split decision (`CLPRISM_SPLIT=auto`, see `decide`), taken before the start
 /// barrier: `Err` means forward the launch as the app made it, at forwarding's cost.
-pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), Forward> {
-    engine.state.lock().pre_decide(engine, job)
+pub fn pre_decide(engine: &Engine, launch: &EarlyLaunch) -> Result<(), Forward> {
+    engine.state.lock().pre_decide(engine, launch)
 }
 
 /// The application wrote buffer `m` (any command other than a balanced launch): every

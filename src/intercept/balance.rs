@@ -185,8 +185,42 @@ pub unsafe fn try_balance(
         .collect::<Option<Vec<_>>>()
         .ok_or("not every kernel argument is set")?;
     let ready = exec::engine_for_launch();
-    let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
+    // Forwarded before the start barrier, so the app's queue keeps running asynchronously:
+    // a launch while the devices still open, and one the early decision keeps whole.
+    let engine = match ready {
+        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
+        None => {
+            // measured meanwhile: the split decision of a later launch needs this figure
+            // (under the key the later launches look it up by, not the bare name)
+            static OPENING: OnceCell<exec::Reason> = OnceCell::new();
+            return Err(Forward {
+                reason: exec::reason(
+                    &OPENING,
+                    "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)",
+                ),
+                measure: Some((facts.id.clone(), groups as u64)),
+                ..Default::default()
+            });
+        }
+    };
+    if engine.devices.iter().all(|d| !d.available()) {
+        return Err("every balance device is busy with abandoned work".into());
+    }
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
+    exec::pre_decide(
+        engine,
+        &exec::EarlyLaunch {
+            id: &facts.id,
+            program: &prog,
+            app_device: dev,
+            args: &args,
+            work_dim: launch.work_dim,
+            global: g,
+            local: l,
+        },
+    )?;
+    // the launch may split: what the balanced path needs
+    let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let mut epochs = rustc_hash::FxHashMap::default();
     for a in &args {
         if let Some(m) = buffer_named_by(a) {
@@ -210,28 +244,6 @@ pub unsafe fn try_balance(
         local_given: launch.local.is_some(),
         epochs,
     };
-    // Forwarded before the start barrier, so the app's queue keeps running asynchronously:
-    // a launch while the devices still open, and one the early decision keeps whole.
-    let engine = match ready {
-        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
-        None => {
-            // measured meanwhile: the split decision of a later launch needs this figure
-            // (under the key the later launches look it up by, not the bare name)
-            static OPENING: OnceCell<exec::Reason> = OnceCell::new();
-            return Err(Forward {
-                reason: exec::reason(
-                    &OPENING,
-                    "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)",
-                ),
-                measure: Some((facts.id.clone(), groups as u64)),
-                ..Default::default()
-            });
-        }
-    };
-    if engine.devices.iter().all(|d| !d.available()) {
-        return Err("every balance device is busy with abandoned work".into());
-    }
-    exec::pre_decide(engine, &job)?;
     // Start barrier: the launch's wait list and every earlier command of the queue. The
     // balanced launch then runs synchronously (see `exec` for why).
     let start = match cl::barrier(q, launch.wait_list()) {

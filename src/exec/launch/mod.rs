@@ -263,7 +263,11 @@ impl WorkerState {
     /// The early split decision for `job` ([`super::decide`]): `Err(reason)` forwards the
     /// launch before any barrier, build or footprint. Only under `CLPRISM_SPLIT=auto` with
     /// the app's device among the balance devices and a scheduler that splits.
-    pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), super::Forward> {
+    pub(super) fn pre_decide(
+        &mut self,
+        engine: &Engine,
+        job: &super::EarlyLaunch,
+    ) -> Result<(), super::Forward> {
         let cfg = crate::config::get();
         let splitting_scheduler = !matches!(
             engine.scheduler,
@@ -279,7 +283,7 @@ impl WorkerState {
             return Ok(());
         }
         // looked up by the kernel object's shared id: no key text per launch
-        let kid: &str = &job.id;
+        let kid: &str = job.id;
         let last_epoch = |m: Key| self.last_epochs.get(&(kid.to_string(), m)).copied();
         let known = super::decide::Known {
             home_ns_per_work_group: self
@@ -295,7 +299,7 @@ impl WorkerState {
             } else {
                 super::decide::ASSUMED_SPLIT_FLOOR_NS
             },
-            trial_cost_ns: super::app_build_ns(&job.program)
+            trial_cost_ns: super::app_build_ns(job.program)
                 .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64),
             forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
             memo: self.split_memo.get(kid),
