@@ -474,7 +474,7 @@ impl WorkerState {
                 .collect();
             if est_home.is_some() {
                 return Err(Forward {
-                    reason: format!("kept whole on the app's device: {reason}"),
+                    reason: format!("kept whole on the app's device: {reason}").into(),
                     unwritten,
                     measure: None,
                 });
@@ -482,7 +482,7 @@ impl WorkerState {
             return Err(Forward {
                 reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
                 unwritten,
-                measure: Some((kid, work_groups)),
+                measure: Some((kid.into(), work_groups)),
             });
         }
         if !split {
