@@ -256,7 +256,9 @@ struct Balance {
     epochs: Mutex<FxHashMap<Key, u64>>,
     /// kernel (`Job::kernel_id`) → ns per work-group of its last forwarded launch measured on the app's
     /// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
-    forwarded: Mutex<FxHashMap<String, f64>>,
+    /// Also the work-groups of that launch (a figure from a few work-groups overstates a
+    /// GPU's time per work-group at many: [`opening_deferred`] measures again).
+    forwarded: Mutex<FxHashMap<String, (f64, u64)>>,
     /// kernel (`Job::kernel_id`) → (retained event, work-groups) of its latest forwarded launch
     /// that is to be measured and has not been read yet (see [`watch_forwarded`]).
     pending: Mutex<FxHashMap<String, (usize, u64)>>,
@@ -367,6 +369,11 @@ pub unsafe fn watch_forwarded(ev: cl_event, request: (std::sync::Arc<str>, u64))
 /// launch, reading a completed pending event first. `None`: none measured, or the launch has
 /// not completed yet.
 fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
+    forwarded_figure(kernel).map(|f| f.0)
+}
+
+/// [`forwarded_ns_per_work_group`] with the work-groups of the launch it was measured on.
+fn forwarded_figure(kernel: &str) -> Option<(f64, u64)> {
     let mut pending = balance().pending.lock();
     if let Some(&(ev, wgs)) = pending.get(kernel) {
         // SAFETY: an event retained by `watch_forwarded`, released once here.
@@ -379,7 +386,7 @@ fn forwarded_ns_per_work_group(kernel: &str) -> Option<f64> {
                     balance()
                         .forwarded
                         .lock()
-                        .insert(kernel.to_string(), ns as f64 / wgs as f64);
+                        .insert(kernel.to_string(), (ns as f64 / wgs as f64, wgs));
                 }
             }
             // SAFETY: see above.
@@ -699,7 +706,15 @@ pub fn opening_deferred(
     if b.engine.get().is_some() || b.starting.load(std::sync::atomic::Ordering::Acquire) {
         return None;
     }
-    let Some(ns_per_wg) = forwarded_ns_per_work_group(kernel) else {
+    let measuring = forwarded_figure(kernel).and_then(|(f, measured_wgs)| {
+        // Measured on fewer than half as many work-groups: a GPU runs a small launch's
+        // work-groups side by side, so its time per work-group overstates a larger launch
+        // (Rodinia nw on an H100: 2 work-groups took 12.7 us, which made 400 work-groups
+        // 2.5 ms; they took 10 us). This launch is measured instead (once: a measurement in
+        // flight is not replaced).
+        (work_groups <= 2 * measured_wgs).then_some(f)
+    });
+    let Some(ns_per_wg) = measuring else {
         return Some(Deferred {
             reason: reason(
                 &MEASURING,
