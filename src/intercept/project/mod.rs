@@ -63,6 +63,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod backlog;
+mod budget;
 mod snapshot;
 pub use snapshot::before_write;
 use snapshot::SnapshotData;
@@ -128,8 +129,8 @@ struct Projector {
     written: Mutex<HashMap<String, Option<Vec<bool>>>>,
     /// Profile name of each device (by handle) that launched something.
     device_profile: Mutex<HashMap<Key, Option<String>>>,
-    /// Bytes of snapshots held now.
-    snapshot_bytes: AtomicU64,
+    /// Bytes of snapshots held now, and the bounded wait for them.
+    budget: budget::Budget,
     /// Next id of an emulation key whose result is kept (the log writes that result once
     /// and refers to it by this id: `emulation.key`, `projection.key`).
     next_key_id: AtomicU64,
@@ -149,7 +150,7 @@ static PROJECTOR: Lazy<Projector> = Lazy::new(|| Projector {
     inflight: Default::default(),
     written: Default::default(),
     device_profile: Default::default(),
-    snapshot_bytes: AtomicU64::new(0),
+    budget: Default::default(),
     next_key_id: AtomicU64::new(0),
     profiles: Lazy::new(load_profiles),
 });
@@ -554,18 +555,14 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         cfg: EMU_CFG,
         done: Box::new(move |o| {
             done(seq, &key, &info, o, Some((&counters, bytes)));
-            projector()
-                .snapshot_bytes
-                .fetch_sub(bytes, Ordering::AcqRel);
+            projector().budget.unhold(bytes);
         }),
     };
     if let Err(job) = worker.submit_deferred(job) {
         // dropping the prepare closure releases the snapshot (`Drop for Pending`)
         let DeferredJob { key, prepare, .. } = *job;
         drop(prepare);
-        projector()
-            .snapshot_bytes
-            .fetch_sub(bytes, Ordering::AcqRel);
+        projector().budget.unhold(bytes);
         let e = emulation_failed(
             EmulationStatus::Unavailable,
             format!("emulation queue full ({QUEUE_CAPACITY} launches waiting)"),
