@@ -267,6 +267,10 @@ fn a_wait_that_cannot_be_satisfied_ends_by_itself() {
     let (stall, took) = reread("stall");
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
     assert_eq!(stall[0]["status"], "ok", "{}", stall[0]);
+    // the second launch's copy waited (about the budget's 1 s floor), the third's not at
+    // all: the process allowance was spent
+    let waited = stall[1]["snapshot_wait_ns"].as_u64().unwrap_or(0);
+    assert!(waited > 500_000_000, "{}", stall[1]);
     for e in &stall[1..] {
         assert_eq!(e["status"], "error", "{e}");
         let why = e["reason"].as_str().unwrap_or_default();

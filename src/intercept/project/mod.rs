@@ -779,6 +779,7 @@ fn done(
         emulation.snapshot_deferred_bytes = nonzero(&c.deferred);
         emulation.snapshot_later_bytes = nonzero(&c.later);
         emulation.snapshot_lost_bytes = nonzero(&c.lost);
+        emulation.snapshot_wait_ns = nonzero(&c.waited_ns);
     }
     // keep the first result of a key for later launches (not a transient failure), under
     // an id the log refers to (written once: `log::compact`)
