@@ -261,23 +261,22 @@ fn a_copy_that_does_not_fit_waits_for_the_earlier_one() {
 /// event the app sets after them), so a copy that does not fit never gets room while the
 /// app's thread is in the write: the wait ends by itself (no deadlock, bounded by the
 /// budget's process allowance), the app's results are right (self-checked), the first
-/// launch keeps its emulation and the others say why they have none.
+/// launch keeps its emulation and the two others, whose buffer was lost, take its
+/// statistics (another shape of the same kernel, as in the backlog) and say what they lost
+/// and how long the app waited.
 #[test]
 fn a_wait_that_cannot_be_satisfied_ends_by_itself() {
     let (stall, took) = reread("stall");
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
     assert_eq!(stall[0]["status"], "ok", "{}", stall[0]);
-    // the second launch's copy waited (about the budget's 1 s floor), the third's not at
-    // all: the process allowance was spent
+    for e in &stall[1..] {
+        assert_eq!(e["status"], "reused", "{e}");
+        assert!(e["reused_from"].is_u64(), "{e}");
+        assert_eq!(e["snapshot_lost_bytes"], 16u64 << 20, "{e}");
+        assert_eq!(stats_of(e), stats_of(&stall[0]), "{e}");
+    }
+    // the second launch's copy waited (about the budget's 1 s floor), the third's hardly
+    // at all: the process allowance was spent
     let waited = stall[1]["snapshot_wait_ns"].as_u64().unwrap_or(0);
     assert!(waited > 500_000_000, "{}", stall[1]);
-    for e in &stall[1..] {
-        assert_eq!(e["status"], "error", "{e}");
-        let why = e["reason"].as_str().unwrap_or_default();
-        assert!(
-            why.contains("does not fit") && why.contains("after waiting"),
-            "{why}"
-        );
-        assert_eq!(e["snapshot_lost_bytes"], 16u64 << 20, "{e}");
-    }
 }

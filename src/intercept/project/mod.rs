@@ -383,7 +383,7 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
             // backlog: take another shape's statistics of the same kernel when there are
             // some (held first: they may be released at once, or from the worker thread)
             crate::log::hold(rec.seq);
-            if !backlog::borrow(&key, &info, rec.seq, &reason) {
+            if !backlog::borrow(&key, &info, rec.seq, &reason, Default::default()) {
                 let e = emulation_failed(EmulationStatus::Unavailable, reason);
                 finish_key(&key, &e, None);
                 crate::log::release(rec.seq, attachments(&e, None, 0));
@@ -772,6 +772,18 @@ fn done(
             None,
         ),
     };
+    if let (false, Some((c, _)), Err(err)) = (o.reused, snap, &o.result) {
+        let nonzero = |a: &AtomicU64| Some(a.load(Ordering::Relaxed)).filter(|x| *x > 0);
+        let note = backlog::Note {
+            lost: nonzero(&c.lost),
+            waited_ns: nonzero(&c.waited_ns),
+        };
+        if note.lost.is_some() && backlog::borrow(key, info, seq, &err.to_string(), note) {
+            // a deferred buffer was overwritten without a copy (a transient loss): the
+            // launch and its key take another shape's statistics, as in the backlog
+            return;
+        }
+    }
     if let (false, Some((c, eager))) = (o.reused, snap) {
         let nonzero = |a: &AtomicU64| Some(a.load(Ordering::Relaxed)).filter(|x| *x > 0);
         emulation.snapshot_bytes = Some(eager);
