@@ -11,7 +11,9 @@
  *           buffer with 50s and the event is set: one copy of the buffer serves all three
  *           emulations;
  *   twice:  after each launch the app writes the buffer (5s, 5s, then 50s): three writes,
- *           each needing a copy while the emulations before may still hold theirs;
+ *           each needing a copy (the launch waits for a user event of its own, set right
+ *           after its write, so its emulation cannot have read the buffer before) while the
+ *           emulation before may still hold its copy;
  *   stall:  as twice, but every launch waits for a user event the app sets only after the
  *           last write, so no emulation can end before the writes: a copy that does not fit
  *           can never get room while the app is in the write, and the wait must end by
@@ -58,14 +60,18 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) { fives[i] = 5; fifty[i] = 50; }
     OK(clFinish(q));
     cl_event go = clCreateUserEvent(c, &e); OK(e);
-    int gated = shared || stall;
+    int gated = shared || twice;
     for (int j = 0; j < N; j++) {
         size_t g = G - (size_t)j * L, l = L;
+        /* twice: this launch's own gate; shared, stall: one gate set at the end */
+        cl_event own = go;
+        if (twice && !stall) { own = clCreateUserEvent(c, &e); OK(e); }
         OK(clSetKernelArg(k, 0, sizeof bin, &bin));
         OK(clSetKernelArg(k, 1, sizeof bout[j], &bout[j]));
-        OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, gated, gated ? &go : NULL, NULL));
+        OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, gated, gated ? &own : NULL, NULL));
         if (twice)
             OK(clEnqueueWriteBuffer(q, bin, CL_FALSE, 0, bytes, j == N - 1 ? fifty : fives, 0, NULL, NULL));
+        if (own != go) { OK(clSetUserEventStatus(own, CL_COMPLETE)); clReleaseEvent(own); }
     }
     if (shared)
         OK(clEnqueueWriteBuffer(q, bin, CL_FALSE, 0, bytes, fifty, 0, NULL, NULL));

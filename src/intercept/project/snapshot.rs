@@ -413,7 +413,11 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
     let (copy, waited) = match hold(q, size, &needed) {
         Hold::Held(w) => {
             let markers: Vec<cl_event> = reading.iter().filter_map(|d| d.marker()).collect();
-            match first.copy_on(q, &markers) {
+            let r = first.copy_on(q, &markers);
+            for m in markers {
+                crate::exec::cl::release_event(m);
+            }
+            match r {
                 Ok((mem, ev)) => (
                     Ok(Arc::new(LaterCopy {
                         mem: mem as usize,
@@ -468,10 +472,16 @@ impl Deferred {
         matches!(*self.state.lock(), State::App)
     }
 
-    /// The marker after its launch, when set.
+    /// The marker after its launch, when set, retained (under the lock that [`Self::finish`]
+    /// takes it with) so that it outlives a concurrent finish; the caller releases it.
     fn marker(&self) -> Option<cl_event> {
-        let m = *self.marker.lock();
-        (m != 0).then_some(m as cl_event)
+        let m = self.marker.lock();
+        if *m == 0 {
+            return None;
+        }
+        // SAFETY: the marker is live while it is set (finish takes it under this lock).
+        unsafe { crate::exec::cl::retain_event(*m as cl_event) }.ok()?;
+        Some(*m as cl_event)
     }
 
     /// Switches to the shared copy `c` when still reading the app's buffer (under the
