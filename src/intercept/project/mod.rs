@@ -10,7 +10,10 @@
 //!    kernel, with the app's wait list) into a buffer clprism owns in the app's context:
 //!    the snapshot holds the contents as they were before the launch. The total size of
 //!    these device copies is bounded by `CLPRISM_EMU_SNAPSHOT_MAX` (default 256 MiB):
-//!    above it the launch is not emulated and the record says so. On an out-of-order queue
+//!    above it the launch is not emulated and the record says so. Buffers the kernel only
+//!    reads are deferred instead (copy on write, `snapshot`); a copy that does not fit
+//!    under the cap waits, bounded, for held bytes to come back (`budget`), then falls
+//!    back to another shape's statistics (`backlog`). On an out-of-order queue
 //!    the kernel additionally waits for the copies.
 //! 2. The [`EmuWorker`] thread compiles the program (through the emulator's on-disk cache,
 //!    modules kept per program), waits for the copies, reads the small snapshots (up to
