@@ -471,6 +471,15 @@ fn finish_key(key: &EmuKey, emulation: &Emulation, projection: Option<&Projectio
     let waiting = projector().inflight.lock().remove(key).unwrap_or_default();
     for w in waiting {
         match w.reshape {
+            // a kept result: one serialized object shared by every waiting launch
+            None if emulation.key.is_some() => match reused_entries(key, w.device) {
+                Some(shared) => crate::log::release_shared(w.seq, shared),
+                None => {
+                    let extra =
+                        reused_attachments(emulation.clone(), projection.cloned(), w.device);
+                    crate::log::release(w.seq, extra);
+                }
+            },
             None => {
                 let extra = reused_attachments(emulation.clone(), projection.cloned(), w.device);
                 crate::log::release(w.seq, extra);
