@@ -4,7 +4,7 @@
 # scaled to the data: STANDARD buffers are 16 MiB (2048^2 floats) where the H100 run's LARGE ones
 # were 64 MiB under the default 256 MiB, so CLPRISM_EMU_SNAPSHOT_MAX=64M here.
 #   usage: cov-cpu-command.sh LIB_BEFORE LIB_AFTER OUT APP_DIR...
-#   LIB_BEFORE  release libOpenCL.so of main 6891596 (before)
+#   LIB_BEFORE  release libOpenCL.so of main 6891596 (before); - runs the after side only
 #   LIB_AFTER   release libOpenCL.so of branch cov (after; the commit is in the output's name)
 #   APP_DIR     folders holding one PolyBench-ACC <app>.exe and its .cl: /work/corpus/pb-std/<app>
 #               (bench/corpus_build.sh MIRROR OUT STANDARD 1: self-checking) and
@@ -16,7 +16,8 @@
 set -u
 before=$1 after=$2 out=$3; shift 3
 here=$(cd "$(dirname "$0")/../.." && pwd)
-for side in before after; do
+sides="before after"; [ "$before" = - ] && sides=after
+for side in $sides; do
   lib=$before; [ $side = after ] && lib=$after
   mkdir -p "$out/$side"
   for dir in "$@"; do
