@@ -192,3 +192,91 @@ fn in_place_kernel_is_copied_before_the_launch() {
     assert_eq!(e["snapshot_bytes"], 16u64 << 20, "{e}");
     assert!(e.get("snapshot_deferred_bytes").is_none(), "{e}");
 }
+
+/// `reread MODE` (16 MiB input read by three launches of three shapes) under project mode
+/// with a snapshot cap that fits one copy of the input but not two: the three `emulation`
+/// objects, in launch order, and the run's wall time.
+fn reread(mode: &str) -> (Vec<Value>, std::time::Duration) {
+    let d = scratch(&format!("project_paged_reread_{mode}"));
+    let log = d.join("l.jsonl");
+    let t = std::time::Instant::now();
+    let out = run(
+        &c_program("reread"),
+        &[mode],
+        Via::Preload("project"),
+        &[
+            ("POCL_DEVICES", "pthread"),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            // 16 MiB input + 1 MiB: the three 16 KiB outputs and one copy of the input
+            ("CLPRISM_EMU_SNAPSHOT_MAX", "17M"),
+        ],
+    );
+    let took = t.elapsed();
+    assert_ok(&out, &format!("reread {mode} under project mode"));
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    (recs.iter().map(|r| r["emulation"].clone()).collect(), took)
+}
+
+/// Three launches read one buffer that the app then overwrites once: one copy of it serves
+/// all three emulations (the cap fits one copy, not three), and every launch gets the
+/// statistics of a run without the overwrite.
+#[test]
+fn launches_reading_one_overwritten_buffer_share_its_copy() {
+    let (keep, _) = reread("keep");
+    let (shared, _) = reread("shared");
+    for (k, s) in keep.iter().zip(&shared) {
+        assert_eq!(k["status"], "ok", "{k}");
+        assert_eq!(s["status"], "ok", "{s}");
+        assert_eq!(s["snapshot_later_bytes"], 16u64 << 20, "{s}");
+        assert!(s.get("snapshot_lost_bytes").is_none(), "{s}");
+        assert_eq!(
+            stats_of(k),
+            stats_of(s),
+            "the emulation saw the pre-launch data"
+        );
+    }
+}
+
+/// After each launch the app writes the buffer again: each write needs its own copy while
+/// the copy before may still be held, so the app's thread waits (bounded) for the earlier
+/// emulation to give its copy back; every launch gets the statistics of a run without the
+/// writes.
+#[test]
+fn a_copy_that_does_not_fit_waits_for_the_earlier_one() {
+    let (keep, _) = reread("keep");
+    let (twice, _) = reread("twice");
+    for (k, s) in keep.iter().zip(&twice) {
+        assert_eq!(s["status"], "ok", "{s}");
+        assert_eq!(s["snapshot_later_bytes"], 16u64 << 20, "{s}");
+        assert_eq!(
+            stats_of(k),
+            stats_of(s),
+            "the emulation saw the pre-launch data"
+        );
+    }
+}
+
+/// As above, but no emulation can end before the writes (every launch waits for a user
+/// event the app sets after them), so a copy that does not fit never gets room while the
+/// app's thread is in the write: the wait ends by itself (no deadlock, bounded by the
+/// budget's process allowance), the app's results are right (self-checked), the first
+/// launch keeps its emulation and the two others, whose buffer was lost, take its
+/// statistics (another shape of the same kernel, as in the backlog) and say what they lost
+/// and how long the app waited.
+#[test]
+fn a_wait_that_cannot_be_satisfied_ends_by_itself() {
+    let (stall, took) = reread("stall");
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    assert_eq!(stall[0]["status"], "ok", "{}", stall[0]);
+    for e in &stall[1..] {
+        assert_eq!(e["status"], "reused", "{e}");
+        assert!(e["reused_from"].is_u64(), "{e}");
+        assert_eq!(e["snapshot_lost_bytes"], 16u64 << 20, "{e}");
+        assert_eq!(stats_of(e), stats_of(&stall[0]), "{e}");
+    }
+    // the second launch's copy waited (about the budget's 1 s floor), the third's hardly
+    // at all: the process allowance was spent
+    let waited = stall[1]["snapshot_wait_ns"].as_u64().unwrap_or(0);
+    assert!(waited > 500_000_000, "{}", stall[1]);
+}

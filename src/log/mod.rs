@@ -526,7 +526,7 @@ enum Msg {
     /// Attachments for a held launch; the record may be written once complete.
     Release {
         seq: u64,
-        entries: Vec<(String, serde_json::Value)>,
+        entries: Attach,
     },
     Flush(Sender<()>),
     Shutdown(Sender<()>),
@@ -796,7 +796,33 @@ pub fn hold(seq: u64) {
 /// May arrive before the record itself; then it is kept until the record arrives.
 pub fn release(seq: u64, entries: Vec<(String, serde_json::Value)>) {
     if let Some(l) = LOGGER.get() {
+        let entries = Attach::Own(entries);
         let _ = l.tx.send(Msg::Release { seq, entries });
+    }
+}
+
+/// As [`release`], with attachments shared by many launch records (serialized once): the
+/// launches waiting for one emulation key all get the same object, so the memory they take
+/// while their records are pending does not grow with their number.
+pub fn release_shared(seq: u64, shared: Arc<SharedExtra>) {
+    if let Some(l) = LOGGER.get() {
+        let entries = Attach::Shared(shared);
+        let _ = l.tx.send(Msg::Release { seq, entries });
+    }
+}
+
+/// The attachments of a held launch: its own, or shared ([`release_shared`]).
+enum Attach {
+    Own(Vec<(String, serde_json::Value)>),
+    Shared(Arc<SharedExtra>),
+}
+
+impl Attach {
+    fn apply(self, rec: &mut LaunchRecord) {
+        match self {
+            Attach::Own(e) => rec.extra.extend(e),
+            Attach::Shared(s) => rec.shared_extra = Some(s),
+        }
     }
 }
 
@@ -941,7 +967,7 @@ fn writer_thread(rx: Receiver<Msg>) {
     // launches awaiting attachments (project mode), and attachments that came early
     let mut held: HashSet<u64> = Default::default();
     let mut done_held: HashMap<u64, Box<LaunchRecord>> = HashMap::default();
-    let mut early_extra: HashMap<u64, Vec<(String, serde_json::Value)>> = HashMap::default();
+    let mut early_extra: HashMap<u64, Attach> = HashMap::default();
     // Writes a finished record, or parks it while its attachments are outstanding.
     let emit = |rec: Box<LaunchRecord>,
                 held: &mut HashSet<u64>,
@@ -1184,22 +1210,22 @@ fn write_summary(summary: &summary::Summary) {
 #[allow(clippy::too_many_arguments)]
 fn release_held(
     seq: u64,
-    entries: Vec<(String, serde_json::Value)>,
+    entries: Attach,
     held: &mut HashSet<u64>,
     done_held: &mut HashMap<u64, Box<LaunchRecord>>,
     pending: &mut HashMap<u64, Box<LaunchRecord>>,
-    early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
+    early_extra: &mut HashMap<u64, Attach>,
     summary: &mut summary::Summary,
     out: &mut Output,
 ) {
     if let Some(mut rec) = done_held.remove(&seq) {
         held.remove(&seq);
-        rec.extra.extend(entries);
+        entries.apply(&mut rec);
         summary.add(&rec);
         out.write(&rec);
     } else if let Some(rec) = pending.get_mut(&seq) {
         held.remove(&seq);
-        rec.extra.extend(entries);
+        entries.apply(rec);
     } else if held.contains(&seq) {
         early_extra.insert(seq, entries);
     }
@@ -1209,12 +1235,12 @@ fn release_held(
 /// longer held).
 fn take_early_extra(
     rec: &mut LaunchRecord,
-    early_extra: &mut HashMap<u64, Vec<(String, serde_json::Value)>>,
+    early_extra: &mut HashMap<u64, Attach>,
     held: &mut HashSet<u64>,
 ) {
     if let Some(e) = early_extra.remove(&rec.seq) {
         held.remove(&rec.seq);
-        rec.extra.extend(e);
+        e.apply(rec);
     }
 }
 

@@ -13,6 +13,11 @@
 //! The key's definition says so (`emulation.reused_from`: the key whose statistics it
 //! took) and later launches of the key reuse it. When no such shape exists the launch
 //! keeps the reason (`unavailable`).
+//!
+//! The same holds for a launch whose emulation failed because a buffer it only reads was
+//! overwritten before the emulation ended and no copy of it could be kept (a *lost*
+//! deferred snapshot, `snapshot.rs`): a transient loss, not a property of the key, so the
+//! key borrows too, and its definition keeps `snapshot_lost_bytes` and `snapshot_wait_ns`.
 
 use super::{
     attachments, emulation_failed, finish_key, projection_record, projector, reused_attachments,
@@ -28,6 +33,15 @@ pub(super) struct Reshape {
     info: LaunchInfo,
     /// Why its own snapshot was not taken.
     reason: String,
+    note: Note,
+}
+
+/// What the launch's own snapshot cost before it was given up, kept in the borrowed
+/// result (`emulation.snapshot_lost_bytes`, `emulation.snapshot_wait_ns`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Note {
+    pub lost: Option<u64>,
+    pub waited_ns: Option<u64>,
 }
 
 /// The same kernel of the same program with the same work-group size, another key.
@@ -54,10 +68,11 @@ fn distance(a: &EmuKey, b: &EmuKey) -> f64 {
         }
 }
 
-/// The launch `seq` of `key`, whose snapshot could not be taken for `reason`: gives it the
-/// statistics of an alike key when one is done (at once) or in flight (when it finishes).
-/// False when there is none (the caller records the reason).
-pub(super) fn borrow(key: &EmuKey, info: &LaunchInfo, seq: u64, reason: &str) -> bool {
+/// The launch `seq` of `key`, whose snapshot could not be taken (or was lost) for
+/// `reason`: gives it the statistics of an alike key when one is done (at once) or in
+/// flight (when it finishes), with `note`. False when there is none (the caller records the
+/// reason).
+pub(super) fn borrow(key: &EmuKey, info: &LaunchInfo, seq: u64, reason: &str, note: Note) -> bool {
     let done = {
         let results = projector().results.lock();
         results
@@ -67,7 +82,7 @@ pub(super) fn borrow(key: &EmuKey, info: &LaunchInfo, seq: u64, reason: &str) ->
             .map(|(_, (e, _))| e.clone())
     };
     if let Some(src) = done {
-        give(key, info, &src, seq);
+        give(key, info, &src, seq, note);
         return true;
     }
     let mut inflight = projector().inflight.lock();
@@ -87,6 +102,7 @@ pub(super) fn borrow(key: &EmuKey, info: &LaunchInfo, seq: u64, reason: &str) ->
                 key: key.clone(),
                 info: info.clone(),
                 reason: reason.to_string(),
+                note,
             })),
         });
     }
@@ -97,7 +113,7 @@ pub(super) fn borrow(key: &EmuKey, info: &LaunchInfo, seq: u64, reason: &str) ->
 /// statistics, or the launch its own reason when it has none.
 pub(super) fn reshaped(r: Reshape, seq: u64, src: &Emulation) {
     if src.stats.is_some() && src.key.is_some() {
-        give(&r.key, &r.info, src, seq);
+        give(&r.key, &r.info, src, seq, r.note);
         return;
     }
     let e = emulation_failed(EmulationStatus::Unavailable, r.reason);
@@ -107,12 +123,14 @@ pub(super) fn reshaped(r: Reshape, seq: u64, src: &Emulation) {
 
 /// Makes `src`'s statistics `key`'s result, projected with `info`'s shape, and releases
 /// the launch `seq` and the launches waiting for `key`.
-fn give(key: &EmuKey, info: &LaunchInfo, src: &Emulation, seq: u64) {
+fn give(key: &EmuKey, info: &LaunchInfo, src: &Emulation, seq: u64, note: Note) {
     let Some(st) = src.stats.clone() else {
         return;
     };
     let mut e = Emulation::with_stats(st.clone(), false);
     e.reused_from = src.reused_from.or(src.key);
+    e.snapshot_lost_bytes = note.lost;
+    e.snapshot_wait_ns = note.waited_ns;
     if info.local_assumed {
         e.local_assumed = Some(info.local.clone());
     }

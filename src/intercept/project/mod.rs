@@ -10,7 +10,10 @@
 //!    kernel, with the app's wait list) into a buffer clprism owns in the app's context:
 //!    the snapshot holds the contents as they were before the launch. The total size of
 //!    these device copies is bounded by `CLPRISM_EMU_SNAPSHOT_MAX` (default 256 MiB):
-//!    above it the launch is not emulated and the record says so. On an out-of-order queue
+//!    above it the launch is not emulated and the record says so. Buffers the kernel only
+//!    reads are deferred instead (copy on write, `snapshot`); a copy that does not fit
+//!    under the cap waits, bounded, for held bytes to come back (`budget`), then falls
+//!    back to another shape's statistics (`backlog`). On an out-of-order queue
 //!    the kernel additionally waits for the copies.
 //! 2. The [`EmuWorker`] thread compiles the program (through the emulator's on-disk cache,
 //!    modules kept per program), waits for the copies, reads the small snapshots (up to
@@ -63,6 +66,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod backlog;
+mod budget;
 mod snapshot;
 pub use snapshot::before_write;
 use snapshot::SnapshotData;
@@ -128,8 +132,8 @@ struct Projector {
     written: Mutex<HashMap<String, Option<Vec<bool>>>>,
     /// Profile name of each device (by handle) that launched something.
     device_profile: Mutex<HashMap<Key, Option<String>>>,
-    /// Bytes of snapshots held now.
-    snapshot_bytes: AtomicU64,
+    /// Bytes of snapshots held now, and the bounded wait for them.
+    budget: budget::Budget,
     /// Next id of an emulation key whose result is kept (the log writes that result once
     /// and refers to it by this id: `emulation.key`, `projection.key`).
     next_key_id: AtomicU64,
@@ -149,7 +153,7 @@ static PROJECTOR: Lazy<Projector> = Lazy::new(|| Projector {
     inflight: Default::default(),
     written: Default::default(),
     device_profile: Default::default(),
-    snapshot_bytes: AtomicU64::new(0),
+    budget: Default::default(),
     next_key_id: AtomicU64::new(0),
     profiles: Lazy::new(load_profiles),
 });
@@ -382,7 +386,7 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
             // backlog: take another shape's statistics of the same kernel when there are
             // some (held first: they may be released at once, or from the worker thread)
             crate::log::hold(rec.seq);
-            if !backlog::borrow(&key, &info, rec.seq, &reason) {
+            if !backlog::borrow(&key, &info, rec.seq, &reason, Default::default()) {
                 let e = emulation_failed(EmulationStatus::Unavailable, reason);
                 finish_key(&key, &e, None);
                 crate::log::release(rec.seq, attachments(&e, None, 0));
@@ -467,6 +471,15 @@ fn finish_key(key: &EmuKey, emulation: &Emulation, projection: Option<&Projectio
     let waiting = projector().inflight.lock().remove(key).unwrap_or_default();
     for w in waiting {
         match w.reshape {
+            // a kept result: one serialized object shared by every waiting launch
+            None if emulation.key.is_some() => match reused_entries(key, w.device) {
+                Some(shared) => crate::log::release_shared(w.seq, shared),
+                None => {
+                    let extra =
+                        reused_attachments(emulation.clone(), projection.cloned(), w.device);
+                    crate::log::release(w.seq, extra);
+                }
+            },
             None => {
                 let extra = reused_attachments(emulation.clone(), projection.cloned(), w.device);
                 crate::log::release(w.seq, extra);
@@ -554,18 +567,14 @@ pub fn after_launch(plan: Plan, enqueued: bool) {
         cfg: EMU_CFG,
         done: Box::new(move |o| {
             done(seq, &key, &info, o, Some((&counters, bytes)));
-            projector()
-                .snapshot_bytes
-                .fetch_sub(bytes, Ordering::AcqRel);
+            projector().budget.unhold(bytes);
         }),
     };
     if let Err(job) = worker.submit_deferred(job) {
         // dropping the prepare closure releases the snapshot (`Drop for Pending`)
         let DeferredJob { key, prepare, .. } = *job;
         drop(prepare);
-        projector()
-            .snapshot_bytes
-            .fetch_sub(bytes, Ordering::AcqRel);
+        projector().budget.unhold(bytes);
         let e = emulation_failed(
             EmulationStatus::Unavailable,
             format!("emulation queue full ({QUEUE_CAPACITY} launches waiting)"),
@@ -775,6 +784,18 @@ fn done(
             None,
         ),
     };
+    if let (false, Some((c, _)), Err(err)) = (o.reused, snap, &o.result) {
+        let nonzero = |a: &AtomicU64| Some(a.load(Ordering::Relaxed)).filter(|x| *x > 0);
+        let note = backlog::Note {
+            lost: nonzero(&c.lost),
+            waited_ns: nonzero(&c.waited_ns),
+        };
+        if note.lost.is_some() && backlog::borrow(key, info, seq, &err.to_string(), note) {
+            // a deferred buffer was overwritten without a copy (a transient loss): the
+            // launch and its key take another shape's statistics, as in the backlog
+            return;
+        }
+    }
     if let (false, Some((c, eager))) = (o.reused, snap) {
         let nonzero = |a: &AtomicU64| Some(a.load(Ordering::Relaxed)).filter(|x| *x > 0);
         emulation.snapshot_bytes = Some(eager);
@@ -782,6 +803,7 @@ fn done(
         emulation.snapshot_deferred_bytes = nonzero(&c.deferred);
         emulation.snapshot_later_bytes = nonzero(&c.later);
         emulation.snapshot_lost_bytes = nonzero(&c.lost);
+        emulation.snapshot_wait_ns = nonzero(&c.waited_ns);
     }
     // keep the first result of a key for later launches (not a transient failure), under
     // an id the log refers to (written once: `log::compact`)

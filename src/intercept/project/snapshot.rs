@@ -12,9 +12,13 @@
 //!   command that may write it later calls [`before_write`] before it is forwarded (the
 //!   generated `writes:N` stubs, a kernel launch that may store through it,
 //!   `clEnqueueMigrateMemObjects` with undefined contents): the copy is taken then, on that
-//!   command's queue and ordered before it, bounded by the same cap; when it would exceed
-//!   the cap the buffer is *lost* to the emulation (any page it still needs fails the
-//!   emulation with the reason). clprism retains the app's buffer while it is pending, so
+//!   command's queue and ordered before it, bounded by the same cap. One copy per buffer and
+//!   write serves every launch that read the buffer before that write and whose emulation
+//!   has not ended (their bytes count once and come back when the last of them finishes).
+//!   When it would exceed the cap, the app's thread waits, bounded ([`super::budget`]), for
+//!   held bytes to come back or for those emulations to finish with the buffer; after that
+//!   the buffer is *lost* to the emulation (any page it still needs fails the emulation
+//!   with the reason). The eager copies at a launch wait for room the same way. clprism retains the app's buffer while it is pending, so
 //!   the app's last `clReleaseMemObject` does not destroy the contents. Buffers created with
 //!   `CL_MEM_USE_HOST_PTR` (the host may change them without any OpenCL call) are copied
 //!   eagerly.
@@ -23,6 +27,7 @@
 //! buffer's lock, so no page is ever read from the app's buffer after the writing command
 //! was forwarded.
 
+use super::budget::Hold;
 use super::projector;
 use crate::emu;
 use crate::registry::tables::Key;
@@ -53,6 +58,16 @@ pub(super) struct Counters {
     /// Bytes of deferred buffers written by the app before the emulation ended and whose
     /// copy could not be taken.
     pub lost: AtomicU64,
+    /// Nanoseconds the app's thread waited for room under the cap for this launch's copies
+    /// (eager, or later copies of its deferred buffers).
+    pub waited_ns: AtomicU64,
+}
+
+impl Counters {
+    fn waited(&self, d: Duration) {
+        self.waited_ns
+            .fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    }
 }
 
 /// An eager device-side copy of one buffer argument.
@@ -76,12 +91,33 @@ pub(super) struct Snapshots {
     pub counters: Arc<Counters>,
 }
 
+/// The copy of a deferred buffer taken before one write, shared by every launch that read
+/// the buffer before that write and whose emulation had not ended: one copy, its bytes
+/// counted once under the cap and given back when the last of them finishes.
+struct LaterCopy {
+    mem: usize,
+    /// The copy's event (on the writing command's queue).
+    event: usize,
+    bytes: u64,
+}
+
+impl Drop for LaterCopy {
+    fn drop(&mut self) {
+        // SAFETY: clprism's own handles, released once (the last reference).
+        unsafe {
+            crate::exec::cl::release_mem(self.mem as cl_mem);
+            crate::exec::cl::release_event(self.event as cl_event);
+        }
+        projector().budget.unhold(self.bytes);
+    }
+}
+
 /// What a deferred buffer's pages are read from.
 enum State {
     /// The app's buffer (still as before the launch).
     App,
-    /// clprism's copy taken before a write: (copy, its copy event, bytes).
-    Copied(usize, usize, u64),
+    /// clprism's copy taken before a write.
+    Copied(Arc<LaterCopy>),
     /// Written by the app without a copy: why.
     Lost(String),
     /// The emulation no longer needs it.
@@ -173,16 +209,18 @@ pub(super) unsafe fn take(
             "buffer snapshot of {total} bytes (buffers the kernel may write) exceeds CLPRISM_EMU_SNAPSHOT_MAX={cap}"
         ));
     }
-    let held = projector()
-        .snapshot_bytes
-        .fetch_add(total, Ordering::AcqRel);
-    s.bytes = total;
-    if held + total > cap {
-        release(&mut s);
-        return Err(format!(
-            "buffer snapshot of {total} bytes: {held} bytes of earlier snapshots are still held (CLPRISM_EMU_SNAPSHOT_MAX={cap})"
-        ));
+    match hold(q, total, &|| true) {
+        Hold::Held(w) => s.counters.waited(w),
+        Hold::Full(held, w) => {
+            return Err(format!(
+                "buffer snapshot of {total} bytes: {held} bytes of earlier snapshots are still held after waiting {} ms (CLPRISM_EMU_SNAPSHOT_MAX={cap})",
+                w.as_millis()
+            ))
+        }
+        // `needed` is always true
+        Hold::NotNeeded(_) => return Err("internal: eager snapshot not needed".into()),
     }
+    s.bytes = total;
     for &(h, size, w) in &bufs {
         if w {
             if let Err(e) = copy_eager(q, context, h, size, wait, &mut s) {
@@ -213,6 +251,22 @@ pub(super) unsafe fn take(
         }));
     }
     Ok(s)
+}
+
+/// Holds `size` bytes of the snapshot budget for a copy on the app's queue `q`: at once when
+/// they fit, else after flushing `q` (so that nothing the worker may wait for is left
+/// unsubmitted) with the bounded wait of [`super::budget`] while `needed()`.
+///
+/// # Safety
+/// `q` is the app's live queue.
+unsafe fn hold(q: cl_command_queue, size: u64, needed: &dyn Fn() -> bool) -> Hold {
+    let budget = &projector().budget;
+    let cap = crate::config::get().emu_snapshot_max;
+    if budget.try_hold(size, cap).is_ok() {
+        return Hold::Held(Duration::ZERO);
+    }
+    let _ = crate::exec::cl::flush(q);
+    budget.hold_waiting(size, cap, needed)
 }
 
 unsafe fn copy_eager(
@@ -272,9 +326,7 @@ pub(super) fn release(s: &mut Snapshots) {
             crate::exec::cl::release_mem(c.copy);
         }
     }
-    projector()
-        .snapshot_bytes
-        .fetch_sub(std::mem::take(&mut s.bytes), Ordering::AcqRel);
+    projector().budget.unhold(std::mem::take(&mut s.bytes));
     for d in s.deferred.drain(..) {
         d.finish();
     }
@@ -310,7 +362,8 @@ pub(super) unsafe fn register(q: cl_command_queue, s: &Snapshots) {
 }
 
 /// An app command on `q` may write buffer `m`: every deferred snapshot of its storage is
-/// copied first (see the module docs). Cheap when nothing is pending.
+/// copied first (see the module docs), one copy per buffer handle shared by all the launches
+/// still reading it ([`copy_shared`]). Cheap when nothing is pending.
 ///
 /// # Safety
 /// `q` is the app's live queue of the command (a queue of `m`'s context).
@@ -321,10 +374,80 @@ pub unsafe fn before_write(q: cl_command_queue, m: Key) {
     // called from forwarding stubs: no panic may cross the FFI boundary
     let _ = std::panic::catch_unwind(|| {
         let list = PENDING.lock().get(&root_of(m)).cloned();
-        for d in list.unwrap_or_default() {
-            d.copy_before_write(q);
+        for group in by_handle(list.unwrap_or_default()) {
+            copy_shared(q, &group);
         }
     });
+}
+
+/// The pending deferred buffers of one root, grouped by buffer handle and size (a root and
+/// its sub-buffers hold different bytes), in registration order.
+fn by_handle(list: Vec<Arc<Deferred>>) -> Vec<Vec<Arc<Deferred>>> {
+    let mut groups: Vec<Vec<Arc<Deferred>>> = Vec::new();
+    for d in list {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].app == d.app && g[0].size == d.size)
+        {
+            Some(g) => g.push(d),
+            None => groups.push(vec![d]),
+        }
+    }
+    groups
+}
+
+/// Takes one copy of the buffer of `group` (one handle) on `q` before a write, for every
+/// member still reading the app's buffer. When it does not fit under the cap it waits
+/// (bounded, [`super::budget`]) for held bytes to come back or for those members' emulations
+/// to finish with the buffer; when it still does not fit they lose the buffer.
+///
+/// # Safety
+/// `q` is the app's live queue of the writing command.
+unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
+    let reading: Vec<&Arc<Deferred>> = group.iter().filter(|d| d.reads_app()).collect();
+    let Some(first) = reading.first() else {
+        return;
+    };
+    let size = first.size as u64;
+    let needed = || reading.iter().any(|d| d.reads_app());
+    let (copy, waited) = match hold(q, size, &needed) {
+        Hold::Held(w) => {
+            let markers: Vec<cl_event> = reading.iter().filter_map(|d| d.marker()).collect();
+            let r = first.copy_on(q, &markers);
+            for m in markers {
+                crate::exec::cl::release_event(m);
+            }
+            match r {
+                Ok((mem, ev)) => (
+                    Ok(Arc::new(LaterCopy {
+                        mem: mem as usize,
+                        event: ev as usize,
+                        bytes: size,
+                    })),
+                    w,
+                ),
+                Err(why) => {
+                    projector().budget.unhold(size);
+                    (Err(why), w)
+                }
+            }
+        }
+        Hold::NotNeeded(_) => return,
+        Hold::Full(held, w) => {
+            let cap = crate::config::get().emu_snapshot_max;
+            (Err(format!(
+                "a {size}-byte buffer the kernel only reads was overwritten before the emulation ended and its copy does not fit: {held} bytes of snapshots held after waiting {} ms (CLPRISM_EMU_SNAPSHOT_MAX={cap})",
+                w.as_millis()
+            )), w)
+        }
+    };
+    for d in reading {
+        d.counters.waited(waited);
+        match &copy {
+            Ok(c) => d.take_copy(c),
+            Err(why) => d.lose(why.clone()),
+        }
+    }
 }
 
 /// True when some deferred snapshot is pending.
@@ -343,45 +466,44 @@ impl Deferred {
         }
     }
 
-    /// Takes the copy on `q` before a write is forwarded there.
-    unsafe fn copy_before_write(&self, q: cl_command_queue) {
-        let mut st = self.state.lock();
-        if !matches!(*st, State::App) {
-            return;
+    /// True while the emulation reads the app's buffer itself (no copy, not lost, not
+    /// finished).
+    fn reads_app(&self) -> bool {
+        matches!(*self.state.lock(), State::App)
+    }
+
+    /// The marker after its launch, when set, retained (under the lock that [`Self::finish`]
+    /// takes it with) so that it outlives a concurrent finish; the caller releases it.
+    fn marker(&self) -> Option<cl_event> {
+        let m = self.marker.lock();
+        if *m == 0 {
+            return None;
         }
-        let size = self.size as u64;
-        let cap = crate::config::get().emu_snapshot_max;
-        let held = projector().snapshot_bytes.fetch_add(size, Ordering::AcqRel);
-        let r = if held + size > cap {
-            Err(format!(
-                "a {size}-byte buffer the kernel only reads was overwritten before the emulation ended and its copy does not fit: {held} bytes of snapshots held (CLPRISM_EMU_SNAPSHOT_MAX={cap})"
-            ))
-        } else {
-            self.copy_on(q)
-        };
-        match r {
-            Ok((copy, ev)) => {
-                self.counters.later.fetch_add(size, Ordering::Relaxed);
-                *st = State::Copied(copy as usize, ev as usize, size);
-            }
-            Err(why) => {
-                projector().snapshot_bytes.fetch_sub(size, Ordering::AcqRel);
-                self.counters.lost.fetch_add(size, Ordering::Relaxed);
-                *st = State::Lost(why);
-            }
+        // SAFETY: the marker is live while it is set (finish takes it under this lock).
+        unsafe { crate::exec::cl::retain_event(*m as cl_event) }.ok()?;
+        Some(*m as cl_event)
+    }
+
+    /// Switches to the shared copy `c` when still reading the app's buffer (under the
+    /// buffer's lock: a page read in progress ends first).
+    fn take_copy(&self, c: &Arc<LaterCopy>) {
+        let mut st = self.state.lock();
+        if matches!(*st, State::App) {
+            self.counters.later.fetch_add(c.bytes, Ordering::Relaxed);
+            *st = State::Copied(c.clone());
         }
     }
 
-    unsafe fn copy_on(&self, q: cl_command_queue) -> Result<(cl_mem, cl_event), String> {
+    /// Copies the buffer on `q` after `markers` (the markers after the launches reading it;
+    /// held by their deferred buffers during the call).
+    unsafe fn copy_on(
+        &self,
+        q: cl_command_queue,
+        markers: &[cl_event],
+    ) -> Result<(cl_mem, cl_event), String> {
         let m = crate::exec::cl::create_buffer(self.context as cl_context, self.size)
             .map_err(|e| format!("deferred snapshot buffer: {e}"))?;
-        let marker = *self.marker.lock() as cl_event;
-        let wait: Vec<cl_event> = if marker.is_null() {
-            vec![]
-        } else {
-            vec![marker]
-        };
-        let ev = match enqueue_copy(q, self.app as cl_mem, m, self.size, &wait) {
+        let ev = match enqueue_copy(q, self.app as cl_mem, m, self.size, markers) {
             Ok(ev) => ev,
             Err(e) => {
                 crate::exec::cl::release_mem(m);
@@ -414,19 +536,19 @@ impl Deferred {
     /// while it is unchanged, else from the copy taken before it was written.
     unsafe fn read(&self, q: cl_command_queue, at: u64, dst: &mut [u8]) -> Result<(), String> {
         let st = self.state.lock();
-        let (copy, ev) = match &*st {
+        let copy = match &*st {
             // under the lock: a write hook waits for this read
             State::App => {
                 return crate::exec::cl::read(q, self.app as cl_mem, at as usize, dst)
                     .map_err(|e| e.to_string())
             }
-            State::Copied(c, e, _) => (*c, *e),
+            State::Copied(c) => c.clone(),
             State::Lost(why) => return Err(why.clone()),
             State::Done => return Err("deferred snapshot already released".into()),
         };
         drop(st);
-        wait_event(ev as cl_event)?;
-        crate::exec::cl::read(q, copy as cl_mem, at as usize, dst).map_err(|e| e.to_string())
+        wait_event(copy.event as cl_event)?;
+        crate::exec::cl::read(q, copy.mem as cl_mem, at as usize, dst).map_err(|e| e.to_string())
     }
 
     /// Waits (bounded) until the launch it follows has completed.
@@ -457,19 +579,16 @@ impl Deferred {
                 }
             }
         }
+        // the shared copy goes (bytes back to the budget) with its last user
+        drop(old);
         // SAFETY: clprism's own handles and reference, released once (state was not Done).
         unsafe {
-            if let State::Copied(c, e, bytes) = old {
-                crate::exec::cl::release_mem(c as cl_mem);
-                crate::exec::cl::release_event(e as cl_event);
-                projector()
-                    .snapshot_bytes
-                    .fetch_sub(bytes, Ordering::AcqRel);
-            }
             let m = std::mem::take(&mut *self.marker.lock());
             crate::exec::cl::release_event(m as cl_event);
             crate::exec::cl::release_mem(self.app as cl_mem);
         }
+        // a copy waiting for room may no longer be needed
+        projector().budget.wake();
     }
 }
 

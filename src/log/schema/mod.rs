@@ -435,6 +435,11 @@ pub struct Emulation {
     /// not fit under the cap (skipped: a page still needed then fails the emulation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_lost_bytes: Option<u64>,
+    /// Nanoseconds the app's thread waited for room under `CLPRISM_EMU_SNAPSHOT_MAX` for this
+    /// launch's snapshot copies (eager, or later copies of its deferred buffers), bounded by
+    /// project mode's snapshot budget; absent when it never waited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_wait_ns: Option<u64>,
     /// The key whose statistics this key took because its own snapshot could not be taken
     /// (another NDRange shape of the same kernel and work-group size, project mode's
     /// backlog); absent when emulated itself.
@@ -1258,6 +1263,7 @@ mod tests {
                 snapshot_deferred_bytes: Some(16),
                 snapshot_later_bytes: Some(8),
                 snapshot_lost_bytes: Some(4),
+                snapshot_wait_ns: Some(9),
                 reused_from: Some(2),
                 start_unix_ns: Some(5),
                 launch_shape: Some(LaunchShape::default()),
