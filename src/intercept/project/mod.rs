@@ -75,7 +75,10 @@ use snapshot::SnapshotData;
 /// ([`emu::writes`]; `None`: unknown, any).
 struct Loaded {
     module: Arc<Module>,
+    /// Per kernel and parameter: may it store through it, may it load through it
+    /// ([`emu::writes::accessed_params`]).
     written: HashMap<String, Option<Vec<bool>>>,
+    read: HashMap<String, Option<Vec<bool>>>,
 }
 
 type ModuleCache = HashMap<String, Arc<once_cell::sync::OnceCell<Result<Arc<Loaded>, EmuError>>>>;
@@ -360,14 +363,14 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
     }
     // The module (loaded once per program, through the emulator's on-disk cache) tells
     // which buffers the kernel may write: only those are copied before the launch.
-    let written = match loaded(&info) {
+    let (written, read) = match loaded(&info) {
         Ok(l) => {
             let w = l.written.get(&key.kernel).cloned().flatten();
             projector()
                 .written
                 .lock()
                 .insert(written_key(&pinfo, &kinfo.name), w.clone());
-            w
+            (w, l.read.get(&key.kernel).cloned().flatten())
         }
         Err(e) => {
             // nothing to emulate with: no snapshot; the outcome is kept for the key
@@ -380,7 +383,11 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
             return Ok(Plan::Done);
         }
     };
-    let snaps = match snapshot::take(q, context, &info.args, written.as_deref(), wait) {
+    let access = snapshot::ArgAccess {
+        written: written.as_deref(),
+        read: read.as_deref(),
+    };
+    let snaps = match snapshot::take(q, context, &info.args, access, wait) {
         Ok(s) => s,
         Err(reason) => {
             // backlog: take another shape's statistics of the same kernel when there are
@@ -617,8 +624,19 @@ fn loaded(info: &LaunchInfo) -> Result<Arc<Loaded>, EmuError> {
             )),
         }?;
         let module = Arc::new(emu::load_module(&words)?);
-        let written = emu::writes::written_by_kernel_words(&words);
-        Ok(Arc::new(Loaded { module, written }))
+        let access = emu::writes::accessed_by_kernel_words(&words);
+        let per = |f: fn(&emu::writes::Access) -> bool| -> HashMap<String, Option<Vec<bool>>> {
+            access
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_ref().map(|v| v.iter().map(f).collect())))
+                .collect()
+        };
+        let (written, read) = (per(|a| a.written), per(|a| a.read));
+        Ok(Arc::new(Loaded {
+            module,
+            written,
+            read,
+        }))
     })
     .clone()
 }

@@ -83,6 +83,9 @@ pub(super) struct Eager {
 #[derive(Default)]
 pub(super) struct Snapshots {
     pub eager: Vec<Eager>,
+    /// Buffers the kernel may write but never reads (handle, bytes): their pre-launch
+    /// contents cannot change the emulation, so none are copied; the emulation gets zeros.
+    pub blank: Vec<(Key, usize)>,
     /// Copy events of the eager copies.
     pub copy_events: Vec<cl_event>,
     /// Bytes of the eager copies (counted in `Projector::snapshot_bytes`).
@@ -170,15 +173,24 @@ fn host_backed(m: Key) -> bool {
 ///
 /// # Safety
 /// `q` and the buffers named by `args` are the app's live handles.
+/// Per kernel parameter, whether the kernel may store and may load through it (`None`:
+/// unknown, so every parameter may).
+#[derive(Clone, Copy)]
+pub(super) struct ArgAccess<'a> {
+    pub written: Option<&'a [bool]>,
+    pub read: Option<&'a [bool]>,
+}
+
 pub(super) unsafe fn take(
     q: cl_command_queue,
     context: Key,
     args: &[Option<crate::registry::tables::KernelArg>],
-    written: Option<&[bool]>,
+    access: ArgAccess<'_>,
     wait: &[cl_event],
 ) -> Result<Snapshots, String> {
-    // (buffer, size, written) per distinct buffer
-    let mut bufs: Vec<(Key, usize, bool)> = Vec::new();
+    let may = |v: Option<&[bool]>, i: usize| v.is_none_or(|v| v.get(i).copied().unwrap_or(true));
+    // (buffer, size, written, read) per distinct buffer
+    let mut bufs: Vec<(Key, usize, bool, bool)> = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let Some(h) = a
             .as_ref()
@@ -186,22 +198,36 @@ pub(super) unsafe fn take(
         else {
             continue;
         };
-        let w = written.is_none_or(|w| w.get(i).copied().unwrap_or(true));
+        let (w, r) = (may(access.written, i), may(access.read, i));
         match bufs.iter_mut().find(|b| b.0 == h) {
-            Some(b) => b.2 |= w,
+            Some(b) => {
+                b.2 |= w;
+                b.3 |= r;
+            }
             None => {
                 if let Some(size) = TABLES.buffers.with(h, |i| i.size) {
-                    bufs.push((h, size, w));
+                    bufs.push((h, size, w, r));
                 }
             }
         }
     }
-    // a buffer sharing storage with a written one (sub-buffers) is written too
+    // a buffer sharing storage with a written (read) one (sub-buffers) is written (read) too
     let written_roots: Vec<Key> = bufs.iter().filter(|b| b.2).map(|b| root_of(b.0)).collect();
+    let read_roots: Vec<Key> = bufs.iter().filter(|b| b.3).map(|b| root_of(b.0)).collect();
     for b in bufs.iter_mut() {
         b.2 |= written_roots.contains(&root_of(b.0)) || host_backed(b.0);
+        b.3 |= read_roots.contains(&root_of(b.0));
     }
     let mut s = Snapshots::default();
+    // written, never read: no pre-launch contents needed (clpeak's 2 GiB bandwidth outputs
+    // were over the cap and its launches not emulated)
+    bufs.retain(|&(h, size, w, r)| {
+        let blank = w && !r;
+        if blank {
+            s.blank.push((h, size));
+        }
+        !blank
+    });
     let total: u64 = bufs.iter().filter(|b| b.2).map(|b| b.1 as u64).sum();
     let cap = crate::config::get().emu_snapshot_max;
     if total > cap {
@@ -221,7 +247,7 @@ pub(super) unsafe fn take(
         Hold::NotNeeded(_) => return Err("internal: eager snapshot not needed".into()),
     }
     s.bytes = total;
-    for &(h, size, w) in &bufs {
+    for &(h, size, w, _) in &bufs {
         if w {
             if let Err(e) = copy_eager(q, context, h, size, wait, &mut s) {
                 release(&mut s);
@@ -675,6 +701,13 @@ pub(super) unsafe fn read_back(
     device: Key,
 ) -> Result<HashMap<Key, SnapshotData>, String> {
     let mut out = HashMap::new();
+    for (h, size) in std::mem::take(&mut s.blank) {
+        let zeros: emu::paged::Fetch = Arc::new(|_, dst: &mut [u8]| {
+            dst.fill(0);
+            Ok(())
+        });
+        out.insert(h, SnapshotData::Paged(size, zeros));
+    }
     let deferred = DeferredSet(std::mem::take(&mut s.deferred));
     if s.eager.is_empty() && deferred.0.is_empty() {
         return Ok(out);
