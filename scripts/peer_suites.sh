@@ -7,9 +7,17 @@
 # MODE: off log project balance (default: all four; `native` is always run first, it is
 # the reference; --reuse-native keeps an existing DIR/native.tsv instead; --table-only
 # only rebuilds DIR/table.md from the DIR/*.tsv of earlier runs). --quick: the cl-api tests and every 6th program/execute test only
-# (what tests/peer.rs runs in CI). Suites:
-#   piglit-api      piglit's cl-api-* binaries (Debian `piglit`)
+# (what tests/peer.rs runs in CI). Without --quick the piglit part is piglit's whole `cl`
+# profile (the 710 tests of its tests/cl.xml.gz, what `piglit run cl` runs). Suites:
+#   piglit-api      piglit's cl-api-* binaries (Debian `piglit`); without --quick every
+#                   binary test of the profile (cl-api-*, cl-custom-*, cl-program-*)
 #   piglit-execute  piglit's tests/cl/program/execute/*.{cl,program_test} via cl-program-tester
+#                   (without --quick also its subdirectories: builtin/, ...)
+#   piglit-build    (without --quick) tests/cl/program/build/ via cl-program-tester
+#   piglit-generated (without --quick) generated_tests/cl/ (builtin, store, vload, vstore)
+#   piglit-subtest  (without --quick) every subtest that the tests above report, named
+#                   test/subtest (what piglit's own summary counts; a subtest reported again,
+#                   e.g. once per device, is test/subtest #2, ...)
 #   pyopencl-test   pyopencl's own pytest suite (Debian `python-pyopencl-doc` ships it),
 #                   the files in PYOPENCL_TESTS
 #   pyopencl-ex     pyopencl's examples that need no display (PYOPENCL_EXAMPLES)
@@ -75,18 +83,56 @@ piglit_one() { # mode envs name cmd...
   # shellcheck disable=SC2086
   (cd "$work" && timeout -k 5 "$T" env $envs "$@" >"$log" 2>&1)
   local rc=$? r
+  mkdir -p "$work/$m/sub"
+  sed -n 's/^PIGLIT: {"subtest": *{"\(.*\)" *: *"\([a-z]*\)"}}$/\1\t\2/p' "$log" |
+    awk -F'\t' -v n="$name" '{k = n "/" $1; if (++c[k] > 1) k = k " #" c[k]; print k "\t" $2}' \
+      >"$work/$m/sub/$(echo "$name" | tr / _).tsv"
   r=$(grep -o '"result": *"[a-z]*"' "$log" | tail -1 | sed 's/.*"\([a-z]*\)"$/\1/')
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then r=timeout
   elif [ -z "$r" ] || [ "$rc" -gt 128 ]; then r=crash; fi
   printf '%s\t%s\n' "$name" "$r"
 }
 export -f piglit_one
+
+# One test of piglit's cl profile: "suite<TAB>name<TAB>command<TAB>argument" (no argument
+# for binary tests); prints "suite<TAB>name<TAB>result".
+piglit_entry() { # mode envs entry
+  local s n c a
+  IFS=$'\t' read -r s n c a <<<"$3"
+  piglit_one "$1" "$2" "$n" "$c" ${a:+"$a"} | sed "s/^/$s\t/"
+}
+export -f piglit_entry
+
+# Every test of piglit's cl profile (tests/cl.xml.gz), as piglit_entry lines.
+profile_list() {
+  $PY - "$PIGLIT" <<'PYEOF'
+import ast, gzip, sys, xml.etree.ElementTree as ET
+root = sys.argv[1]
+prefixes = [("tests/cl/program/execute/", "piglit-execute"), ("tests/cl/program/build/", "piglit-build"),
+            ("generated_tests/cl/", "piglit-generated")]
+for t in ET.fromstring(gzip.open(f"{root}/tests/cl.xml.gz").read()).iter("Test"):
+    o = {x.get("name"): ast.literal_eval(x.get("value")) for x in t.iter("option")}
+    if t.get("type") == "cl":
+        print(f"piglit-api\t{o['command'][0]}\t{root}/bin/{o['command'][0]}")
+        continue
+    f = o["filename"]
+    suite, name = next(((s, f[len(p):]) for p, s in prefixes if f.startswith(p)), ("piglit-program", f))
+    print(f"{suite}\t{name}\t{root}/bin/cl-program-tester\t{root}/{f}")
+PYEOF
+}
 export work T
 
 run_mode() {
   local m=$1 envs tsv="$OUT/$m.tsv"
   envs=$(mode_env "$m")
   : >"$tsv"
+  if ! ((QUICK)); then
+    # piglit's whole cl profile, then every subtest the tests reported
+    profile_list | awk -F'\t' -v skip="$SKIP" '$2 !~ skip' | sort >"$work/$m.full"
+    xargs -d '\n' -P "$JOBS" -I{} bash -c 'piglit_entry "$0" "$1" "$2"' "$m" "$envs" {} \
+      <"$work/$m.full" | sort >>"$tsv"
+    cat "$work/$m/sub/"*.tsv 2>/dev/null | sed 's/^/piglit-subtest\t/' | sort >>"$tsv"
+  else
   # piglit API tests
   for f in "$PIGLIT"/bin/cl-api-*; do [[ "$(basename "$f")" =~ $SKIP ]] || echo "$f"; done | sort | xargs -P "$JOBS" -I{} bash -c \
     'piglit_one "$0" "$1" "$(basename {})" {}' "$m" "$envs" | sed 's/^/piglit-api\t/' | sort >>"$tsv"
@@ -102,7 +148,8 @@ run_mode() {
   xargs -P "$JOBS" -I{} bash -c \
     'piglit_one "$0" "$1" "{}" "$2/bin/cl-program-tester" "$2/tests/cl/program/execute/{}"' \
     "$m" "$envs" "$PIGLIT" <"$list" | sed 's/^/piglit-execute\t/' | sort >>"$tsv"
-  ((QUICK)) && return
+  return
+  fi
   # pyopencl test suite (pytest), one line per test id
   if [ -d "$PYEX" ] && $PY -c 'import pyopencl, pytest' 2>/dev/null; then
     mkdir -p "$work/pyt" && cp "$PYEX"/test_*.py "$work/pyt/"
@@ -143,7 +190,7 @@ PYEOF
   fi
   # keep the outputs of tests that failed, for diagnosis
   mkdir -p "$OUT/out-$m"
-  awk -F'\t' '$3!="pass" && $1 ~ /piglit/ {print $2}' "$tsv" | while read -r n; do
+  awk -F'\t' '$3!="pass" && $1 ~ /piglit/ && $1 != "piglit-subtest" {print $2}' "$tsv" | while read -r n; do
     cp "$work/$m/out/$(echo "$n" | tr / _).txt" "$OUT/out-$m/" 2>/dev/null
   done
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# piglit's whole OpenCL suite (cl-api-* and every program/execute test, not --quick) plus
-# pyopencl's tests and examples, natively and in balance mode on two PoCL devices, run
-# under nice in the background on the 2-core machine shared with other jobs (2026-11-24).
-# LIB: release build of branch `checks` at 6891596 (CARGO_TARGET_DIR=/work/tgt-checks
+# piglit's whole OpenCL suite (every test of piglit's `cl` profile, tests/cl.xml.gz, and
+# their subtests: scripts/peer_suites.sh without --quick) plus pyopencl's tests and
+# examples, natively and in balance mode on two PoCL devices, under nice in the background
+# on the 2-core machine shared with other jobs (2026-11-24). Writes peer-full/*.tsv and
+# peer-full/table.md. LIB: release build of main at 6891596 (CARGO_TARGET_DIR=/work/tgt-checks
 # cargo build --release), copied aside so that later rebuilds cannot touch it mid-run.
 cd "$(dirname "$0")/../.."
 LIB=${LIB:-/work/checks-lib/libOpenCL-6891596.so}
