@@ -54,10 +54,38 @@ one() {
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then r=timeout
   elif [ -z "$r" ] || [ "$rc" -gt 128 ]; then r=crash; fi
   if [ "$r" = pass ]; then rm -f "$log"; else echo "exit $rc" >>"$log"; fi
-  rm -f "$OUT/log/$i.jsonl"
   echo "$r"
 }
 
+# Launch records of every run: how many took the balanced path, how many completed chunks
+# on >= 2 devices, and the most frequent fallback reasons.
+launches() {
+  cat "$OUT/log/"*.jsonl 2>/dev/null | /usr/bin/python3 -c '
+import collections, json, re, sys
+n = split = balanced = 0
+why = collections.Counter()
+for line in sys.stdin:
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if not isinstance(r, dict) or r.get("record") is not None or "kernel" not in r:
+        continue
+    n += 1
+    s = r.get("schedule") or {}
+    if s.get("fallback"):
+        why[re.sub(r"[0-9]+", "N", s["fallback"])] += 1
+    elif s:
+        balanced += 1
+    devs = {c.get("device") for c in s.get("chunks") or [] if not c.get("failed") and not c.get("abandoned")}
+    split += len(devs) >= 2
+print(f"{n} launch records: {balanced} through the balanced path, {split} of them completed chunks on >= 2 devices")
+for w, c in why.most_common(5):
+    print(f"  fallback x{c}: {w[:160]}")
+'
+}
+
+rm -f "$OUT/log/"*.jsonl
 t0=$(date +%s)
 : >"$OUT/results"
 for i in $(seq "$RUNS"); do one "$i" >>"$OUT/results"; done
@@ -66,6 +94,7 @@ for r in pass fail skip warn crash timeout; do printf ' %7s' "$r"; done
 printf '\n%-24s %-8s %5s' "$TEST" "$MODE" "$RUNS"
 for r in pass fail skip warn crash timeout; do printf ' %7s' "$(grep -cx "$r" "$OUT/results")"; done
 printf '\n'
+[ "$MODE" = native ] || launches
 echo "in $(($(date +%s) - t0)) s; load: $LOAD busy loops on $(nproc) cores;" \
-  "POCL_DEVICES=\"$POCL_DEVICES\"; lib: $LIB"
+  "POCL_DEVICES=\"$POCL_DEVICES\"; $(env | grep '^CLPRISM_' | grep -v CLPRISM_TEST_LIB | tr '\n' ' ')lib: $LIB"
 [ "$(grep -cx pass "$OUT/results")" = "$RUNS" ]
