@@ -133,22 +133,22 @@ run_mode() {
       <"$work/$m.full" | sort >>"$tsv"
     cat "$work/$m/sub/"*.tsv 2>/dev/null | sed 's/^/piglit-subtest\t/' | sort >>"$tsv"
   else
-  # piglit API tests
-  for f in "$PIGLIT"/bin/cl-api-*; do [[ "$(basename "$f")" =~ $SKIP ]] || echo "$f"; done | sort | xargs -P "$JOBS" -I{} bash -c \
-    'piglit_one "$0" "$1" "$(basename {})" {}' "$m" "$envs" | sed 's/^/piglit-api\t/' | sort >>"$tsv"
-  # piglit program/execute tests
-  local i=0 list="$work/$m.exec"
-  : >"$list"
-  for f in $(ls "$PIGLIT"/tests/cl/program/execute/ | grep -E '\.(cl|program_test)$' | sort); do
-    i=$((i + 1))
-    if ((QUICK)) && ((i % 6 != 1)); then continue; fi
-    [[ "$f" =~ $SKIP ]] && continue
-    echo "$f" >>"$list"
-  done
-  xargs -P "$JOBS" -I{} bash -c \
-    'piglit_one "$0" "$1" "{}" "$2/bin/cl-program-tester" "$2/tests/cl/program/execute/{}"' \
-    "$m" "$envs" "$PIGLIT" <"$list" | sed 's/^/piglit-execute\t/' | sort >>"$tsv"
-  return
+    # piglit API tests
+    for f in "$PIGLIT"/bin/cl-api-*; do [[ "$(basename "$f")" =~ $SKIP ]] || echo "$f"; done | sort | xargs -P "$JOBS" -I{} bash -c \
+      'piglit_one "$0" "$1" "$(basename {})" {}' "$m" "$envs" | sed 's/^/piglit-api\t/' | sort >>"$tsv"
+    # piglit program/execute tests
+    local i=0 list="$work/$m.exec"
+    : >"$list"
+    for f in $(ls "$PIGLIT"/tests/cl/program/execute/ | grep -E '\.(cl|program_test)$' | sort); do
+      i=$((i + 1))
+      ((i % 6 != 1)) && continue
+      [[ "$f" =~ $SKIP ]] && continue
+      echo "$f" >>"$list"
+    done
+    xargs -P "$JOBS" -I{} bash -c \
+      'piglit_one "$0" "$1" "{}" "$2/bin/cl-program-tester" "$2/tests/cl/program/execute/{}"' \
+      "$m" "$envs" "$PIGLIT" <"$list" | sed 's/^/piglit-execute\t/' | sort >>"$tsv"
+    return
   fi
   # pyopencl test suite (pytest), one line per test id
   if [ -d "$PYEX" ] && $PY -c 'import pyopencl, pytest' 2>/dev/null; then
@@ -193,6 +193,36 @@ PYEOF
   awk -F'\t' '$3!="pass" && $1 ~ /piglit/ && $1 != "piglit-subtest" {print $2}' "$tsv" | while read -r n; do
     cp "$work/$m/out/$(echo "$n" | tr / _).txt" "$OUT/out-$m/" 2>/dev/null
   done
+  [ "$m" = native ] || launch_summary "$m" >"$OUT/$m.launches.txt"
+}
+
+# What the mode did with the launches of its whole run (every test's log): launch records,
+# those whose chunks ran on >= 2 devices, and the most frequent fallback reasons (digits
+# folded to N).
+launch_summary() { # mode
+  cat "$work/$1/log/"*.jsonl 2>/dev/null | $PY -c '
+import collections, json, re, sys
+n = split = 0
+why = collections.Counter()
+for line in sys.stdin:
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if not isinstance(r, dict) or r.get("record") is not None or "kernel" not in r:
+        continue
+    s = r.get("schedule")
+    n += 1
+    if not isinstance(s, dict):
+        continue
+    if s.get("fallback"):
+        why[re.sub(r"[0-9]+", "N", s["fallback"])] += 1
+    devs = {c.get("device") for c in s.get("chunks") or [] if not c.get("failed") and not c.get("abandoned")}
+    split += len(devs) >= 2
+print(f"launch records: {n}; chunks on >= 2 devices: {split}")
+for w, c in why.most_common(12):
+    print(f"{c:8d}  {w}")
+'
 }
 
 all=(native "${modes[@]}")
