@@ -13,6 +13,9 @@
 #   MODES="..."     native and/or CLPRISM_SPLIT values (default "native always auto")
 #   RUN_TIMEOUT=S   seconds before a run is stopped (default 900)
 #   LIB=path        the interposer (default target/release/libOpenCL.so)
+#   CLPRISM=path    the clprism command of the same build (default target/release/clprism):
+#                   hashcat dlopens "libOpenCL.so" by that name, which LD_PRELOAD alone
+#                   does not catch; `clprism run` puts a libOpenCL.so link on its path
 #   POCL_DEVICES    as the caller sets it (default "pthread pthread")
 # Exit status: 0 when every run cracks the hash, 1 otherwise.
 set -uo pipefail
@@ -23,10 +26,11 @@ REPS=${REPS:-2}
 MODES=${MODES:-"native always auto"}
 RUN_TIMEOUT=${RUN_TIMEOUT:-900}
 LIB=${LIB:-$ROOT/target/release/libOpenCL.so}
+CLPRISM=${CLPRISM:-$ROOT/target/release/clprism}
 export POCL_DEVICES=${POCL_DEVICES:-"pthread pthread"}
 HASH=900150983cd24fb0d6963f7d28e17f72 # md5("abc")
 command -v hashcat >/dev/null || { echo "hashcat_check: hashcat missing (apt install hashcat)" >&2; exit 2; }
-[ -f "$LIB" ] || { echo "hashcat_check: $LIB missing (cargo build --release)" >&2; exit 2; }
+[ -f "$LIB" ] && [ -x "$CLPRISM" ] || { echo "hashcat_check: $LIB or $CLPRISM missing (cargo build --release)" >&2; exit 2; }
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 for v in $(env | grep -o '^CLPRISM_[A-Z_]*'); do unset "$v"; done
@@ -71,8 +75,9 @@ for mode in $MODES; do
     log="$OUT/$mode-$rep.jsonl"
     rm -f "$log"
     pre=()
-    [ "$mode" = native ] || pre=(LD_PRELOAD="$LIB" CLPRISM_MODE=balance CLPRISM_DEVICES=all
-      CLPRISM_SPLIT="$mode" CLPRISM_LOG="$log" CLPRISM_SUMMARY=off CLPRISM_CACHE="$home/clprism")
+    [ "$mode" = native ] || pre=(CLPRISM_DEVICES=all CLPRISM_SPLIT="$mode"
+      CLPRISM_CACHE="$home/clprism" "$CLPRISM" run --lib "$LIB" --mode balance --log "$log"
+      --summary off --)
     t0=$(date +%s)
     (cd "$home" && timeout -k 5 "$RUN_TIMEOUT" env HOME="$home" XDG_CACHE_HOME="$home/.cache" \
       XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" "${pre[@]}" \
@@ -86,5 +91,5 @@ for mode in $MODES; do
     [ "$mode" = native ] || launches "$log" | sed 's/^/      /'
   done
 done
-echo "hashcat $(hashcat --version 2>/dev/null); POCL_DEVICES=\"$POCL_DEVICES\"; lib: $LIB"
+echo "hashcat $(hashcat --version 2>/dev/null); POCL_DEVICES=\"$POCL_DEVICES\"; lib: $LIB; clprism: $CLPRISM"
 exit $status

@@ -4,7 +4,8 @@
 # mode from an empty hashcat kernel cache (run 1 compiles and links each kernel file: the
 # linked-alone programs of ca1f872/d1419d6; run 2 loads hashcat's cached binaries). The open
 # bug of 39755ec: with linked programs split, balance mode missed the crack.
-# Output: hashcat.txt. LIB: release build of main at 6891596 (= branch checks' src).
+# Output: hashcat.txt. LIB and CLPRISM (clprism run: hashcat dlopens "libOpenCL.so"): release
+# build of main at 6891596 (= branch checks' src).
 cd "$(dirname "$0")/../.."
-LIB=${LIB:-/work/checks-lib/libOpenCL-6891596.so} REPS=2 MODES="native always auto" \
+LIB=${LIB:-/work/checks-lib/libOpenCL-6891596.so} CLPRISM=${CLPRISM:-/work/checks-lib/clprism-6891596} REPS=2 MODES="native always auto" \
   POCL_DEVICES="pthread pthread" bench/hashcat_check.sh /tmp/hashcat_check
