@@ -64,14 +64,15 @@ PYOPENCL_EXAMPLES=${PYOPENCL_EXAMPLES:-"demo.py demo_array.py demo_elementwise.p
 work=$(mktemp -d /tmp/clprism-peer.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# Environment of one run: native or LD_PRELOAD with CLPRISM_MODE, own log/cache dirs.
+# Environment of one run: native or LD_PRELOAD with CLPRISM_MODE, own log/cache dirs, and
+# PEER_CLPRISM_ENV (e.g. "CLPRISM_SPLIT=always"; the caller's CLPRISM_* are unset).
 mode_env() { # mode -> prints env assignments for `env`
   local m=$1
   for v in $(env | grep -o '^CLPRISM_[A-Z_]*' | grep -v CLPRISM_TEST_LIB); do printf -- '-u %s ' "$v"; done
   if [ "$m" != native ]; then
     mkdir -p "$work/$m/log" "$work/$m/cache"
-    printf 'LD_PRELOAD=%s CLPRISM_MODE=%s CLPRISM_LOG=%s/%s/log/%%p.jsonl CLPRISM_SUMMARY=off CLPRISM_CACHE=%s/%s/cache ' \
-      "$LIB" "$m" "$work" "$m" "$work" "$m"
+    printf 'LD_PRELOAD=%s CLPRISM_MODE=%s CLPRISM_LOG=%s/%s/log/%%p.jsonl CLPRISM_SUMMARY=off CLPRISM_CACHE=%s/%s/cache %s ' \
+      "$LIB" "$m" "$work" "$m" "$work" "$m" "${PEER_CLPRISM_ENV:-}"
   fi
 }
 
