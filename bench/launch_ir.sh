@@ -14,13 +14,22 @@ exe=${LAUNCHES_EXE:-examples/build/launches}
 [ -x "$exe" ] || make -s -C bench
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for cfg in "${configs[@]}"; do
-  out=$tmp/$cfg
-  CLPRISM_MODE=log CLPRISM_DEVICE_TIMING=$cfg CLPRISM_LOG=$out.jsonl CLPRISM_SUMMARY=off LD_PRELOAD=$lib \
+  out=$tmp/${cfg//:/_}
+  mode=log timing=$cfg
+  case "$cfg" in balance) mode=balance timing=adaptive ;; balance:*) mode=balance timing=${cfg#balance:} ;; esac
+  CLPRISM_MODE=$mode CLPRISM_DEVICE_TIMING=$timing CLPRISM_LOG=$out.jsonl CLPRISM_SUMMARY=off LD_PRELOAD=$lib \
     valgrind --tool=callgrind --callgrind-out-file=$out --separate-threads=yes "$exe" "$n" 256 >/dev/null 2>&1
   inc() { callgrind_annotate --inclusive=yes --threshold=100 "$out-01" 2>/dev/null | grep -F "$1 [" | grep -v "=>" | head -1 | awk '{gsub(",","",$1); print $1}'; }
   hook=$(inc "hooks.rs:OpenCL::intercept::hooks::clEnqueueNDRangeKernel")
   fwd=$(inc "launch.rs:OpenCL::intercept::launch::Launch::forward")
   wr=0; for f in "$out"-*; do grep -q writer_thread "$f" && wr=$(grep -m1 '^totals:' "$f" | awk '{print $2}'); done
   echo "$cfg app_own_Ir_per_launch=$(( (hook-fwd)/n )) writer_Ir_per_record=$(( wr/n )) timed=$(grep -c '"device_ns":[0-9]' "$out.jsonl")/$n"
+  if [ -n "${BREAKDOWN:-}" ]; then
+    # the direct callees of the hook's `launched` (Launch::forward is the driver's call)
+    callgrind_annotate --inclusive=yes --tree=calling --threshold=100 "$out-01" 2>/dev/null |
+      awk '/\* .*hooks::launched \[/ && !d {f=1; d=1; next} f && !/^ +[0-9,]+ .*>/ {f=0} f' |
+      sed 's/,//g' | awk -v n="$n" '{ir=$1; $1=$2=$3=""; sub(/^ +/, ""); sub(/^> +/, ""); sub(/ \[.*/, ""); sub(/^[^ ]*\.(rs|c|S):/, "");
+        printf "  %8d Ir/launch  %s\n", ir/n, $0}'
+  fi
 done
 echo "($exe $n 256; lib $lib)"

@@ -16,10 +16,18 @@
 #                     its host computation; rc is 1 when any output mismatches), named pb_<app>;
 #                     it runs on the first device of the first platform (order the platforms
 #                     with OCL_ICD_FILENAMES)
+#   RODINIA=DIR       also Rodinia's OpenCL apps built by bench/rodinia_build.sh into DIR, named
+#                     rd_<app>; each run prints a digest of the app's result (its output file,
+#                     or its stdout without the timing lines; bfs and lud check themselves), and
+#                     the "same" column says whether every mode's digest equals native's.
+#                     RODINIA_SIZE=small (default; seconds on PoCL) or large (Rodinia's own
+#                     run-script sizes, for a GPU)
 #   CLPRISM_DEVICES   balance devices (default all); POCL_DEVICES as the caller sets it
 #                     (here: "pthread pthread basic", three unequal PoCL CPU devices)
-# Every run of an app starts warm: one untimed native run first fills PoCL's and the
-# driver's kernel caches, so the ratios compare steady runs.
+# Every run of an app starts warm: one untimed run per mode in WARM_MODES (default: native)
+# first fills PoCL's and the driver's kernel caches, so the ratios compare steady runs;
+# WARM_MODES="native always" also fills clprism's caches (program binaries per balance
+# device, footprint models), so auto and always measure a second run, not a first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/real_apps}
@@ -53,6 +61,30 @@ if [ -n "${POLYBENCH:-}" ]; then
   for a in $(cat "$POLYBENCH/apps.txt"); do
     corpus+=("pb_$a|cd $POLYBENCH/$a && ./$a.exe 2>&1 | tee /dev/stderr | grep -Eq '(Percent|misses): 0\$'")
   done
+fi
+if [ -n "${RODINIA:-}" ]; then
+  R=$RODINIA/opencl D=$RODINIA/data
+  # the result digest: drop the lines with timings, platform and device names
+  dig="grep -Eiv '(^(init|memalloc|htod|exec|dtoh|close|total):|time|took|execution|send array|platform|device|vendor|^[0-9]+x[0-9]+ )' | md5sum"
+  if [ "${RODINIA_SIZE:-small}" = large ]; then
+    hs=1024 hsi=2000 h3i=500 bp=4194304 g=2048 lv=50 lu=2048 nw=8192 pf=400000 pfc=100000 sr=1000 sc=65536 bg=1000000
+  else
+    hs=512 hsi=20 h3i=20 bp=65536 g=256 lv=8 lu=1024 nw=2048 pf=4096 pfc=100000 sr=100 sc=16384 bg=65536
+  fi
+  corpus+=(
+    "rd_backprop|cd $R/backprop && ./backprop.out -n $bp -p $P 2>&1 | $dig"
+    "rd_bfs|cd $R/bfs && ./bfs.out $D/graph_$bg.txt -p $P 2>&1 | grep -c passed"
+    "rd_gaussian|cd $R/gaussian && ./gaussian.out -s $g -v -p $P 2>&1 | $dig"
+    "rd_hotspot|cd $R/hotspot && ./hotspot.out $hs 2 $hsi $D/temp_$hs $D/power_$hs out.\$\$ -p $P >/dev/null && md5sum < out.\$\$ && rm out.\$\$"
+    "rd_hotspot3D|cd $R/hotspot3D && ./hotspot3D.out -n 512 -l 8 -i $h3i -f $D/power_512x8 $D/temp_512x8 out.\$\$ -p $P >/dev/null && md5sum < out.\$\$ && rm out.\$\$"
+    "rd_lavaMD|cd $R/lavaMD && ./lavaMD.out -boxes1d $lv -p $P 2>&1 | $dig"
+    "rd_lud|cd $R/lud && ./lud.out -s $lu -v -p $P 2>&1 | sed -n '/Verify/,\$p'"
+    "rd_nw|cd $R/nw && ./nw.out $nw 10 ./nw.cl -p $P 2>&1 | $dig"
+    "rd_particlefilter|cd $R/particlefilter && ./OCL_particlefilter_single.out -x 128 -y 128 -z 10 -np $pf -p $P 2>&1 | grep -E '^(XE|YE):' | md5sum"
+    "rd_pathfinder|cd $R/pathfinder && ./pathfinder.out -c $pfc -r 100 -h 20 -p $P 2>&1 | $dig"
+    "rd_srad|cd $R/srad && ./srad.out -n $sr -l 0.5 -s 502 458 -p $P >/dev/null 2>&1 && md5sum < output/image_out.pgm"
+    "rd_streamcluster|cd $R/streamcluster && ./streamcluster.out 10 20 16 $sc $sc 1000 none out.\$\$ 1 -p $P >/dev/null 2>&1 && md5sum < out.\$\$ && rm out.\$\$"
+  )
 fi
 
 ms() { date +%s%3N; }
@@ -94,12 +126,12 @@ print(f"{split}/{len(recs)} {top}")
 EOF
 }
 
-printf '%-18s %9s %9s %6s %9s %6s %5s %13s %13s  %s\n' app native_ms auto_ms ratio always_ms ratio rc \
-  split_auto split_always "top fallbacks (auto | always)"
+printf '%-18s %9s %9s %6s %9s %6s %5s %5s %13s %13s  %s\n' app native_ms auto_ms ratio always_ms ratio rc \
+  same split_auto split_always "top fallbacks (auto | always)"
 for entry in "${corpus[@]}"; do
   name=${entry%%|*}; cmd=${entry#*|}
   if [ -n "${APPS:-}" ] && [[ " $APPS " != *" $name "* ]]; then continue; fi
-  run1 "$name" native "$cmd" >/dev/null # warm the kernel caches
+  for wm in ${WARM_MODES:-native}; do run1 "$name" "$wm" "$cmd" >/dev/null; done # warm the caches
   declare -A t=() rcs=()
   for mode in native auto always; do
     times=()
@@ -110,9 +142,14 @@ for entry in "${corpus[@]}"; do
     t[$mode]=$(printf '%s\n' "${times[@]}" | median)
   done
   sa=$(summary "$OUT/$name.auto.jsonl"); sw=$(summary "$OUT/$name.always.jsonl")
+  same=-  # Rodinia: each mode's result digest against native's
+  if [[ $name == rd_* ]]; then
+    same=yes
+    for mode in auto always; do cmp -s "$OUT/$name.native.out" "$OUT/$name.$mode.out" || same="NO($mode)"; done
+  fi
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-  printf '%-18s %9s %9s %6s %9s %6s %5s %13s %13s  %s | %s\n' "$name" "${t[native]}" "${t[auto]}" \
+  printf '%-18s %9s %9s %6s %9s %6s %5s %5s %13s %13s  %s | %s\n' "$name" "${t[native]}" "${t[auto]}" \
     "$(ratio "${t[auto]}" "${t[native]}")" "${t[always]}" "$(ratio "${t[always]}" "${t[native]}")" \
-    "${rcs[native]}${rcs[auto]}${rcs[always]}" "${sa%% *}" "${sw%% *}" "${sa#* }" "${sw#* }"
+    "${rcs[native]}${rcs[auto]}${rcs[always]}" "$same" "${sa%% *}" "${sw%% *}" "${sa#* }" "${sw#* }"
   unset t rcs
 done

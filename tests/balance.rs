@@ -274,6 +274,49 @@ fn a_read_only_buffer_the_kernel_writes_is_merged() {
     assert!(used.len() >= 2, "chunks ran on {used:?} only: {}", s[0]);
 }
 
+/// A kernel whose work-groups read what another work-group writes (its output depends on
+/// the order of the work-groups: Rodinia particlefilter gave other results split) is kept
+/// whole with the reason, also under `CLPRISM_SPLIT=always`; a kernel of the same program that
+/// only reads the same buffer is split over >= 2 devices.
+#[test]
+fn a_kernel_whose_work_groups_depend_on_each_other_runs_whole() {
+    let exe = c_program("group_order");
+    let d = scratch("balance-group-order");
+    let log = d.join("l.jsonl");
+    let cache = d.join("cache");
+    let out = balanced(
+        &exe,
+        &[],
+        &log,
+        &[
+            ("CLPRISM_CACHE", cache.to_str().unwrap()),
+            ("CLPRISM_DEVICES", "all"),
+            ("CLPRISM_SPLIT", "always"),
+        ],
+    );
+    assert_ok(&out, "group_order balance");
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 2);
+    let racy = &recs[0]["schedule"];
+    assert_eq!(recs[0]["kernel"], "racy");
+    assert!(
+        racy["fallback"]
+            .as_str()
+            .unwrap_or("")
+            .contains("depends on the order of the work-groups"),
+        "{racy}"
+    );
+    let plain = &recs[1]["schedule"];
+    assert!(plain["fallback"].is_null(), "{plain}");
+    let used: std::collections::HashSet<u64> = plain["chunks"]
+        .as_array()
+        .expect("chunks")
+        .iter()
+        .filter_map(|c| c["device"].as_u64())
+        .collect();
+    assert!(used.len() >= 2, "chunks ran on {used:?} only: {plain}");
+}
+
 /// Runs matmul_global natively and balanced with fault injection `fault`; asserts both pass
 /// with byte-identical output and returns the balanced launches' schedule records.
 fn run_with_fault(test: &str, fault: &str) -> Vec<Value> {
@@ -864,6 +907,7 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
         &[
             ("CLPRISM_SPLIT", "auto"),
             ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_OPEN_COST", "0"),
             ("CLPRISM_FAULT", "open-delay:200"),
         ],
     );
@@ -900,6 +944,32 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
     let after = s
         .get(waiting)
         .unwrap_or_else(|| panic!("every launch was forwarded: {s:?}"));
+    // with an opening cost that the run's launches never add up to, the devices never open:
+    // every launch is forwarded (the app's device alone) and says why
+    let log = d.join("auto-cost.jsonl");
+    let out_file = d.join("auto-cost.bin");
+    let a = args(&out_file);
+    let out = balanced(
+        &exe,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &log,
+        &[
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_OPEN_COST", "1000000"),
+        ],
+    );
+    assert_ok(&out, "nbody auto, opening never paid");
+    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
+    let c = schedules(&log);
+    assert!(deferred(&c[0]), "{}", c[0]);
+    for x in &c[1..] {
+        let f = x["fallback"].as_str().unwrap_or("");
+        assert!(
+            f.contains("CLPRISM_BALANCE_OPEN_COST") || f.contains("too short for a split"),
+            "{x}"
+        );
+    }
     let verdict = after["fallback"]
         .as_str()
         .map(str::to_string)

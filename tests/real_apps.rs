@@ -1,5 +1,5 @@
 //! Real applications nobody here wrote (issue 18, item 4), installed by scripts/setup.sh from
-//! Debian: CLBlast's own self-checking test binaries and clFFT's client, in balance mode with
+//! Debian: 13 of CLBlast's own self-checking test binaries, clFFT's client and clpeak, in balance mode with
 //! `CLPRISM_SPLIT=always` on three unequal PoCL devices. Each must pass its own checks with
 //! the same verdict as natively, and launches must really run on >= 2 devices.
 //! Speed is measured by bench/real_apps.sh, not here.
@@ -119,6 +119,54 @@ fn clblast_gemv_passes_its_own_checks_split() {
 #[test]
 fn clblast_scal_passes_its_own_checks_split() {
     clblast("xscal");
+}
+
+/// One test per CLBlast routine: `clblast_test!(name, routine)`.
+macro_rules! clblast_test {
+    ($($name:ident => $routine:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                clblast($routine);
+            }
+        )*
+    };
+}
+
+// Level 1, 2 and the extra routines whose tests take under ~15 s natively on three PoCL
+// devices here (xgemm, xsymm and xtrsv take 28-98 s natively: left to bench/real_apps.sh;
+// xhad launches one work-group at a time: nothing to split).
+clblast_test! {
+    clblast_amax_passes_its_own_checks_split => "xamax",
+    clblast_asum_passes_its_own_checks_split => "xasum",
+    clblast_copy_passes_its_own_checks_split => "xcopy",
+    clblast_dot_passes_its_own_checks_split => "xdot",
+    clblast_nrm2_passes_its_own_checks_split => "xnrm2",
+    clblast_swap_passes_its_own_checks_split => "xswap",
+    clblast_ger_passes_its_own_checks_split => "xger",
+    clblast_syr_passes_its_own_checks_split => "xsyr",
+    clblast_col2im_passes_its_own_checks_split => "xcol2im",
+    clblast_omatcopy_passes_its_own_checks_split => "xomatcopy",
+}
+
+/// clpeak's single-precision compute test (no self-check: its figures are printed) runs to
+/// the end in balance mode with its launches split over >= 2 devices, every other launch
+/// saying why not.
+#[test]
+fn clpeak_compute_runs_split() {
+    let d = scratch("real-clpeak");
+    let log = d.join("balance.jsonl");
+    let args = ["-p", "0", "-d", "0", "--compute-sp"];
+    let (native_rc, native) = app("clpeak", &args, None);
+    assert_eq!(native_rc, Some(0), "clpeak natively:\n{native}");
+    let (rc, text) = app("clpeak", &args, Some(&log));
+    assert_eq!(rc, Some(0), "clpeak in balance mode:\n{text}");
+    assert!(text.contains("float16"), "{text}");
+    assert!(
+        split_launches(&log) > 0,
+        "clpeak: no launch ran on two devices"
+    );
+    every_unsplit_launch_says_why(&log);
 }
 
 #[test]

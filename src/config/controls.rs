@@ -414,9 +414,26 @@ makespan over all devices plus the host transfers (and at least the shortest spl
 beats the app's device alone by 5 % (`exec::decide`, `sched::split`; record fields \
 `split_decision`, `fallback`; [balance.md](balance.md)). Applies when the app's device is one \
 of the balance devices. With `CLPRISM_BALANCE_EARLY` on, `auto` opens the balance devices (and \
-builds the program on them) only once a kernel's measured launch took at least 100 us and it is \
-launched again (`exec::opening_deferred`); until then launches are forwarded and say so. \
+builds the program on them) only once launches of at least 100 us each on the app's device add \
+up to `CLPRISM_BALANCE_OPEN_COST` (`exec::opening_deferred`); until then launches are forwarded \
+and say so. \
 `always` splits every launch that can be split.",
+    }
+    balance_open_cost_ms: u64 {
+        name: "CLPRISM_BALANCE_OPEN_COST",
+        reader: Library,
+        values: "MILLISECONDS",
+        default: "500" => |_| 500,
+        parse: |v, _| v.parse::<u64>().ok(),
+        example: "0",
+        usage: "balance auto: app device time of long launches before the balance devices open",
+        doc: "`CLPRISM_SPLIT=auto` opens the balance devices (and builds the app's programs on \
+them) once the launches long enough to split (at least 100 us each on the app's device) add up \
+to this much device time: a split can save at most the time of the launches it splits, so \
+opening costs an app that exits soon after at most what splitting could have gained by then \
+(ski rental). The default is about what opening one H100 and PoCL's CPU device took \
+(`devices_ready_ms` 427-579 ms). `0`: open at the second launch of a kernel long enough to \
+split.",
     }
     debug: bool {
         name: "CLPRISM_DEBUG",

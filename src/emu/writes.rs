@@ -31,6 +31,24 @@ const MAX_DEPTH: u32 = 8;
 /// store through it; `None` when a store goes through a pointer of unknown origin (every
 /// argument may then be written) or there is no such kernel.
 pub fn written_params(m: &dr::Module, kernel: &str) -> Option<Vec<bool>> {
+    accessed_params(m, kernel).map(|v| v.iter().map(|a| a.written).collect())
+}
+
+/// How a kernel may use a parameter's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Access {
+    /// Some instruction may load (or read-modify-write) through it.
+    pub read: bool,
+    /// Some instruction may store through it.
+    pub written: bool,
+}
+
+/// For each parameter of kernel `kernel`, whether the kernel may read and whether it may
+/// write through it (the same walk as [`written_params`], loads counted too: `OpLoad`,
+/// atomics, copy sources, `vload*`, and any instruction not known to only write); `None` when
+/// an access goes through a pointer of unknown origin or there is no such kernel. A buffer
+/// the kernel writes but never reads needs no pre-launch contents for an emulation.
+pub fn accessed_params(m: &dr::Module, kernel: &str) -> Option<Vec<Access>> {
     let entry = m
         .entry_points
         .iter()
@@ -143,13 +161,13 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// Per parameter of function `f`: may it be written through (`None`: unknown).
+    /// Per parameter of function `f`: may it be read, written through (`None`: unknown).
     fn summary(
         &self,
         f: Word,
         depth: u32,
-        memo: &mut HashMap<Word, Option<Vec<bool>>>,
-    ) -> Option<Vec<bool>> {
+        memo: &mut HashMap<Word, Option<Vec<Access>>>,
+    ) -> Option<Vec<Access>> {
         if let Some(s) = memo.get(&f) {
             return s.clone();
         }
@@ -166,8 +184,8 @@ impl<'a> Cx<'a> {
         &self,
         f: &dr::Function,
         depth: u32,
-        memo: &mut HashMap<Word, Option<Vec<bool>>>,
-    ) -> Option<Vec<bool>> {
+        memo: &mut HashMap<Word, Option<Vec<Access>>>,
+    ) -> Option<Vec<Access>> {
         let params: Vec<Word> = f.parameters.iter().filter_map(|p| p.result_id).collect();
         let defs: HashMap<Word, &Instruction> = f
             .blocks
@@ -175,20 +193,35 @@ impl<'a> Cx<'a> {
             .flat_map(|b| &b.instructions)
             .filter_map(|i| i.result_id.map(|r| (r, i)))
             .collect();
-        let mut written = vec![false; params.len()];
-        // marks the roots of pointer `p` written; false when one is unknown
-        let mark = |p: Word, written: &mut Vec<bool>| -> bool {
+        let mut access = vec![Access::default(); params.len()];
+        // marks the roots of pointer `p` read and/or written; false when one is unknown
+        let mark = |p: Word, a: Access, access: &mut Vec<Access>| -> bool {
             if !self.may_be_buffer(p) {
                 return true;
             }
             for r in self.roots(p, &params, &defs) {
                 match r {
-                    Root::Param(i) => written[i] = true,
+                    Root::Param(i) => {
+                        access[i].read |= a.read;
+                        access[i].written |= a.written;
+                    }
                     Root::NotArg => {}
                     Root::Unknown => return false,
                 }
             }
             true
+        };
+        const R: Access = Access {
+            read: true,
+            written: false,
+        };
+        const W: Access = Access {
+            read: false,
+            written: true,
+        };
+        const RW: Access = Access {
+            read: true,
+            written: true,
         };
         for i in f.blocks.iter().flat_map(|b| &b.instructions) {
             let ids: Vec<Word> = i
@@ -200,7 +233,7 @@ impl<'a> Cx<'a> {
                 })
                 .collect();
             let op = i.class.opcode;
-            let through: Vec<Word> = match op {
+            let through: Vec<(Word, Access)> = match op {
                 // pointer derivations: followed by `roots`
                 Op::AccessChain
                 | Op::InBoundsAccessChain
@@ -213,45 +246,50 @@ impl<'a> Cx<'a> {
                 | Op::GenericCastToPtrExplicit
                 | Op::Phi
                 | Op::Select => Vec::new(),
-                // reads only
-                Op::Load
-                | Op::AtomicLoad
-                | Op::PtrEqual
+                // loads through the pointer
+                Op::Load | Op::AtomicLoad => ids.first().map(|p| (*p, R)).into_iter().collect(),
+                // no memory access
+                Op::PtrEqual
                 | Op::PtrNotEqual
                 | Op::PtrDiff
                 | Op::GenericPtrMemSemantics
                 | Op::LifetimeStart
                 | Op::LifetimeStop => Vec::new(),
-                // the target, and a pointer value stored away (it escapes)
-                Op::Store => ids.clone(),
-                Op::CopyMemory | Op::CopyMemorySized => ids.first().copied().into_iter().collect(),
+                // the target, and a pointer value stored away (it escapes: anything may
+                // happen through it)
+                Op::Store => ids
+                    .iter()
+                    .enumerate()
+                    .map(|(n, p)| (*p, if n == 0 { W } else { RW }))
+                    .collect(),
+                Op::CopyMemory | Op::CopyMemorySized => ids
+                    .iter()
+                    .take(2)
+                    .enumerate()
+                    .map(|(n, p)| (*p, if n == 0 { W } else { R }))
+                    .collect(),
                 Op::FunctionCall => {
                     let Some((&callee, args)) = ids.split_first() else {
                         continue;
                     };
                     match self.summary(callee, depth + 1, memo) {
-                        Some(s) => args
-                            .iter()
-                            .zip(&s)
-                            .filter(|(_, w)| **w)
-                            .map(|(a, _)| *a)
-                            .collect(),
-                        // unknown callee (or too deep): any pointer passed may be written
+                        Some(s) => args.iter().zip(&s).map(|(p, a)| (*p, *a)).collect(),
+                        // unknown callee (or too deep): any pointer passed may be accessed
                         None if self.funcs.contains_key(&callee) => return None,
-                        None => args.to_vec(),
+                        None => args.iter().map(|p| (*p, RW)).collect(),
                     }
                 }
-                Op::ExtInst if self.read_only_ext(i) => Vec::new(),
+                Op::ExtInst if self.read_only_ext(i) => ids.iter().map(|p| (*p, R)).collect(),
                 // atomics, vstores, async copies, pointer-to-integer conversions, …
-                _ => ids,
+                _ => ids.iter().map(|p| (*p, RW)).collect(),
             };
-            for p in through {
-                if !mark(p, &mut written) {
+            for (p, a) in through {
+                if !mark(p, a, &mut access) {
                     return None;
                 }
             }
         }
-        Some(written)
+        Some(access)
     }
 
     /// `OpenCL.std` instructions that only read through their pointer operands.
@@ -327,6 +365,24 @@ impl<'a> Cx<'a> {
     }
 }
 
+/// [`accessed_params`] for every kernel of SPIR-V `words`; empty when they do not parse.
+pub fn accessed_by_kernel_words(words: &[u32]) -> HashMap<String, Option<Vec<Access>>> {
+    let Ok(Ok(m)) = std::panic::catch_unwind(|| dr::load_words(words)) else {
+        return HashMap::new();
+    };
+    m.entry_points
+        .iter()
+        .filter_map(|ep| match ep.operands.get(2) {
+            Some(Operand::LiteralString(n)) => Some(n.clone()),
+            _ => None,
+        })
+        .map(|n| {
+            let a = accessed_params(&m, &n);
+            (n, a)
+        })
+        .collect()
+}
+
 /// [`written_params`] for every kernel of the parsed module.
 pub fn written_by_kernel(m: &dr::Module) -> HashMap<String, Option<Vec<bool>>> {
     m.entry_points
@@ -394,5 +450,22 @@ mod tests {
             "a pointer made from a loaded integer"
         );
         assert_eq!(f("h"), Some(vec![false, true]));
+        // reads too: a's x read, y only written; b reads y and reads and writes x (+=);
+        // d passes x[0]'s value and y to put (y only written); e: vstore4 of a loaded float4
+        let a = accessed_by_kernel_words(&words);
+        let acc = |k: &str| -> Vec<(bool, bool)> {
+            a[k].clone()
+                .unwrap()
+                .iter()
+                .map(|x| (x.read, x.written))
+                .collect()
+        };
+        assert_eq!(acc("a"), vec![(true, false), (false, true), (false, false)]);
+        assert_eq!(acc("b"), vec![(true, true), (true, false), (false, false)]);
+        assert_eq!(acc("d"), vec![(true, false), (false, true)]);
+        assert_eq!(acc("e")[1], (true, false));
+        assert_eq!(acc("h"), vec![(true, false), (false, true)]);
+        // atomics read and write
+        assert_eq!(acc("f")[1], (true, true));
     }
 }

@@ -12,11 +12,13 @@
 //! A kernel never measured on the app's device is forwarded at once and measured from its
 //! event (the `t_whole` of Boyer's "should we split" question, dissertation §4.3).
 
-use super::Job;
+use super::{reason, EarlyLaunch, Reason};
 use crate::log::schema::{Chunk, Schedule};
 use crate::registry::tables::{KernelArg, Key};
 use crate::registry::TABLES;
+use crate::sched::split::SplitDecision;
 use crate::sched::split::{decide, SplitInputs};
+use once_cell::sync::OnceCell;
 use opencl_sys::CL_MEM_USE_HOST_PTR;
 
 /// The split floor the early decision assumes before any split launch was measured, ns: a
@@ -76,7 +78,7 @@ pub(super) enum Early {
     /// measure it from its event (the kernel has no figure on the app's device yet).
     /// `unwritten`: buffers the kernel is known not to write (their replicas stay valid).
     Forward {
-        reason: String,
+        reason: Reason,
         measure: bool,
         unwritten: Vec<Key>,
         /// What a split would have saved on this launch by the optimistic estimate, ns (0
@@ -87,14 +89,60 @@ pub(super) enum Early {
     Consider,
 }
 
-/// The early decision for `job` over `devices` balance devices, the app's being `home`.
-pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early {
+/// The kernel's last `sched::split::decide` call of the early decision: its inputs and
+/// verdict, and the record's reason when that verdict kept the launch whole. `decide` is a
+/// pure function of its inputs, so a launch with equal inputs gets the same verdict and the
+/// same reason text without a new call or a new `String` (PolyBench lu: about 3 µs per launch
+/// in the split decision before, issue 18 item 2).
+#[derive(Debug, Clone)]
+pub(super) struct DecisionMemo {
+    inputs: SplitInputs,
+    decision: SplitDecision,
+    /// `decision.reason`, shared with the deferred texts of the trial rule.
+    why: std::sync::Arc<str>,
+    kept: Reason,
+}
+
+/// `decide(inputs)`, from `last` when it holds the same inputs (`last` is updated otherwise),
+/// with the reason of a launch it keeps whole.
+fn decided(inputs: SplitInputs, last: &mut Option<DecisionMemo>) -> &DecisionMemo {
+    if last.as_ref().is_none_or(|m| m.inputs != inputs) {
+        let decision = decide(&inputs);
+        let kept = format!(
+            "kept whole on the app's device (decided before any build or footprint): {}",
+            decision.reason
+        )
+        .into();
+        *last = Some(DecisionMemo {
+            inputs,
+            why: decision.reason.as_str().into(),
+            decision,
+            kept,
+        });
+    }
+    last.as_ref().expect("set above")
+}
+
+/// The early decision for `job` over `devices` balance devices, the app's being `home`;
+/// `last` is the kernel's [`DecisionMemo`].
+pub(super) fn early(
+    job: &EarlyLaunch,
+    devices: usize,
+    home: usize,
+    k: &Known,
+    last: &mut Option<DecisionMemo>,
+) -> Early {
+    static ONE_GROUP: OnceCell<Reason> = OnceCell::new();
+    static FIRST: OnceCell<Reason> = OnceCell::new();
     let work_groups: u64 = (0..job.work_dim as usize)
         .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
         .product();
     if work_groups < 2 {
         return Early::Forward {
-            reason: "kept whole on the app's device: one work-group cannot be split".into(),
+            reason: reason(
+                &ONE_GROUP,
+                "kept whole on the app's device: one work-group cannot be split",
+            ),
             measure: false,
             unwritten: Vec::new(),
             forgone_ns: 0.0,
@@ -102,7 +150,10 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
     }
     let Some(t_home) = k.home_ns_per_work_group else {
         return Early::Forward {
-            reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
+            reason: reason(
+                &FIRST,
+                "kept whole on the app's device: first launch of this kernel, forwarded to measure it",
+            ),
             measure: true,
             unwritten: Vec::new(),
             forgone_ns: 0.0,
@@ -151,7 +202,8 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
         merge_by_diff,
         measured_merge_ns: k.merge_ns,
     };
-    let d = decide(&inputs);
+    let memo = decided(inputs, last);
+    let d = &memo.decision;
     if d.split && k.memo.is_none() {
         // Never tried: trying costs a build on every device and a footprint derivation
         // once. Like renting skis until the rent paid equals the price, launches stay whole
@@ -159,13 +211,17 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
         // never costs more than the most splitting could have gained by then.
         let gain = d.est_home_ns.unwrap_or(0.0) - d.est_split_ns.unwrap_or(0.0);
         if k.forgone_ns + gain < k.trial_cost_ns {
+            // its figures change at every launch: the writer makes the text
+            let (saved, cost, why) = (k.forgone_ns + gain, k.trial_cost_ns, memo.why.clone());
             return Early::Forward {
-                reason: format!(
-                    "kept whole on the app's device until a split would have saved what trying one costs ({:.2} of {:.2} ms saved so far; {})",
-                    (k.forgone_ns + gain) / 1e6,
-                    k.trial_cost_ns / 1e6,
-                    d.reason
-                ),
+                reason: Reason::deferred(move || {
+                    format!(
+                        "kept whole on the app's device until a split would have saved what trying one costs ({:.2} of {:.2} ms saved so far; {})",
+                        saved / 1e6,
+                        cost / 1e6,
+                        why
+                    )
+                }),
                 measure: false,
                 unwritten: Vec::new(),
                 forgone_ns: gain,
@@ -192,10 +248,7 @@ pub(super) fn early(job: &Job, devices: usize, home: usize, k: &Known) -> Early 
         None => Vec::new(),
     };
     Early::Forward {
-        reason: format!(
-            "kept whole on the app's device (decided before any build or footprint): {}",
-            d.reason
-        ),
+        reason: memo.kept.clone(),
         measure: false,
         unwritten,
         forgone_ns: 0.0,
@@ -229,5 +282,66 @@ pub(super) fn one_device_reason(schedule: &Schedule) -> String {
             "the scheduler gave every chunk to one device ({} work-groups along the split dimension)",
             schedule.work_groups.unwrap_or(0)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::tables::{ProgramInfo, ProgramOrigin};
+
+    fn program() -> ProgramInfo {
+        ProgramInfo {
+            context: 0,
+            origin: ProgramOrigin::Source("kernel void k() {}".into()),
+            options: "".into(),
+            hash: "h".into(),
+            from_binary: false,
+            embedded_headers: false,
+        }
+    }
+
+    /// The early decision with the kernel's memo gives, launch after launch, what a fresh
+    /// decision gives (verdict, reason text, forgone time), while the inputs change (launch
+    /// shape, figures, the trial rule's accumulated time) and when they repeat.
+    #[test]
+    fn memoized_decision_equals_a_fresh_one() {
+        let no_epoch = |_: Key| None;
+        let measured = [Some(200.0), Some(150.0), Some(900.0)];
+        let memo = SplitMemo::default();
+        let (program, id) = (program(), std::sync::Arc::<str>::from("h||k"));
+        let mut last = None;
+        let mut kept_whole = 0;
+        for step in 0..40u32 {
+            let global = 64 * [2usize, 64, 4096, 1 << 16][(step / 2) as usize % 4];
+            let k = Known {
+                home_ns_per_work_group: Some([250.0, 260.0][(step / 8) as usize % 2]),
+                measured: (step % 3 == 0).then_some(&measured[..]),
+                merge_ns: None,
+                host_bytes_per_ns: 10.0,
+                split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
+                trial_cost_ns: 1e6,
+                forgone_ns: (step % 5) as f64 * 1e5,
+                memo: (step % 4 == 0).then_some(&memo),
+                last_epoch: &no_epoch,
+            };
+            let j = EarlyLaunch {
+                id: &id,
+                program: &program,
+                app_device: std::ptr::null_mut(),
+                args: &[],
+                work_dim: 1,
+                global: [global, 1, 1],
+                local: [64, 1, 1],
+            };
+            let memoized = early(&j, 3, 0, &k, &mut last);
+            let fresh = early(&j, 3, 0, &k, &mut None);
+            assert_eq!(memoized, fresh, "step {step}");
+            if let Early::Forward { reason, .. } = &memoized {
+                assert!(!reason.text().is_empty());
+                kept_whole += 1;
+            }
+        }
+        assert!(kept_whole > 0);
     }
 }

@@ -51,6 +51,12 @@ pub struct FootprintModel {
     /// Loop entries the sampled emulations jumped over (`emu::dataflow::loop_skips`).
     #[serde(default)]
     pub skipped_loops: u64,
+    /// Set when a sampled work-group reads bytes that another sampled work-group writes
+    /// ([`cross_group_read`]): the kernel's result depends on the order in which the
+    /// work-groups run, which no split reproduces, so the launch is kept whole. The other
+    /// fields are then empty.
+    #[serde(default)]
+    pub order_dependent: Option<String>,
 }
 
 impl WrittenArg {
@@ -116,6 +122,51 @@ fn written_of(s: &WorkGroupStats, arg: u32) -> &[[u64; 2]] {
         .unwrap_or(&[])
 }
 
+/// True when the sorted, disjoint ranges `a` and `b` share a byte.
+fn overlaps(a: &[[u64; 2]], b: &[[u64; 2]]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i][0] < b[j][1] && b[j][0] < a[i][1] {
+            return true;
+        }
+        if a[i][1] <= b[j][1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    false
+}
+
+/// The first sampled work-group that reads bytes of an argument which another sampled
+/// work-group writes, as a reason for the log. OpenCL orders nothing between the
+/// work-groups of one launch (OpenCL 3.0 §3.2.2: work-groups run in any order and
+/// concurrently; a global barrier orders only the work-items of one work-group), so such a
+/// kernel's output is whatever order the device happened to run them in. A single device
+/// runs them in one order; a split runs each chunk against its own copy of the buffers, so
+/// it cannot give the same bytes. Rodinia's particlefilter (`normalize_weights_kernel`:
+/// work-item 0 normalises the CDF over every weight and writes `u[0]`, which every
+/// work-group then reads) gave other particle positions when split.
+pub fn cross_group_read(samples: &[[u64; 3]], stats: &[&WorkGroupStats]) -> Option<String> {
+    for (ga, a) in samples.iter().zip(stats) {
+        for (gb, b) in samples.iter().zip(stats) {
+            if ga == gb {
+                continue;
+            }
+            for fa in &a.footprints {
+                let w = written_of(b, fa.arg);
+                if overlaps(&fa.read, w) {
+                    return Some(format!(
+                        "work-group {ga:?} reads bytes of argument {} that work-group {gb:?} writes: the result depends on the order of the work-groups",
+                        fa.arg
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The work-groups [`derive()`] emulates for a launch of `groups` work-groups per dimension,
 /// in its order: the origin, one unit step along each dimension with more than one
 /// work-group, then the last and the middle work-group as checks (each at most once).
@@ -176,6 +227,13 @@ pub fn derive(
         .chain(steps.iter().map(|s| &s.1))
         .chain(checks.iter().map(|c| &c.1))
         .collect();
+    if let Some(why) = cross_group_read(&samples, &all) {
+        return Ok(FootprintModel {
+            order_dependent: Some(why),
+            sampled_groups: all.len(),
+            ..Default::default()
+        });
+    }
     // Arguments read only in loops the emulation jumped over (`skipped_loop_reads`) count
     // as read.
     let mut args: Vec<u32> = all
@@ -299,8 +357,9 @@ fn unit(d: usize) -> [u64; 3] {
 /// whenever models saved earlier may be wrong, so they are derived again: 3 since the
 /// emulator places `vstorea_half3`/`vloada_half3` at `offset * 4` halves and counts the
 /// padding half of `vstorea_half3` (models saved by earlier builds of the same version
-/// miss bytes of such stores).
-const DISK_FORMAT: u32 = 3;
+/// miss bytes of such stores); 4 since a model records a kernel whose work-groups read what
+/// others write ([`FootprintModel::order_dependent`]; earlier models were split).
+const DISK_FORMAT: u32 = 4;
 
 /// The cache file name of the model for `key` (a launch-shape key built from the program's
 /// content hash, build options, kernel, NDRange, by-value arguments and buffer sizes).
@@ -424,6 +483,40 @@ mod tests {
                 ..Default::default()
             })
         }
+    }
+
+    /// Rodinia particlefilter's `normalize_weights_kernel` on 256-work-item groups: each
+    /// group writes its slice of `u` (argument 4), work-item 0 of group 0 also `u[0]`, and
+    /// every group reads `u[0]`.
+    fn normalize_weights(g: [u64; 3]) -> Result<WorkGroupStats, String> {
+        let slice = [g[0] * 1024, g[0] * 1024 + 1024];
+        Ok(WorkGroupStats {
+            footprints: vec![ArgFootprint {
+                arg: 4,
+                read: vec![[0, 4]],
+                written: vec![slice],
+            }],
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_kernel_whose_groups_read_what_others_write_is_order_dependent() {
+        let m = derive([16, 1, 1], 0, normalize_weights).unwrap();
+        let why = m.order_dependent.expect("order dependence found");
+        assert!(why.contains("argument 4"), "{why}");
+        assert!(m.written.is_empty() && m.read_only.is_empty());
+        // each group reading only its own slice is not
+        let own = |g: [u64; 3]| {
+            let mut s = normalize_weights(g)?;
+            s.footprints[0].read = vec![[g[0] * 1024, g[0] * 1024 + 4]];
+            Ok(s)
+        };
+        let m = derive([16, 1, 1], 0, own).unwrap();
+        assert_eq!(m.order_dependent, None);
+        assert_eq!(m.written.len(), 1);
+        assert!(overlaps(&[[0, 4], [8, 12]], &[[11, 20]]));
+        assert!(!overlaps(&[[0, 4], [8, 12]], &[[4, 8], [12, 13]]));
     }
 
     #[test]

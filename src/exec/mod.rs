@@ -53,6 +53,8 @@ pub struct Job {
     pub program: ProgramInfo,
     /// Kernel function name.
     pub kernel: String,
+    /// [`kernel_id`] of the program and kernel, made once per kernel object.
+    pub id: std::sync::Arc<str>,
     /// Argument values as set at enqueue time.
     pub args: Vec<KernelArg>,
     /// NDRange dimensions.
@@ -82,7 +84,7 @@ impl Job {
     /// and the kernel name, so same-named kernels of different programs or builds (e.g. one
     /// source built with different `-D` options) keep their own figures.
     pub fn kernel_id(&self) -> String {
-        kernel_id(&self.program, &self.kernel)
+        self.id.to_string()
     }
 
     /// The options the mini-emulator compiles the app's program with for this launch: the
@@ -161,20 +163,44 @@ pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
 /// hook does with the native run.
 #[derive(Debug, Default)]
 pub struct Forward {
-    /// Why it was not split (the record's `schedule.fallback`).
-    pub reason: String,
+    /// Why it was not split (the record's `schedule.fallback`), shared: the reasons of the
+    /// frequent verdicts are made once ([`reason`], the memos of `opening_deferred` and the
+    /// early decision), so a launch kept whole allocates no text.
+    pub reason: Reason,
     /// Buffers of the launch that its kernel only reads: the native run does not make their
     /// replicas stale.
     pub unwritten: Vec<Key>,
     /// Measure the forwarded launch: (kernel id ([`Job::kernel_id`]), work-groups); see
     /// [`watch_forwarded`].
-    pub measure: Option<(String, u64)>,
+    pub measure: Option<(std::sync::Arc<str>, u64)>,
+}
+
+/// A program variant by its shared (content hash, build options) texts.
+type Variant = (std::sync::Arc<str>, std::sync::Arc<str>);
+
+/// A "too short" verdict's (figure bits, work-groups) and its reason ([`short_reason`]).
+type ShortReason = ((u64, u64), Reason);
+
+/// A fallback reason's text: shared between the launches that give it, or made from
+/// per-launch figures by the log writer (never formatted on the app's thread).
+pub type Reason = crate::log::ReasonText;
+
+/// The shared text of a fixed reason, made once per call site (`static`): what the frequent
+/// fixed verdicts return instead of a new `String` per launch.
+pub fn reason(cell: &'static OnceCell<Reason>, text: &'static str) -> Reason {
+    cell.get_or_init(|| Reason::from(text)).clone()
+}
+
+impl From<std::sync::Arc<str>> for Forward {
+    fn from(reason: std::sync::Arc<str>) -> Self {
+        Reason::from(reason).into()
+    }
 }
 
 impl From<String> for Forward {
     fn from(reason: String) -> Self {
         Forward {
-            reason,
+            reason: reason.into(),
             ..Default::default()
         }
     }
@@ -182,7 +208,19 @@ impl From<String> for Forward {
 
 impl From<&str> for Forward {
     fn from(reason: &str) -> Self {
-        reason.to_string().into()
+        Forward {
+            reason: reason.into(),
+            ..Default::default()
+        }
+    }
+}
+
+impl From<Reason> for Forward {
+    fn from(reason: Reason) -> Self {
+        Forward {
+            reason,
+            ..Default::default()
+        }
     }
 }
 
@@ -225,7 +263,7 @@ struct Balance {
     /// Program variant (`hash|options`) → how long the app's own `clBuildProgram` of it took,
     /// ns: the early decision's estimate of what trying a split first costs (a build on every
     /// balance device, see `decide`).
-    app_build_ns: Mutex<FxHashMap<String, u64>>,
+    app_build_ns: Mutex<FxHashMap<Variant, u64>>,
     /// Program variant (`hash|options`) → its builds on the balance devices, started in the
     /// background when the app builds the program ([`prebuild_in_background`]) or at its first
     /// balanced launch, whichever comes first (the other waits for it).
@@ -233,6 +271,12 @@ struct Balance {
     /// Program variant (`hash|options`) → whether its source can be split (the reason when
     /// not), found once ([`source_verdict`]).
     source_verdicts: Mutex<FxHashMap<String, Result<(), String>>>,
+    /// App-device time of the launches long enough to split seen before the devices opened,
+    /// ns: what splitting them could at most have saved ([`opening_deferred`]).
+    open_credit_ns: Mutex<f64>,
+    /// kernel (`Job::kernel_id`) → the (figure bits, work-groups) of its last "too short"
+    /// verdict before the devices open, and that verdict's reason ([`short_reason`]).
+    short_reasons: Mutex<FxHashMap<String, ShortReason>>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -247,22 +291,44 @@ pub fn note_app_build(info: &ProgramInfo, ns: u64) {
     balance()
         .app_build_ns
         .lock()
-        .insert(format!("{}|{}", info.hash, info.options), ns);
+        .insert((info.hash.clone(), info.options.clone()), ns);
 }
 
-/// How long the app's build of `program` took, ns (None: not seen, e.g. a binary).
+/// How long the app's build of `program` took, ns (None: not seen, e.g. a binary). Keyed by
+/// the variant's (hash, options) handles: read at every launch the early decision judges,
+/// so no key text is formatted.
 pub(crate) fn app_build_ns(program: &ProgramInfo) -> Option<u64> {
     balance()
         .app_build_ns
         .lock()
-        .get(&format!("{}|{}", program.hash, program.options))
+        .get(&(program.hash.clone(), program.options.clone()))
         .copied()
+}
+
+/// What the early split decision reads of a launch: borrowed from the hook, so that a launch
+/// it keeps whole builds no [`Job`] (no copy of the record, the arguments or the program, no
+/// epochs map, no context query).
+pub struct EarlyLaunch<'a> {
+    /// [`Job::id`].
+    pub id: &'a std::sync::Arc<str>,
+    /// The app's program.
+    pub program: &'a ProgramInfo,
+    /// Device of the application's queue.
+    pub app_device: cl_device_id,
+    /// Argument values as set at enqueue time.
+    pub args: &'a [KernelArg],
+    /// NDRange dimensions.
+    pub work_dim: u32,
+    /// Global size (work-items).
+    pub global: [usize; 3],
+    /// Local size (work-items; chosen by clprism when the app gave none).
+    pub local: [usize; 3],
 }
 
 /// The early split decision (`CLPRISM_SPLIT=auto`, see `decide`), taken before the start
 /// barrier: `Err` means forward the launch as the app made it, at forwarding's cost.
-pub fn pre_decide(engine: &Engine, job: &Job) -> Result<(), Forward> {
-    engine.state.lock().pre_decide(engine, job)
+pub fn pre_decide(engine: &Engine, launch: &EarlyLaunch) -> Result<(), Forward> {
+    engine.state.lock().pre_decide(engine, launch)
 }
 
 /// The application wrote buffer `m` (any command other than a balanced launch): every
@@ -274,22 +340,27 @@ pub fn invalidate(m: Key) {
 
 /// Measures a forwarded launch: once `ev` has completed, its device time (the app's queue
 /// has profiling while clprism times launches) divided by `work_groups` becomes the kernel's
-/// `t_whole` for `sched::split`. The event is kept (retained) and read when the next launch of
+/// `t_whole` for `sched::split`. The event is kept (retained) and read when a later launch of
 /// the kernel asks for the figure ([`forwarded_ns_per_work_group`]): by then the start barrier
 /// of that launch has waited for it on an in-order queue, whereas a completion callback can
 /// arrive after the decision (NVIDIA delivers them up to ~20 ms late). Without profiling
 /// nothing is recorded, and the kernel keeps being forwarded (never slower than native).
 ///
+/// While one measurement of the kernel is pending, a later one is not kept: the pending
+/// (earlier) launch completes first on an in-order queue. Replacing it with the latest
+/// launch, as before, never let the figure arrive while the app kept its queue full
+/// (bench/launches.c on PoCL: the first 3,254 of 20,000 launches were all forwarded as
+/// "measured", each with a profiled event; results/session13-2026-11-24).
+///
 /// # Safety
 /// `ev` is a valid event of the forwarded launch.
-pub unsafe fn watch_forwarded(ev: cl_event, request: (String, u64)) {
-    if cl::retain_event(ev).is_err() {
+pub unsafe fn watch_forwarded(ev: cl_event, request: (std::sync::Arc<str>, u64)) {
+    let (kernel, wgs) = request;
+    let mut pending = balance().pending.lock();
+    if pending.contains_key(&*kernel) || cl::retain_event(ev).is_err() {
         return;
     }
-    let (kernel, wgs) = request;
-    if let Some((old, _)) = balance().pending.lock().insert(kernel, (ev as usize, wgs)) {
-        cl::release_event(old as cl_event);
-    }
+    pending.insert(kernel.to_string(), (ev as usize, wgs));
 }
 
 /// The kernel's ns per work-group on the app's device from its latest measured forwarded
@@ -515,8 +586,10 @@ unsafe fn build_cached(
 
 /// The app built `info`'s program: build it on the balance devices in the background (the
 /// engine is started first when needed), so its first balanced launch does not wait for
-/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs without
-/// NDRange queries (the others are rebuilt per launch shape).
+/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs whose
+/// variant does not depend on the launch shape: without NDRange queries, or whose queries
+/// read only the offset (built for a null offset, as nearly every app launches; see
+/// [`program::RangeQueries`]).
 pub fn prebuild_in_background(info: &ProgramInfo) {
     let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
@@ -524,15 +597,14 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
     // a program that includes files is checked on the background thread (the preprocessor
     // runs there, not in the app's clBuildProgram)
     let unsplittable = |text: &str| {
-        program::unsplittable_reason(text).is_some() || program::uses_range_queries(text)
+        program::unsplittable_reason(text).is_some() || program::RangeQueries::of(text).size
     };
     let includes = program::includes_files(src);
     if !includes && unsplittable(src) {
         return;
     }
-    let variant = format!("{}|{}", info.hash, info.options);
     let (hash, source) = (info.hash.clone(), src.clone());
-    let (src, options) = (src.to_string(), info.options.to_string());
+    let options = info.options.to_string();
     if balance().engine.get().is_none() {
         balance()
             .starting
@@ -543,13 +615,23 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
         balance()
             .starting
             .store(false, std::sync::atomic::Ordering::Release);
-        if includes
-            && program::inspected_text(&hash, &source, &options).map_or(true, |t| unsplittable(&t))
-        {
-            return;
-        }
+        let text = if includes {
+            match program::inspected_text(&hash, &source, &options) {
+                Ok(t) if !unsplittable(&t) => t,
+                _ => return,
+            }
+        } else {
+            source.clone()
+        };
+        let queries = program::RangeQueries::of(&text);
+        let (variant, code) = if queries.any() {
+            let (suffix, code) = queries.variant(&source, [0; 3], [0; 3]);
+            (format!("{hash}|{options}|{suffix}"), code)
+        } else {
+            (format!("{hash}|{options}"), source.to_string())
+        };
         if let Ok(e) = started {
-            program_cell(&variant).get_or_init(|| build_on_devices(e, &src, &options));
+            program_cell(&variant).get_or_init(|| build_on_devices(e, &code, &options));
         }
     });
 }
@@ -576,7 +658,7 @@ pub fn source_verdict(program: &ProgramInfo, source: &std::sync::Arc<str>) -> Re
 /// A launch [`opening_deferred`] forwards without opening the balance devices.
 pub struct Deferred {
     /// For the record's `schedule.fallback`.
-    pub reason: String,
+    pub reason: Reason,
     /// Measure the forwarded launch (the kernel has no figure on the app's device yet).
     pub measure: bool,
 }
@@ -590,16 +672,25 @@ pub const OPEN_MIN_LAUNCH_NS: f64 = 2.0 * decide::ASSUMED_SPLIT_FLOOR_NS;
 /// `CLPRISM_SPLIT=auto` with `CLPRISM_BALANCE_EARLY` on: why the launch of `kernel`
 /// ([`kernel_id`]) over `work_groups` work-groups is forwarded without opening the balance
 /// devices, or `None` when they are open, opening, or now worth opening (then the opening
-/// and the build of `program` on them start in the background here).
+/// and the build on them of the program `program` names start in the background here).
 ///
 /// Opening the devices and building the app's programs on them costs CPU time while the app
 /// runs and, at exit, a wait for a driver call in flight; an app whose launches are all too
 /// short to split, or that launches each kernel once (the first launch is always measured
 /// whole), pays it for nothing (PolyBench-ACC on three PoCL devices: 2.4-5.3x native before
-/// this rule). So the devices open only once a kernel's measured launch on the app's device
-/// took at least [`OPEN_MIN_LAUNCH_NS`] and the kernel is launched again. `always` and
-/// `CLPRISM_BALANCE_EARLY=off` keep opening at the app's first build or launch.
-pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -> Option<Deferred> {
+/// this rule). So the devices open only once the measured launches long enough to split add
+/// up to what opening costs ([`open_credit_short`]). `always` and `CLPRISM_BALANCE_EARLY=off`
+/// keep opening at the app's first build or launch.
+///
+/// The "too short" verdict is a function of the kernel's figure and the launch's
+/// work-groups: its text is made once per (kernel, figure, work-groups) and shared
+/// ([`Balance::short_reasons`]), so a launch kept whole there allocates nothing.
+pub fn opening_deferred(
+    kernel: &str,
+    work_groups: u64,
+    program: impl FnOnce() -> Option<Key>,
+) -> Option<Deferred> {
+    static MEASURING: OnceCell<Reason> = OnceCell::new();
     let cfg = crate::config::get();
     if cfg.split != crate::config::SplitPolicy::Auto || !cfg.balance_early {
         return None;
@@ -610,23 +701,25 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
     }
     let Some(ns_per_wg) = forwarded_ns_per_work_group(kernel) else {
         return Some(Deferred {
-            reason: "kept whole on the app's device, measured before the balance devices are \
-                     opened (CLPRISM_SPLIT=auto opens them once a launch is long enough to split)"
-                .into(),
+            reason: reason(
+                &MEASURING,
+                "kept whole on the app's device, measured before the balance devices are \
+                 opened (CLPRISM_SPLIT=auto opens them once launches long enough to split add \
+                 up to CLPRISM_BALANCE_OPEN_COST)",
+            ),
             measure: true,
         });
     };
     let t = ns_per_wg * work_groups as f64;
     if t < OPEN_MIN_LAUNCH_NS {
-        // the figure is per work-group: a larger launch of the kernel is judged on it
-        // without a new measurement (a profiled event costs NVIDIA ~12 us per launch)
         return Some(Deferred {
-            reason: format!(
-                "kept whole on the app's device: {:.1} us there, too short for a split to pay \
-                 (under {:.0} us); the balance devices are not opened",
-                t / 1e3,
-                OPEN_MIN_LAUNCH_NS / 1e3
-            ),
+            reason: short_reason(kernel, ns_per_wg, work_groups, t),
+            measure: false,
+        });
+    }
+    if let Some(reason) = open_credit_short(t, cfg.balance_open_cost_ms as f64 * 1e6) {
+        return Some(Deferred {
+            reason,
             measure: false,
         });
     }
@@ -636,8 +729,65 @@ pub fn opening_deferred(kernel: &str, work_groups: u64, program: &ProgramInfo) -
             t / 1e3
         )
     });
-    prebuild_in_background(program);
+    if let Some(p) = program().and_then(|p| crate::registry::TABLES.programs.get(p)) {
+        prebuild_in_background(&p);
+    }
     None
+}
+
+/// Why a launch of `t_ns` (at least [`OPEN_MIN_LAUNCH_NS`]) on the app's device does not open
+/// the balance devices yet, or `None` when it does. Launches under the minimum never count (no
+/// split of them can pay; [`short_reason`]). The others add their time to a credit, and the devices open once it reaches `cost_ns`
+/// (`CLPRISM_BALANCE_OPEN_COST`): a split saves less than the launch's time, so an app that
+/// exits right after the opening paid at most what splitting could have gained by then, the
+/// ski-rental bound (rent until the rent paid equals the price; Karlin et al., "Competitive
+/// randomized algorithms for nonuniform problems", 1994) that `decide` also applies to a
+/// kernel's first split. Rodinia on one H100 plus PoCL's CPU device, before: pathfinder's 5
+/// launches and particlefilter's 36 opened the devices and the apps ran 1.28x and 1.22x
+/// native, their exits waiting for the opening in flight.
+fn open_credit_short(t_ns: f64, cost_ns: f64) -> Option<Reason> {
+    let mut credit = balance().open_credit_ns.lock();
+    *credit += t_ns;
+    let so_far = *credit;
+    // the figures change every launch: the text is made by the log writer
+    (so_far < cost_ns).then(|| {
+        Reason::deferred(move || {
+            format!(
+                "kept whole on the app's device: the balance devices open once launches long \
+                 enough to split add up to what opening them costs ({:.1} of {:.0} ms so far, \
+                 CLPRISM_BALANCE_OPEN_COST)",
+                so_far / 1e6,
+                cost_ns / 1e6
+            )
+        })
+    })
+}
+
+/// The "too short for a split to pay" reason of [`opening_deferred`] for a launch of
+/// `kernel` taking `t` ns (`ns_per_wg` × `work_groups`), made once per (kernel, figure,
+/// work-groups).
+fn short_reason(kernel: &str, ns_per_wg: f64, work_groups: u64, t: f64) -> Reason {
+    let key = (ns_per_wg.to_bits(), work_groups);
+    let mut memo = balance().short_reasons.lock();
+    if let Some((k, r)) = memo.get(kernel) {
+        if *k == key {
+            return r.clone();
+        }
+    }
+    let r: Reason = format!(
+        "kept whole on the app's device: {:.1} us there, too short for a split to pay \
+         (under {:.0} us); the balance devices are not opened",
+        t / 1e3,
+        OPEN_MIN_LAUNCH_NS / 1e3
+    )
+    .into();
+    match memo.get_mut(kernel) {
+        Some(e) => *e = (key, r.clone()),
+        None => {
+            memo.insert(kernel.to_string(), (key, r.clone()));
+        }
+    }
+    r
 }
 
 /// The engine for a launch, without making the app wait for the devices to open when
@@ -748,4 +898,28 @@ extern "C" fn chunk_callback(ev: cl_event, status: cl_int, user: *mut c_void) {
         // SAFETY: the callback owns the chunk's event.
         unsafe { cl::release_event(ev) };
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_devices_open_once_long_launches_add_up_to_the_opening_cost() {
+        let first = open_credit_short(400e3, 1e6).expect("0.4 of 1 ms");
+        assert!(
+            first.text().contains("0.4 of 1 ms so far"),
+            "{}",
+            first.text()
+        );
+        let second = open_credit_short(400e3, 1e6).expect("0.8 of 1 ms");
+        assert!(
+            second.text().contains("0.8 of 1 ms so far"),
+            "{}",
+            second.text()
+        );
+        // the first reason keeps its own figures
+        assert!(first.text().contains("0.4 of 1 ms"));
+        assert!(open_credit_short(400e3, 1e6).is_none());
+    }
 }

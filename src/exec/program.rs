@@ -22,14 +22,70 @@ pub const RANGE_QUERIES: [&str; 4] = [
 /// True when `source` calls one of [`RANGE_QUERIES`] (a token match; comments count, which
 /// only costs a needless variant).
 pub fn uses_range_queries(source: &str) -> bool {
-    RANGE_QUERIES.iter().any(|q| {
-        source.match_indices(q).any(|(i, _)| {
-            let before = source[..i].chars().next_back();
-            let after = source[i + q.len()..].chars().next();
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
+    RangeQueries::of(source).any()
+}
+
+/// True when the token `q` occurs in `source` (not as part of a longer identifier).
+fn has_token(source: &str, q: &str) -> bool {
+    source.match_indices(q).any(|(i, _)| {
+        let before = source[..i].chars().next_back();
+        let after = source[i + q.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
     })
+}
+
+/// Which figures of the full launch a program's NDRange queries read, so that a variant is
+/// built per value of only those figures. Rodinia's lud calls only `get_group_id`: keyed by
+/// the global size too, every one of its shrinking launches needed its own build on every
+/// balance device (1.7–2 s each on three PoCL devices; `CLPRISM_SPLIT=always` ran past 120 s
+/// against 1 s natively); keyed by the offset alone (null for nearly every app), one build
+/// serves them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RangeQueries {
+    /// `get_global_size` or `get_num_groups`: the variant bakes in the full global size.
+    pub size: bool,
+    /// `get_group_id` or `get_global_offset`: the variant bakes in the app's global offset.
+    pub offset: bool,
+}
+
+impl RangeQueries {
+    /// The queries `source` makes (token matches, as [`uses_range_queries`]).
+    pub fn of(source: &str) -> Self {
+        Self {
+            size: has_token(source, "get_global_size") || has_token(source, "get_num_groups"),
+            offset: has_token(source, "get_group_id") || has_token(source, "get_global_offset"),
+        }
+    }
+
+    /// Whether any query needs a variant.
+    pub fn any(self) -> bool {
+        self.size || self.offset
+    }
+
+    /// The variant for a launch of `global` work-items at `offset` (3 entries each): the
+    /// suffix of its build key (after program hash and options) and its source. A figure no
+    /// query reads is neither in the key nor baked in (its constants are 0 and never read).
+    pub fn variant(self, source: &str, global: [u64; 3], offset: [u64; 3]) -> (String, String) {
+        let g = if self.size { global } else { [0; 3] };
+        let o = if self.offset { offset } else { [0; 3] };
+        (
+            format!(
+                "{}|{}",
+                if self.size {
+                    format!("{g:?}")
+                } else {
+                    "-".into()
+                },
+                if self.offset {
+                    format!("{o:?}")
+                } else {
+                    "-".into()
+                }
+            ),
+            variant_source(source, g, o),
+        )
+    }
 }
 
 /// The source of the variant for a full NDRange of `global` work-items at `offset`
@@ -287,6 +343,37 @@ mod tests {
         assert!(!uses_range_queries(
             "x = get_global_id(0); my_get_group_id_x(1);"
         ));
+    }
+
+    #[test]
+    fn variant_key_holds_only_the_figures_the_queries_read() {
+        // Rodinia lud: get_group_id only, so every global size shares one variant
+        let lud = RangeQueries::of("int bx = get_group_id(0); int tx = get_local_id(0);");
+        assert_eq!(
+            lud,
+            RangeQueries {
+                size: false,
+                offset: true
+            }
+        );
+        let (k1, t1) = lud.variant("k", [848, 848, 1], [0; 3]);
+        let (k2, t2) = lud.variant("k", [832, 832, 1], [0; 3]);
+        assert_eq!((k1.as_str(), &t1), ("-|[0, 0, 0]", &t2));
+        assert_eq!(k1, k2);
+        assert_ne!(lud.variant("k", [848, 848, 1], [16, 0, 0]).0, k1);
+        // the global size is keyed and baked in only when read
+        let sized = RangeQueries::of("n = get_num_groups(0);");
+        assert_eq!(
+            sized,
+            RangeQueries {
+                size: true,
+                offset: false
+            }
+        );
+        let (k3, t3) = sized.variant("k", [848, 848, 1], [16, 0, 0]);
+        assert_eq!(k3, "[848, 848, 1]|-");
+        assert!(t3.contains("{848UL, 848UL, 1UL}") && t3.contains("{0UL, 0UL, 0UL}"));
+        assert!(!RangeQueries::of("x = get_global_id(0);").any());
     }
 
     #[test]

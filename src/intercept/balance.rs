@@ -5,8 +5,11 @@
 use super::launch::Launch;
 use crate::exec::{self, cl, Forward, Job};
 use crate::log::LaunchRecord;
-use crate::registry::tables::{buffer_named_by, KernelArg, Key, ProgramOrigin, UNMAPPED_BINARY};
+use crate::registry::tables::{
+    buffer_named_by, handle_named_by, KernelArg, KernelBalance, Key, ProgramOrigin, UNMAPPED_BINARY,
+};
 use crate::registry::TABLES;
+use once_cell::sync::OnceCell;
 use opencl_sys::*;
 
 /// Picks a local size when the application passed none: per dimension the largest divisor of
@@ -31,16 +34,72 @@ pub fn choose_local(dim: usize, global: &[usize; 3]) -> [usize; 3] {
 /// Every buffer argument of kernel `k` may have been written by a native launch, except
 /// `unwritten`: the buffers exec found the kernel only reads when it handed the launch back
 /// ([`exec::Forward::unwritten`]).
+///
+/// Called for every forwarded launch: the argument handles are copied out of the kernel's
+/// entry onto the stack (no per-launch allocation, no nested table locks) and checked
+/// against the buffer table afterwards.
 pub fn invalidate_args(k: cl_kernel, unwritten: &[Key]) {
+    const INLINE: usize = 32;
+    let mut handles = [0 as Key; INLINE];
+    let n = TABLES
+        .kernels
+        .with(k as Key, |i| {
+            let mut n = 0;
+            for h in i.args.iter().flatten().filter_map(handle_named_by) {
+                if n < INLINE {
+                    handles[n] = h;
+                }
+                n += 1;
+            }
+            n
+        })
+        .unwrap_or(0);
+    let invalidate = |m: Key| {
+        if !unwritten.contains(&m) && TABLES.buffers.with(m, |_| ()).is_some() {
+            exec::invalidate(m);
+        }
+    };
+    if n <= INLINE {
+        handles[..n].iter().copied().for_each(invalidate);
+        return;
+    }
+    // more handle-sized arguments than fit: read them again, copied
     let args = TABLES
         .kernels
         .with(k as Key, |i| i.args.clone())
         .unwrap_or_default();
-    for m in args.iter().flatten().filter_map(buffer_named_by) {
-        if !unwritten.contains(&m) {
-            exec::invalidate(m);
+    args.iter()
+        .flatten()
+        .filter_map(handle_named_by)
+        .for_each(invalidate);
+}
+
+/// What balance mode derives once per kernel object ([`KernelBalance`]): its measurement
+/// key and whether its program's origin and source allow a split. `Err`: the kernel or its
+/// program is not (or no longer) in the tables; nothing is cached then.
+fn kernel_facts(k: cl_kernel) -> Result<KernelBalance, Forward> {
+    let kinfo = TABLES
+        .kernels
+        .get(k as Key)
+        .ok_or("kernel unknown to clprism")?;
+    let prog = TABLES
+        .programs
+        .get(kinfo.program)
+        .ok_or("program unknown to clprism")?;
+    let verdict = match &prog.origin {
+        ProgramOrigin::Source(src) => exec::source_verdict(&prog, src),
+        ProgramOrigin::Binary(_) => Err(format!(
+            "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
+        )),
+        ProgramOrigin::Il(_) => {
+            Err("program created from IL: NDRange queries cannot be rewritten".to_string())
         }
-    }
+        _ => Err("program origin unknown to clprism (linked or built-in)".to_string()),
+    };
+    Ok(KernelBalance {
+        id: exec::kernel_id(&prog, &kinfo.name).into(),
+        verdict: verdict.map_err(std::sync::Arc::from),
+    })
 }
 
 /// Tries to run `launch` balanced. `Ok(code)`: handled (code from the driver's marker
@@ -54,35 +113,41 @@ pub unsafe fn try_balance(
     event: *mut cl_event,
     rec: &LaunchRecord,
 ) -> Result<cl_int, Forward> {
+    static ONE_GROUP: OnceCell<exec::Reason> = OnceCell::new();
+    static UNSET_ARGS: OnceCell<exec::Reason> = OnceCell::new();
     if launch.work_groups().is_some_and(|g| g < 2) {
         // checked first: the cheapest verdict, and launch-latency loops are full of these
-        return Err("kept whole on the app's device: one work-group cannot be split".into());
+        return Err(exec::reason(
+            &ONE_GROUP,
+            "kept whole on the app's device: one work-group cannot be split",
+        )
+        .into());
     }
-    let kinfo = TABLES
-        .kernels
-        .get(launch.kernel as Key)
+    let (q, k) = (launch.queue, launch.kernel);
+    let kl = TABLES
+        .launch_refs(q as Key, k as Key)
+        .0
         .ok_or("kernel unknown to clprism")?;
-    let prog = TABLES
-        .programs
-        .get(kinfo.program)
-        .ok_or("program unknown to clprism")?;
-    match &prog.origin {
-        ProgramOrigin::Source(src) => exec::source_verdict(&prog, src)?,
-        ProgramOrigin::Binary(_) => {
-            return Err(format!("{UNMAPPED_BINARY}: NDRange queries cannot be rewritten").into())
+    let facts = match kl.balance.get() {
+        Some(f) => f,
+        None => {
+            let f = kernel_facts(k)?;
+            kl.balance.get_or_init(|| f)
         }
-        ProgramOrigin::Il(_) => {
-            return Err("program created from IL: NDRange queries cannot be rewritten".into())
+    };
+    facts.verdict.clone().map_err(Forward::from)?;
+    // the arguments may still be set or changed: read under the table's lock, not copied
+    match TABLES
+        .kernels
+        .with(k as Key, |i| i.args.iter().all(Option::is_some))
+    {
+        None => return Err("kernel unknown to clprism".into()),
+        Some(false) => {
+            return Err(exec::reason(&UNSET_ARGS, "not every kernel argument is set").into())
         }
-        _ => return Err("program origin unknown to clprism (linked or built-in)".into()),
+        Some(true) => {}
     }
-    let args: Vec<KernelArg> = kinfo
-        .args
-        .iter()
-        .cloned()
-        .collect::<Option<Vec<_>>>()
-        .ok_or("not every kernel argument is set")?;
-    let (q, dim) = (launch.queue, launch.work_dim as usize);
+    let dim = launch.work_dim as usize;
     let g = launch.global;
     let o = launch.offset.unwrap_or([0; 3]);
     let l = match launch.local {
@@ -96,17 +161,66 @@ pub unsafe fn try_balance(
     };
     crate::config::debug(|| format!("try_balance {}", rec.seq));
     let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
-    let kernel_id = exec::kernel_id(&prog, &kinfo.name);
-    if let Some(d) = exec::opening_deferred(&kernel_id, groups as u64, &prog) {
+    let kinfo_program = || TABLES.kernels.with(k as Key, |i| i.program);
+    if let Some(d) = exec::opening_deferred(&facts.id, groups as u64, kinfo_program) {
         return Err(Forward {
             reason: d.reason,
-            measure: d.measure.then_some((kernel_id, groups as u64)),
+            measure: d.measure.then(|| (facts.id.clone(), groups as u64)),
             ..Default::default()
         });
     }
+    // the balanced path (or the early decision, with the devices open) reads the rest
+    let kinfo = TABLES
+        .kernels
+        .get(k as Key)
+        .ok_or("kernel unknown to clprism")?;
+    let prog = TABLES
+        .programs
+        .get(kinfo.program)
+        .ok_or("program unknown to clprism")?;
+    let args: Vec<KernelArg> = kinfo
+        .args
+        .iter()
+        .cloned()
+        .collect::<Option<Vec<_>>>()
+        .ok_or("not every kernel argument is set")?;
     let ready = exec::engine_for_launch();
-    let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
+    // Forwarded before the start barrier, so the app's queue keeps running asynchronously:
+    // a launch while the devices still open, and one the early decision keeps whole.
+    let engine = match ready {
+        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
+        None => {
+            // measured meanwhile: the split decision of a later launch needs this figure
+            // (under the key the later launches look it up by, not the bare name)
+            static OPENING: OnceCell<exec::Reason> = OnceCell::new();
+            return Err(Forward {
+                reason: exec::reason(
+                    &OPENING,
+                    "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)",
+                ),
+                measure: Some((facts.id.clone(), groups as u64)),
+                ..Default::default()
+            });
+        }
+    };
+    if engine.devices.iter().all(|d| !d.available()) {
+        return Err("every balance device is busy with abandoned work".into());
+    }
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
+    exec::pre_decide(
+        engine,
+        &exec::EarlyLaunch {
+            id: &facts.id,
+            program: &prog,
+            app_device: dev,
+            args: &args,
+            work_dim: launch.work_dim,
+            global: g,
+            local: l,
+        },
+    )?;
+    // the launch may split: what the balanced path needs
+    let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let mut epochs = rustc_hash::FxHashMap::default();
     for a in &args {
         if let Some(m) = buffer_named_by(a) {
@@ -121,6 +235,7 @@ pub unsafe fn try_balance(
         app_program: kinfo.program as cl_program,
         program: prog,
         kernel: kinfo.name.to_string(),
+        id: facts.id.clone(),
         args,
         work_dim: launch.work_dim,
         global: g,
@@ -129,24 +244,6 @@ pub unsafe fn try_balance(
         local_given: launch.local.is_some(),
         epochs,
     };
-    // Forwarded before the start barrier, so the app's queue keeps running asynchronously:
-    // a launch while the devices still open, and one the early decision keeps whole.
-    let engine = match ready {
-        Some(e) => e.map_err(|e| format!("balance engine unavailable: {e}"))?,
-        None => {
-            // measured meanwhile: the split decision of a later launch needs this figure
-            // (under the key the later launches look it up by, not the bare name)
-            return Err(Forward {
-                reason: "the balance devices are still being opened in the background (CLPRISM_BALANCE_EARLY)".into(),
-                measure: Some((job.kernel_id(), groups as u64)),
-                ..Default::default()
-            });
-        }
-    };
-    if engine.devices.iter().all(|d| !d.available()) {
-        return Err("every balance device is busy with abandoned work".into());
-    }
-    exec::pre_decide(engine, &job)?;
     // Start barrier: the launch's wait list and every earlier command of the queue. The
     // balanced launch then runs synchronously (see `exec` for why).
     let start = match cl::barrier(q, launch.wait_list()) {

@@ -1083,6 +1083,7 @@ pub(crate) unsafe fn launch_record(launch: &Launch) -> LaunchRecord {
         timed,
         timing_p,
         sampler,
+        forwarded: None,
     }
 }
 
@@ -1219,12 +1220,15 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
             Err(forward) => {
                 // decision_ns: what clprism spent on the app's thread before forwarding
                 let decision_ns = t.elapsed().as_nanos() as u64;
-                rec.set_schedule(&log::schema::Schedule::forwarded(
-                    forward.reason,
+                // typed: the writer makes its JSON (from cached fragments), not this thread
+                rec.forwarded = Some(log::Forwarded {
+                    reason: forward.reason,
                     decision_ns,
-                ));
+                });
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
-                measure = forward.measure;
+                // a measurement needs a profiled queue: without one, timing the launch would
+                // only add an event and a poll per launch (CLPRISM_DEVICE_TIMING=off)
+                measure = forward.measure.filter(|_| profiled(launch.queue));
                 if measure.is_some() {
                     // balance measures this launch through its event: timed, whatever the
                     // sample says
@@ -1246,6 +1250,16 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
         }
         r
     })
+}
+
+/// Whether queue `q` has profiling on (clprism's `CLPRISM_DEVICE_TIMING`, or the app's own
+/// request): only then can a forwarded launch be measured from its event.
+fn profiled(q: cl_command_queue) -> bool {
+    crate::config::get().device_timing.enables_profiling()
+        || TABLES
+            .queues
+            .with(q as Key, |i| i.profiling)
+            .unwrap_or(false)
 }
 
 /// Project mode (see `super::project`): snapshot before the kernel, emulation and projection

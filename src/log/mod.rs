@@ -3,7 +3,8 @@
 //!
 //! Launch records are created at enqueue time and completed asynchronously when the device
 //! time arrives (profiling events, polled by the writer): the application is never blocked.
-//! Untimed log-mode records go to a per-thread batch ([`finished`]) and everything else
+//! Untimed log-mode records, and balance mode's untimed forwarded launches (their
+//! `schedule` kept typed, [`Forwarded`]), go to a per-thread batch ([`finished`]) and everything else
 //! through a channel; the writer is never woken per launch (it sleeps between passes). A dedicated writer thread owns the pending records, the output file and
 //! the summary statistics. At process exit the remaining records are written (those whose
 //! device time never arrived with `"status": "incomplete"`), so every launch has exactly one
@@ -94,6 +95,100 @@ pub struct LaunchRecord {
     /// The kernel's adaptive sampler, told the device time once it arrives. Not serialized.
     #[serde(skip)]
     pub sampler: Option<Arc<sampling::Sampler>>,
+    /// Balance mode's `schedule` of a launch forwarded unsplit, kept typed until the writer
+    /// writes it (as `schedule::Schedule::forwarded` would): the app's thread builds no JSON
+    /// value for it, and the record keeps the cheap path ([`finished`], [`PlainWriter`]).
+    /// Written in `extra`'s place, so a record never has both a `schedule` here and one in
+    /// `extra`.
+    #[serde(skip)]
+    pub forwarded: Option<Forwarded>,
+}
+
+/// The `schedule` of a launch balance mode forwarded unsplit (issue 18 item 2: a launch kept
+/// whole costs what forwarding costs): the reason (shared, usually the same `Arc` launch
+/// after launch, so the writer serializes it once) and the time spent deciding.
+#[derive(Debug, Clone)]
+pub struct Forwarded {
+    /// The record's `schedule.fallback` text.
+    pub reason: ReasonText,
+    /// The record's `schedule.decision_ns`: clprism's time on the app's thread before
+    /// forwarding, ns.
+    pub decision_ns: u64,
+}
+
+impl Forwarded {
+    /// The typed `schedule` object this stands for.
+    pub fn schedule(&self) -> schema::Schedule {
+        schema::Schedule::forwarded(&*self.reason.text(), self.decision_ns)
+    }
+}
+
+/// A forwarded launch's reason (`schedule.fallback`): a text shared by the launches that give
+/// it, or one whose figures change from launch to launch (the early decision's "saved so
+/// far"), made from them where the record is written, never on the app's thread.
+#[derive(Clone)]
+pub enum ReasonText {
+    /// The text, shared.
+    Shared(Arc<str>),
+    /// Makes the text (cheap to clone; called by the writer or a reader of the record).
+    Deferred(Arc<dyn Fn() -> String + Send + Sync>),
+}
+
+impl ReasonText {
+    /// A text made from per-launch figures when it is needed.
+    pub fn deferred(make: impl Fn() -> String + Send + Sync + 'static) -> ReasonText {
+        ReasonText::Deferred(Arc::new(make))
+    }
+
+    /// The text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ReasonText::Shared(s) => std::borrow::Cow::Borrowed(s),
+            ReasonText::Deferred(f) => std::borrow::Cow::Owned(f()),
+        }
+    }
+}
+
+impl Default for ReasonText {
+    fn default() -> Self {
+        ReasonText::Shared(Arc::from(""))
+    }
+}
+
+impl std::fmt::Debug for ReasonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.text().fmt(f)
+    }
+}
+
+impl std::fmt::Display for ReasonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl PartialEq for ReasonText {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl From<Arc<str>> for ReasonText {
+    fn from(s: Arc<str>) -> Self {
+        ReasonText::Shared(s)
+    }
+}
+
+impl From<String> for ReasonText {
+    fn from(s: String) -> Self {
+        ReasonText::Shared(s.into())
+    }
+}
+
+impl From<&str> for ReasonText {
+    fn from(s: &str) -> Self {
+        ReasonText::Shared(s.into())
+    }
 }
 
 impl LaunchRecord {
@@ -115,7 +210,20 @@ impl LaunchRecord {
 
     /// The `schedule` object (balance mode), typed.
     pub fn schedule(&self) -> Option<schema::Schedule> {
-        self.extra_typed(schema::KEY_SCHEDULE)
+        match &self.forwarded {
+            Some(f) => Some(f.schedule()),
+            None => self.extra_typed(schema::KEY_SCHEDULE),
+        }
+    }
+
+    /// The record with a typed [`Forwarded`] schedule moved into `extra` (for the writer's
+    /// serde paths; the plain path writes it from cached fragments).
+    fn with_schedule_in_extra(&self) -> LaunchRecord {
+        let mut r = self.clone();
+        if let Some(f) = r.forwarded.take() {
+            r.set_schedule(&f.schedule());
+        }
+        r
     }
 
     /// The `emulation` object (project mode), typed.
@@ -128,8 +236,9 @@ impl LaunchRecord {
         self.extra_typed(schema::KEY_PROJECTION)
     }
 
-    /// Sets the `schedule` object.
+    /// Sets the `schedule` object (replacing a typed [`Forwarded`] one).
     pub fn set_schedule(&mut self, s: &schema::Schedule) {
+        self.forwarded = None;
         self.extra
             .insert(schema::KEY_SCHEDULE.into(), schema::to_value(s));
     }
@@ -258,14 +367,23 @@ struct PlainWriter {
     devices: Vec<(Arc<DeviceRef>, Vec<u8>)>,
     /// `"kernel":"…","program":"…"` per (kernel, program) name pair, keyed likewise.
     kernels: Vec<(Arc<str>, Arc<str>, Vec<u8>)>,
+    /// The end of a forwarded launch's `schedule` after its `decision_ns` value
+    /// (`,"devices":[],"fallback":"…","merge":"none"}`) per reason, keyed by the reason's
+    /// address, else by its text.
+    reasons: Vec<(Arc<str>, Vec<u8>)>,
 }
+
+/// A forwarded launch's `schedule` up to its `decision_ns` value: serde_json writes a
+/// `Value` object's keys sorted, and `Schedule::forwarded` leaves these fields only.
+const FORWARDED_HEAD: &[u8] = b",\"schedule\":{\"chunks\":[],\"decision_ns\":";
 
 /// Fragments kept per kind before the oldest is dropped (a bound for apps that create many
 /// programs; a dropped fragment is made again when needed).
 const PLAIN_FRAGMENTS: usize = 64;
 
 impl PlainWriter {
-    /// Appends the line of `rec` (which has no `extra` and no `shared_extra`) to `buf`.
+    /// Appends the line of `rec` (which has no `extra` and no `shared_extra`; a typed
+    /// [`Forwarded`] schedule is written from cached fragments) to `buf`.
     fn write(&mut self, rec: &LaunchRecord, buf: &mut Vec<u8>) {
         buf.extend_from_slice(b"{\"schema\":");
         json(buf, rec.schema);
@@ -305,7 +423,37 @@ impl PlainWriter {
             buf.extend_from_slice(b",\"timing_p\":");
             json(buf, &p);
         }
+        if let Some(f) = &rec.forwarded {
+            buf.extend_from_slice(FORWARDED_HEAD);
+            json(buf, &f.decision_ns);
+            match &f.reason {
+                ReasonText::Shared(r) => buf.extend_from_slice(self.reason(r)),
+                // a text of its own: written, not cached
+                ReasonText::Deferred(_) => {
+                    buf.extend_from_slice(b",\"devices\":[],\"fallback\":");
+                    json(buf, &*f.reason.text());
+                    buf.extend_from_slice(b",\"merge\":\"none\"}");
+                }
+            }
+        }
         buf.push(b'}');
+    }
+
+    fn reason(&mut self, reason: &Arc<str>) -> &[u8] {
+        let found = (self.reasons.iter())
+            .position(|(r, _)| Arc::ptr_eq(r, reason))
+            .or_else(|| self.reasons.iter().position(|(r, _)| r == reason));
+        let i = found.unwrap_or_else(|| {
+            let mut b = b",\"devices\":[],\"fallback\":".to_vec();
+            json(&mut b, &**reason);
+            b.extend_from_slice(b",\"merge\":\"none\"}");
+            if self.reasons.len() >= PLAIN_FRAGMENTS {
+                self.reasons.remove(0);
+            }
+            self.reasons.push((reason.clone(), b));
+            self.reasons.len() - 1
+        });
+        &self.reasons[i].1
     }
 
     fn kernel(&mut self, rec: &LaunchRecord) -> &[u8] {
@@ -458,7 +606,8 @@ pub fn pending(rec: LaunchRecord) {
 
 /// Writes a launch record that is already final (an untimed launch, or the enqueue failed).
 ///
-/// Log mode's records without attachments go to the calling thread's batch ([`Batch`]),
+/// Log mode's records without attachments, and balance mode's forwarded launches whose only
+/// attachment is their typed [`Forwarded`] schedule, go to the calling thread's batch ([`Batch`]),
 /// which the writer takes whole: no allocation and no channel message per launch; the rest
 /// go through the writer's channel.
 pub fn finished(rec: LaunchRecord) {
@@ -466,10 +615,12 @@ pub fn finished(rec: LaunchRecord) {
         return;
     };
     let mut rec = Some(rec);
-    if crate::config::get().mode == config::Mode::Log
-        && rec
-            .as_ref()
-            .is_some_and(|r| r.extra.is_empty() && r.shared_extra.is_none())
+    if matches!(
+        crate::config::get().mode,
+        config::Mode::Log | config::Mode::Balance
+    ) && rec
+        .as_ref()
+        .is_some_and(|r| r.extra.is_empty() && r.shared_extra.is_none())
     {
         let _ = MY_BATCH.try_with(|b| {
             if let Some(r) = rec.take() {
@@ -726,6 +877,10 @@ impl Output {
                     self.buf.push(b'\n');
                 }
                 self.plain.write(rec, &mut self.buf);
+            } else if rec.forwarded.is_some() {
+                let r = rec.with_schedule_in_extra();
+                self.buf
+                    .extend_from_slice(self.compact.lines(&r).as_bytes());
             } else {
                 self.buf
                     .extend_from_slice(self.compact.lines(rec).as_bytes());
@@ -1088,7 +1243,7 @@ pub fn pid() -> u32 {
 }
 
 #[cfg(test)]
-mod tests_support {
+pub(crate) mod tests_support {
     use super::*;
 
     /// A complete project-mode record without attachments.
@@ -1122,6 +1277,7 @@ mod tests_support {
             timed: true,
             timing_p: None,
             sampler: None,
+            forwarded: None,
         }
     }
 }
@@ -1210,6 +1366,46 @@ mod tests {
                 "record {i}"
             );
         }
+    }
+
+    /// A forwarded launch's typed schedule is written from cached fragments as serde writes
+    /// the record whose `extra` holds `Schedule::forwarded` (balance mode's cheap path), for
+    /// every kind of reason, a reason seen again under another `Arc` included.
+    #[test]
+    fn forwarded_lines_match_serde() {
+        let mut w = PlainWriter::default();
+        let reasons = [
+            "kept whole on the app's device: one work-group cannot be split",
+            "kept whole on the app's device: 3.4 us there, too short for a split to pay (under 100 us); the balance devices are not opened",
+            "program created from IL: NDRange queries cannot be rewritten",
+            "every balance device is busy with abandoned work",
+            "an \"odd\" reason \\ with µs and a\nnewline",
+            "",
+        ];
+        for (i, text) in reasons.iter().chain(reasons.iter()).enumerate() {
+            let mut r = rec();
+            r.seq = i as u64;
+            r.mode = "balance";
+            r.timing_p = (i % 2 == 1).then_some(0.25);
+            let reason = if i < reasons.len() {
+                ReasonText::from(*text)
+            } else {
+                let t = text.to_string();
+                ReasonText::deferred(move || t.clone())
+            };
+            r.forwarded = Some(Forwarded {
+                reason,
+                decision_ns: [0, 7, u64::MAX][i % 3],
+            });
+            let mut buf = Vec::new();
+            w.write(&r, &mut buf);
+            let serde_line = record_line(&r.with_schedule_in_extra());
+            assert_eq!(String::from_utf8(buf).unwrap(), serde_line, "record {i}");
+            assert_eq!(r.schedule(), r.with_schedule_in_extra().schedule());
+            assert!(serde_line.contains("\"schedule\":{"), "{serde_line}");
+        }
+        // one fragment per reason text, not per Arc
+        assert_eq!(w.reasons.len(), reasons.len());
     }
 
     #[test]

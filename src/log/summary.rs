@@ -358,6 +358,7 @@ mod tests {
             device_times: None,
             timed: ns.is_some(),
             sampler: None,
+            forwarded: None,
         }
     }
 

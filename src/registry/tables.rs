@@ -166,6 +166,22 @@ pub struct KernelLaunch {
     /// The adaptive timing sampler of this kernel (shared by every kernel object of the same
     /// program and function; `CLPRISM_DEVICE_TIMING=adaptive`), looked up at the first launch.
     pub sampler: once_cell::sync::OnceCell<Arc<crate::log::sampling::Sampler>>,
+    /// What balance mode derives once per kernel object at its first launch (`exec` fills
+    /// it): a kernel's program, and so its origin, source, options and content hash, do not
+    /// change while the kernel exists (`clBuildProgram` refuses a program with kernels).
+    pub balance: once_cell::sync::OnceCell<KernelBalance>,
+}
+
+/// Balance mode's per-kernel-object facts ([`KernelLaunch::balance`]), so that a launch
+/// forwarded unsplit formats, hashes and scans nothing (issue 18 item 2).
+#[derive(Debug)]
+pub struct KernelBalance {
+    /// The key of clprism's measurements of the kernel (`exec::kernel_id`:
+    /// `hash|options|name`).
+    pub id: Arc<str>,
+    /// Whether the kernel's program can be split: `Err(reason)` (the record's
+    /// `schedule.fallback`) when its origin or its source rules it out.
+    pub verdict: Result<(), Arc<str>>,
 }
 
 impl KernelLaunch {
@@ -176,6 +192,7 @@ impl KernelLaunch {
             program_hash,
             launches: AtomicU64::new(0),
             sampler: Default::default(),
+            balance: Default::default(),
         })
     }
 
@@ -405,10 +422,16 @@ pub fn content_hash(parts: &[&[u8]]) -> Arc<str> {
 ///
 /// The one answer to "which buffer does argument i name" for every mode.
 pub fn buffer_named_by(a: &KernelArg) -> Option<Key> {
+    handle_named_by(a).filter(|&k| super::TABLES.buffers.with(k, |_| ()).is_some())
+}
+
+/// The non-null handle-sized value of a by-value argument, whatever object it names (no
+/// table is read: [`buffer_named_by`] checks that it is a buffer).
+pub fn handle_named_by(a: &KernelArg) -> Option<Key> {
     match a {
         KernelArg::Value(b) if b.as_slice().len() == std::mem::size_of::<usize>() => {
             let k = usize::from_ne_bytes(b.as_slice().try_into().ok()?);
-            (k != 0 && super::TABLES.buffers.with(k, |_| ()).is_some()).then_some(k)
+            (k != 0).then_some(k)
         }
         _ => None,
     }

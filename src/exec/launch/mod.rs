@@ -125,6 +125,9 @@ pub(super) struct WorkerState {
     /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
     /// before a split was tried, ns (`decide`'s trial rule).
     forgone: FxHashMap<String, f64>,
+    /// kernel (`Job::kernel_id`) → its last early `sched::split::decide` call
+    /// (`decide::DecisionMemo`).
+    early_memo: FxHashMap<String, Option<super::decide::DecisionMemo>>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
@@ -260,7 +263,11 @@ impl WorkerState {
     /// The early split decision for `job` ([`super::decide`]): `Err(reason)` forwards the
     /// launch before any barrier, build or footprint. Only under `CLPRISM_SPLIT=auto` with
     /// the app's device among the balance devices and a scheduler that splits.
-    pub(super) fn pre_decide(&mut self, engine: &Engine, job: &Job) -> Result<(), super::Forward> {
+    pub(super) fn pre_decide(
+        &mut self,
+        engine: &Engine,
+        job: &super::EarlyLaunch,
+    ) -> Result<(), super::Forward> {
         let cfg = crate::config::get();
         let splitting_scheduler = !matches!(
             engine.scheduler,
@@ -275,29 +282,36 @@ impl WorkerState {
         if engine.devices.len() < 2 {
             return Ok(());
         }
-        let kid = job.kernel_id();
-        let last_epoch = |m: Key| self.last_epochs.get(&(kid.clone(), m)).copied();
+        // looked up by the kernel object's shared id: no key text per launch
+        let kid: &str = job.id;
+        let last_epoch = |m: Key| self.last_epochs.get(&(kid.to_string(), m)).copied();
         let known = super::decide::Known {
             home_ns_per_work_group: self
                 .whole
-                .get(&kid)
+                .get(kid)
                 .copied()
-                .or_else(|| super::forwarded_ns_per_work_group(&kid)),
-            measured: self.measured.get(&kid).map(|v| v.as_slice()),
-            merge_ns: self.merge_cost.get(&kid).copied(),
+                .or_else(|| super::forwarded_ns_per_work_group(kid)),
+            measured: self.measured.get(kid).map(|v| v.as_slice()),
+            merge_ns: self.merge_cost.get(kid).copied(),
             host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
             split_floor_ns: if self.split_floor_ns > 0.0 {
                 self.split_floor_ns
             } else {
                 super::decide::ASSUMED_SPLIT_FLOOR_NS
             },
-            trial_cost_ns: super::app_build_ns(&job.program)
+            trial_cost_ns: super::app_build_ns(job.program)
                 .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64),
-            forgone_ns: self.forgone.get(&kid).copied().unwrap_or(0.0),
-            memo: self.split_memo.get(&kid),
+            forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
+            memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,
         };
-        match super::decide::early(job, engine.devices.len(), home, &known) {
+        if !self.early_memo.contains_key(kid) {
+            self.early_memo.insert(kid.to_string(), None);
+        }
+        let Some(last) = self.early_memo.get_mut(kid) else {
+            return Ok(());
+        };
+        match super::decide::early(job, engine.devices.len(), home, &known, last) {
             super::decide::Early::Consider => Ok(()),
             super::decide::Early::Forward {
                 reason,
@@ -306,7 +320,12 @@ impl WorkerState {
                 forgone_ns,
             } => {
                 if forgone_ns > 0.0 {
-                    *self.forgone.entry(kid.clone()).or_default() += forgone_ns;
+                    match self.forgone.get_mut(kid) {
+                        Some(f) => *f += forgone_ns,
+                        None => {
+                            self.forgone.insert(kid.to_string(), forgone_ns);
+                        }
+                    }
                 }
                 let groups = (0..job.work_dim as usize)
                     .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
@@ -314,7 +333,7 @@ impl WorkerState {
                 Err(super::Forward {
                     reason,
                     unwritten,
-                    measure: measure.then_some((kid, groups)),
+                    measure: measure.then(|| (job.id.clone(), groups)),
                 })
             }
         }
@@ -386,13 +405,14 @@ impl WorkerState {
                 );
             }
         }
-        let range_queries = program::uses_range_queries(&checked);
-        let (variant, text) = if range_queries {
+        let queries = program::RangeQueries::of(&checked);
+        let (variant, text) = if queries.any() {
             let g = job.global.map(|x| x as u64);
             let o = job.offset.map(|x| x as u64);
+            let (suffix, text) = queries.variant(&source, g, o);
             (
-                format!("{}|{}|{g:?}|{o:?}", job.program.hash, job.program.options),
-                program::variant_source(&source, g, o),
+                format!("{}|{}|{suffix}", job.program.hash, job.program.options),
+                text,
             )
         } else {
             (
@@ -404,7 +424,8 @@ impl WorkerState {
         if !self.kernels.contains_key(&key) {
             // one build per program variant and device, shared by its kernels (started in
             // the background when the app built the program; see `prebuild_in_background`)
-            let programs = if range_queries {
+            // a variant per global size is not kept past its kernels (launch shapes are many)
+            let programs = if queries.size {
                 super::build_on_devices(engine, &text, &job.program.options)
             } else {
                 super::program_cell(&variant)

@@ -235,7 +235,9 @@ impl WorkerState {
         }
         // refused setups (a scheduler for another device count) end here, before any copy
         ChunkScheduler::new(&plan.kind, &engine.boyer, plan.devs.len(), plan.shape.units)?;
-        self.footprints_for(job, &mut plan);
+        if let Some(why) = self.footprints_for(job, &mut plan) {
+            return Err(format!("kept whole on the app's device: {why}").into());
+        }
         plan.mark("footprint", t0);
         crate::config::debug(|| {
             format!(
@@ -299,7 +301,10 @@ impl WorkerState {
 
     /// Step 2: the write footprints (cached per launch shape, in memory and on disk; derived
     /// on zero-filled buffers otherwise, see `derive_footprint`), applied to the plan.
-    fn footprints_for(&mut self, job: &Job, plan: &mut Plan) {
+    /// Finds (in memory, on disk) or derives the launch's footprint model and applies it to
+    /// the plan. Returns why the launch must be kept whole when the model says its
+    /// work-groups depend on each other's writes ([`FootprintModel::order_dependent`]).
+    fn footprints_for(&mut self, job: &Job, plan: &mut Plan) -> Option<String> {
         let fkey = super::footprint_key(
             &plan.key,
             job,
@@ -320,6 +325,9 @@ impl WorkerState {
         }
         let mut log: Option<FootprintLog> = None;
         if let Some(Ok(m)) = self.footprints.get(&fkey) {
+            if let Some(why) = &m.order_dependent {
+                return Some(why.clone());
+            }
             if apply_model(&mut plan.bufs, m) {
                 plan.model = Some(Arc::clone(m));
             }
@@ -330,7 +338,11 @@ impl WorkerState {
                 derived_ms: Some(t.elapsed().as_secs_f64() * 1e3),
                 ..Default::default()
             };
-            if let Ok(m) = &derived {
+            let order_dependent = derived
+                .as_ref()
+                .ok()
+                .and_then(|m| m.order_dependent.clone());
+            if let Some(m) = derived.as_ref().ok().filter(|_| order_dependent.is_none()) {
                 l.sampled_groups = Some(m.sampled_groups as u64);
                 l.skipped_loops = Some(m.skipped_loops);
                 if apply_model(&mut plan.bufs, m) {
@@ -349,6 +361,9 @@ impl WorkerState {
                 }
             }
             self.footprints.insert(fkey.clone(), derived);
+            if order_dependent.is_some() {
+                return order_dependent;
+            }
             log = Some(l);
         }
         if from_disk {
@@ -368,6 +383,7 @@ impl WorkerState {
             log.get_or_insert_with(Default::default).reason = reason;
         }
         plan.footprint_log = Some(log);
+        None
     }
 
     /// Derives the write footprints of `job` by emulating sampled work-groups. Returns the
@@ -458,7 +474,7 @@ impl WorkerState {
                 .collect();
             if est_home.is_some() {
                 return Err(Forward {
-                    reason: format!("kept whole on the app's device: {reason}"),
+                    reason: format!("kept whole on the app's device: {reason}").into(),
                     unwritten,
                     measure: None,
                 });
@@ -466,7 +482,7 @@ impl WorkerState {
             return Err(Forward {
                 reason: "kept whole on the app's device: first launch of this kernel, forwarded to measure it".into(),
                 unwritten,
-                measure: Some((kid, work_groups)),
+                measure: Some((kid.into(), work_groups)),
             });
         }
         if !split {

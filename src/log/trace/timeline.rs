@@ -791,6 +791,7 @@ mod tests {
             timed: true,
             timing_p: None,
             sampler: None,
+            forwarded: None,
         }
     }
 
