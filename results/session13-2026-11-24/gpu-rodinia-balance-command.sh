@@ -14,5 +14,5 @@ export OCL_ICD_FILENAMES=libnvidia-opencl.so.1:$(cat /etc/OpenCL/vendors/pocl.ic
 clinfo -l
 APPS=${APPS:-"rd_lud rd_gaussian rd_nw rd_hotspot rd_hotspot3D rd_srad rd_pathfinder rd_backprop rd_bfs rd_lavaMD rd_particlefilter rd_streamcluster"}
 APPS="$APPS" RODINIA=$G/rodinia RODINIA_SIZE=large LIB=$G/libOpenCL.so RUN_TIMEOUT=${RUN_TIMEOUT:-30} PLATFORM=0 \
-  WARM_MODES="native always" timeout ${BUDGET_S:-540} bash bench/real_apps.sh $OUT/apps 2>&1 | tee $OUT/rodinia-gpu.txt
+  WARM_MODES="${WARM_MODES:-native always}" timeout ${BUDGET_S:-540} bash bench/real_apps.sh $OUT/apps 2>&1 | tee $OUT/rodinia-gpu.txt
 tar czf $OUT/apps-rodinia.tgz -C $OUT apps && rm -rf $OUT/apps
