@@ -56,12 +56,13 @@ fn accuracy_on_pocl_pthread_and_basic() {
             c.env_remove(k);
         }
     }
+    c.arg("accuracy");
+    // after the subcommand: `--lib` is an option of `accuracy`
     if let Ok(l) = std::env::var("CLPRISM_TEST_LIB") {
         c.args(["--lib", &l]);
     }
     let out = c
         .env("POCL_DEVICES", "pthread basic")
-        .arg("accuracy")
         .args(["--apps", APPS, "--out"])
         .arg(&out_dir)
         .arg("--examples")
