@@ -273,6 +273,9 @@ struct Balance {
     /// Program variant (`hash|options`) → whether its source can be split (the reason when
     /// not), found once ([`source_verdict`]).
     source_verdicts: Mutex<FxHashMap<String, Result<(), String>>>,
+    /// Program variants whose [`source_verdict`] is being found in the background
+    /// ([`source_verdict_ready`]).
+    verdicts_pending: Mutex<rustc_hash::FxHashSet<String>>,
     /// App-device time of the launches long enough to split seen before the devices opened,
     /// ns: what splitting them could at most have saved ([`opening_deferred`]).
     open_credit_ns: Mutex<f64>,
@@ -660,6 +663,31 @@ pub fn source_verdict(program: &ProgramInfo, source: &std::sync::Arc<str>) -> Re
     });
     balance().source_verdicts.lock().insert(key, v.clone());
     v
+}
+
+/// [`source_verdict`] without waiting for the preprocessor when `CLPRISM_BALANCE_EARLY` is on:
+/// `None` while the verdict of a source that `#include`s files is found in the background
+/// (begun here once per program variant), and the launch is forwarded meanwhile. Reading the
+/// includes runs the toolchain's preprocessor, a process of its own: Rodinia srad's first
+/// launch on an H100 host waited 69.6 ms for it on the app's thread.
+pub fn source_verdict_ready(
+    program: &ProgramInfo,
+    source: &std::sync::Arc<str>,
+) -> Option<Result<(), String>> {
+    let key = format!("{}|{}", program.hash, program.options);
+    if let Some(v) = balance().source_verdicts.lock().get(&key) {
+        return Some(v.clone());
+    }
+    if !crate::config::get().balance_early || !program::includes_files(source) {
+        return Some(source_verdict(program, source));
+    }
+    if balance().verdicts_pending.lock().insert(key) {
+        let (p, s) = (program.clone(), source.clone());
+        spawn_background("clprism-verdict", move || {
+            let _ = source_verdict(&p, &s);
+        });
+    }
+    None
 }
 
 /// A launch [`opening_deferred`] forwards without opening the balance devices.

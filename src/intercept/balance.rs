@@ -86,8 +86,20 @@ fn kernel_facts(k: cl_kernel) -> Result<KernelBalance, Forward> {
         .programs
         .get(kinfo.program)
         .ok_or("program unknown to clprism")?;
+    static READING: OnceCell<exec::Reason> = OnceCell::new();
     let verdict = match &prog.origin {
-        ProgramOrigin::Source(src) => exec::source_verdict(&prog, src),
+        ProgramOrigin::Source(src) => match exec::source_verdict_ready(&prog, src) {
+            Some(v) => v,
+            // nothing is cached: a later launch asks again
+            None => {
+                return Err(exec::reason(
+                    &READING,
+                    "kept whole on the app's device: the program's #includes are being read \
+                     in the background",
+                )
+                .into())
+            }
+        },
         ProgramOrigin::Binary(_) => Err(format!(
             "{UNMAPPED_BINARY}: NDRange queries cannot be rewritten"
         )),
