@@ -31,13 +31,25 @@ fn emulate_1d(
         skip_write_free_loops: skip,
         ..Default::default()
     };
+    emulate_1d_with(m, kernel, global, local, group, args, &cfg)
+}
+
+fn emulate_1d_with(
+    m: &Module,
+    kernel: &str,
+    global: u64,
+    local: u64,
+    group: u64,
+    args: &mut [ArgValue],
+    cfg: &EmuConfig,
+) -> WorkGroupStats {
     emulate(
         m,
         kernel,
         &LaunchShape::new(&[global], &[local], None),
         [group, 0, 0],
         args,
-        &cfg,
+        cfg,
     )
     .expect("emulate")
 }
@@ -153,9 +165,18 @@ fn a_loop_feeding_only_stored_values_is_skipped_and_its_reads_reported() {
             scalar_u32(1 << 18),
         ]
     };
-    let full = emulate_1d(&m, "k", 256, 64, 2, &mut args(), false);
-    let skip = emulate_1d(&m, "k", 256, 64, 2, &mut args(), true);
-    // 64 work-items × 262,144 iterations: the full emulation runs out of budget
+    // 64 work-items × 262,144 iterations: the full emulation runs out of a 20 M
+    // lane-instruction budget. The budget is set here, and the wall-time budget out of reach,
+    // so the verdict does not depend on the machine's speed (with the default 200 M budget
+    // only the 5 s wall-time budget stopped it, and a fast run finished: a flaky test)
+    let budget = |skip| EmuConfig {
+        skip_write_free_loops: skip,
+        instr_budget: 20_000_000,
+        time_budget_ns: 600_000_000_000,
+        ..Default::default()
+    };
+    let full = emulate_1d_with(&m, "k", 256, 64, 2, &mut args(), &budget(false));
+    let skip = emulate_1d_with(&m, "k", 256, 64, 2, &mut args(), &budget(true));
     assert!(full.budget_exhausted);
     assert!(!skip.budget_exhausted);
     assert!(skip.skipped_loops > 0);
