@@ -78,29 +78,7 @@ one() {
 
 # Launch records of one split value's runs: how many ran on >= 2 devices, and why not.
 launches() { # split
-  cat "$OUT/log/$1"-*.jsonl 2>/dev/null | /usr/bin/python3 -c '
-import collections, json, re, sys
-n = split = balanced = 0
-why = collections.Counter()
-for line in sys.stdin:
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    if not isinstance(r, dict) or r.get("record") is not None or "kernel" not in r:
-        continue
-    n += 1
-    s = r.get("schedule") or {}
-    if s.get("fallback"):
-        why[re.sub(r"[0-9]+", "N", s["fallback"])] += 1
-    elif s:
-        balanced += 1
-    devs = {c.get("device") for c in s.get("chunks") or [] if not c.get("failed") and not c.get("abandoned")}
-    split += len(devs) >= 2
-print(f"{n} launch records: {balanced} through the balanced path, {split} of them completed chunks on >= 2 devices")
-for w, c in why.most_common(5):
-    print(f"  fallback x{c}: {w[:160]}")
-'
+  cat "$OUT/log/$1"-*.jsonl 2>/dev/null | /usr/bin/python3 bench/balance_launches.py  # run from the repository root (cd above)
 }
 
 status=0
