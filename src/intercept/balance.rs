@@ -74,10 +74,16 @@ pub fn invalidate_args(k: cl_kernel, unwritten: &[Key]) {
         .for_each(invalidate);
 }
 
-/// What balance mode derives once per kernel object ([`KernelBalance`]): its measurement
-/// key and whether its program's origin and source allow a split. `Err`: the kernel or its
-/// program is not (or no longer) in the tables; nothing is cached then.
-fn kernel_facts(k: cl_kernel) -> Result<KernelBalance, Forward> {
+/// The tables' entries of kernel `k` and of its program.
+fn kernel_and_program(
+    k: cl_kernel,
+) -> Result<
+    (
+        crate::registry::tables::KernelInfo,
+        crate::registry::tables::ProgramInfo,
+    ),
+    Forward,
+> {
     let kinfo = TABLES
         .kernels
         .get(k as Key)
@@ -86,6 +92,14 @@ fn kernel_facts(k: cl_kernel) -> Result<KernelBalance, Forward> {
         .programs
         .get(kinfo.program)
         .ok_or("program unknown to clprism")?;
+    Ok((kinfo, prog))
+}
+
+/// What balance mode derives once per kernel object ([`KernelBalance`]): its measurement
+/// key and whether its program's origin and source allow a split. `Err`: the kernel or its
+/// program is not (or no longer) in the tables; nothing is cached then.
+fn kernel_facts(k: cl_kernel) -> Result<KernelBalance, Forward> {
+    let (kinfo, prog) = kernel_and_program(k)?;
     static READING: OnceCell<exec::Reason> = OnceCell::new();
     let verdict = match &prog.origin {
         ProgramOrigin::Source(src) => match exec::source_verdict_ready(&prog, src) {
@@ -182,14 +196,7 @@ pub unsafe fn try_balance(
         });
     }
     // the balanced path (or the early decision, with the devices open) reads the rest
-    let kinfo = TABLES
-        .kernels
-        .get(k as Key)
-        .ok_or("kernel unknown to clprism")?;
-    let prog = TABLES
-        .programs
-        .get(kinfo.program)
-        .ok_or("program unknown to clprism")?;
+    let (kinfo, prog) = kernel_and_program(k)?;
     let args: Vec<KernelArg> = kinfo
         .args
         .iter()
