@@ -871,39 +871,50 @@ fn early_start_forwards_only_while_the_devices_open() {
     }
 }
 
+/// N-body (2048 bodies, 40 steps) balanced with `extra` into `d/NAME.jsonl`: asserts it passes
+/// with output byte-identical to `native` (its dump of a native run) and returns the
+/// launches' schedule records.
+fn nbody_balanced(
+    d: &std::path::Path,
+    native: &std::path::Path,
+    name: &str,
+    extra: &[(&str, &str)],
+) -> Vec<Value> {
+    let out_file = d.join(format!("{name}.bin"));
+    let log = d.join(format!("{name}.jsonl"));
+    let out = balanced(
+        &examples().join("nbody"),
+        &["2048", "40", "--dump", out_file.to_str().unwrap()],
+        &log,
+        extra,
+    );
+    assert_ok(&out, &format!("nbody {name}"));
+    assert!(std::fs::read(native).unwrap() == std::fs::read(&out_file).unwrap());
+    schedules(&log)
+}
+
 /// `CLPRISM_SPLIT=auto` with the devices still opening (`CLPRISM_FAULT=open-delay:MS` holds
-/// them back; they start opening once a measured launch is long enough to split, and the
-/// launches before that say so): the launches forwarded meanwhile are measured on the app's device, under the
-/// kernel's key, so the first launch after the devices opened is decided on that figure
-/// instead of being run whole again to measure it. N-body, results checked against native.
+/// them back; they start opening once measured launches long enough to split add up to
+/// `CLPRISM_BALANCE_OPEN_COST`, here 0, and the launches before that say so): the launches
+/// forwarded meanwhile are measured on the app's device, under the kernel's key, so the first
+/// launch after the devices opened is decided on that figure instead of being run whole again
+/// to measure it. With an opening cost the run's launches never add up to, the devices never
+/// open and every launch says why. N-body, results checked against native.
 #[test]
 fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
     let d = scratch("balance-open-measure");
-    let exe = examples().join("nbody");
     let nat = d.join("native.bin");
-    let out_file = d.join("auto.bin");
-    let args = |f: &std::path::Path| {
-        vec![
-            "2048".to_string(),
-            "40".into(),
-            "--dump".into(),
-            f.to_str().unwrap().into(),
-        ]
-    };
-    let a = args(&nat);
     let native = run(
-        &exe,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &examples().join("nbody"),
+        &["2048", "40", "--dump", nat.to_str().unwrap()],
         Via::Native,
         &[("POCL_DEVICES", DEVICES)],
     );
     assert_ok(&native, "nbody native");
-    let log = d.join("auto.jsonl");
-    let a = args(&out_file);
-    let out = balanced(
-        &exe,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-        &log,
+    let s = nbody_balanced(
+        &d,
+        &nat,
+        "auto",
         &[
             ("CLPRISM_SPLIT", "auto"),
             ("CLPRISM_BALANCE_EARLY", "on"),
@@ -911,15 +922,12 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
             ("CLPRISM_FAULT", "open-delay:200"),
         ],
     );
-    assert_ok(&out, "nbody auto early");
-    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
-    let s = schedules(&log);
     let opening = |x: &Value| {
         x["fallback"]
             .as_str()
             .is_some_and(|f| f.contains("still being opened"))
     };
-    // `auto` opens the devices only once a measured launch is long enough to split
+    // `auto` opens the devices only once measured launches pay for it
     // (exec::opening_deferred): the first launches are measured before that
     let deferred = |x: &Value| {
         x["fallback"].as_str().is_some_and(|f| {
@@ -944,32 +952,6 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
     let after = s
         .get(waiting)
         .unwrap_or_else(|| panic!("every launch was forwarded: {s:?}"));
-    // with an opening cost that the run's launches never add up to, the devices never open:
-    // every launch is forwarded (the app's device alone) and says why
-    let log = d.join("auto-cost.jsonl");
-    let out_file = d.join("auto-cost.bin");
-    let a = args(&out_file);
-    let out = balanced(
-        &exe,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-        &log,
-        &[
-            ("CLPRISM_SPLIT", "auto"),
-            ("CLPRISM_BALANCE_EARLY", "on"),
-            ("CLPRISM_BALANCE_OPEN_COST", "1000000"),
-        ],
-    );
-    assert_ok(&out, "nbody auto, opening never paid");
-    assert!(std::fs::read(&nat).unwrap() == std::fs::read(&out_file).unwrap());
-    let c = schedules(&log);
-    assert!(deferred(&c[0]), "{}", c[0]);
-    for x in &c[1..] {
-        let f = x["fallback"].as_str().unwrap_or("");
-        assert!(
-            f.contains("CLPRISM_BALANCE_OPEN_COST") || f.contains("too short for a split"),
-            "{x}"
-        );
-    }
     let verdict = after["fallback"]
         .as_str()
         .map(str::to_string)
@@ -984,6 +966,24 @@ fn a_launch_forwarded_while_the_devices_open_is_the_measurement() {
                 && verdict.contains(" ms on the app's device against ")),
         "launch {waiting} was not decided on the forwarded measurement: {after}"
     );
+    let c = nbody_balanced(
+        &d,
+        &nat,
+        "auto-cost",
+        &[
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_OPEN_COST", "1000000"),
+        ],
+    );
+    assert!(deferred(&c[0]), "{}", c[0]);
+    for x in &c[1..] {
+        let f = x["fallback"].as_str().unwrap_or("");
+        assert!(
+            f.contains("CLPRISM_BALANCE_OPEN_COST") || f.contains("too short for a split"),
+            "{x}"
+        );
+    }
 }
 
 /// Two programs with a kernel of the same name (tests/c/twin_kernels.c, launched A, B, A, B):
