@@ -29,7 +29,7 @@
 
 use crate::log::schema::{self, Projection};
 use crate::model::metrics::{absolute_percentage_error, KernelAccuracy};
-use crate::model::{find_profile, Profile};
+use crate::model::{find_profile, project_all, ModelOptions, Profile};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -168,6 +168,7 @@ fn read_logs(
     profiles: &[Profile],
     named: &HashMap<String, String>,
     maps: &mut Vec<DeviceMap>,
+    reproject: bool,
 ) -> Result<Vec<LogRead>, String> {
     let mut out = Vec::new();
     for p in paths {
@@ -183,6 +184,11 @@ fn read_logs(
                 .flatten()
                 .filter(|t| *t > 0)
                 .map(|t| t as f64);
+            let projection = if reproject {
+                reprojected(&l, profiles)
+            } else {
+                l.projection.filter(|p| p.error.is_none())
+            };
             launches.push(Read {
                 id: KernelId {
                     program: l.program,
@@ -192,12 +198,28 @@ fn read_logs(
                 },
                 device,
                 ns,
-                projection: l.projection.filter(|p| p.error.is_none()),
+                projection,
             });
         }
         out.push(LogRead { launches });
     }
     Ok(out)
+}
+
+/// The launch's projection computed again from its logged statistics and launch shape, with
+/// this build's recommended model ([`ModelOptions::recommended`]) on every profile of
+/// `profiles` (`--reproject`: a model change is measured on logs already taken, the same
+/// statistics and measured times); `None` when the record has no statistics or shape.
+fn reprojected(l: &schema::Launch, profiles: &[Profile]) -> Option<schema::Projection> {
+    let p = l.projection.as_ref()?;
+    let shape = p.launch_shape?;
+    let stats = l.emulation.as_ref()?.stats.clone()?;
+    let set = project_all(&[stats], &shape, profiles, &ModelOptions::recommended()).ok()?;
+    Some(schema::Projection {
+        set,
+        error: None,
+        ..p.clone()
+    })
 }
 
 /// Measured times of one device set: per device, per kernel.
@@ -375,9 +397,10 @@ pub fn compare_logs(
     projected: &[PathBuf],
     profiles: &[Profile],
     anchor: Anchor,
+    reproject: bool,
 ) -> Result<Report, String> {
     let mut maps = Vec::new();
-    let plogs = read_logs(projected, profiles, &HashMap::new(), &mut maps)?;
+    let plogs = read_logs(projected, profiles, &HashMap::new(), &mut maps, reproject)?;
     // the profile project mode named per device name, for logs without device lines
     let mut named = HashMap::new();
     for r in plogs.iter().flat_map(|l| &l.launches) {
@@ -387,7 +410,7 @@ pub fn compare_logs(
             }
         }
     }
-    let mlogs = read_logs(measured, profiles, &named, &mut maps)?;
+    let mlogs = read_logs(measured, profiles, &named, &mut maps, false)?;
     let mut meas = Measured::default();
     for r in mlogs.iter().flat_map(|l| &l.launches) {
         if let Some(ns) = r.ns {
@@ -893,6 +916,7 @@ mod tests {
             std::slice::from_ref(&pj),
             &profiles,
             Anchor::ProjectRun,
+            false,
         )
         .unwrap();
         assert_eq!(rep.devices, vec!["pocl-basic", "pocl-pthread"]);
@@ -939,7 +963,7 @@ mod tests {
         );
         assert!((s.model_mape - 0.45).abs() < 1e-12);
         // anchored on the measured log: 200 × 3
-        let rep2 = compare_logs(&[m1, m2], &[pj], &profiles, Anchor::MeasuredLog).unwrap();
+        let rep2 = compare_logs(&[m1, m2], &[pj], &profiles, Anchor::MeasuredLog, false).unwrap();
         assert_eq!(rep2.rows[0].cells[1].anchored_ns, Some(600.0));
         // the renderings carry the same figures
         let csv = render_csv(&rep);

@@ -34,7 +34,7 @@ usage: clprism accuracy [--examples DIR] [--profiles DIR] [--out DIR] [--lib PAT
                         [--timeout SECONDS] [--from-logs DIR] [--verbose]
        clprism accuracy --measured LOG[,LOG...] --projected LOG[,LOG...]
                         [--profiles DIR] [--format table|csv|json]
-                        [--anchor project-run|measured-log]
+                        [--anchor project-run|measured-log] [--reproject]
 
 Runs each example app (default: those of examples/run_all.sh found in --examples,
 default examples/build) on every OpenCL device (or --devices), under the interposer
@@ -64,6 +64,10 @@ MAPE, median APE, relative error and hits.
   --anchor A       the measured time anchored on: project-run (default: the project-mode
                    run's own launches, as its records hold) or measured-log (the measured
                    logs of the launch device; e.g. when the emulation shared the CPU)
+  --reproject      project every launch again from its logged statistics and launch shape
+                   with this build's model and every profile of --profiles, instead of
+                   reading the projections the run wrote (a model change measured on the
+                   same logs)
 Exit status: 0 when every app ran (or every log was read) and at least one kernel was
 compared, 1 otherwise, 2 on usage errors.
 ";
@@ -99,6 +103,8 @@ pub struct Options {
     pub format: String,
     /// `--anchor`: where the anchored projection's measured time comes from.
     pub anchor: logs::Anchor,
+    /// `--reproject`: projections recomputed from the logged statistics.
+    pub reproject: bool,
 }
 
 impl Default for Options {
@@ -118,6 +124,7 @@ impl Default for Options {
             projected: Vec::new(),
             format: "table".into(),
             anchor: logs::Anchor::default(),
+            reproject: false,
         }
     }
 }
@@ -188,6 +195,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                 o.anchor = logs::Anchor::parse(&v)
                     .ok_or_else(|| format!("--anchor '{v}' is not project-run or measured-log"))?;
             }
+            "--reproject" => o.reproject = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument '{other}'")),
         }
@@ -331,7 +339,7 @@ pub fn accuracy(o: &Options) -> Result<(compare::Report, String, Vec<String>), S
 /// Errors: profiles that do not load, a log that cannot be read.
 pub fn accuracy_from_logs(o: &Options) -> Result<(String, usize), String> {
     let profiles = crate::model::load_dir(&o.profiles).map_err(|e| e.to_string())?;
-    let rep = logs::compare_logs(&o.measured, &o.projected, &profiles, o.anchor)?;
+    let rep = logs::compare_logs(&o.measured, &o.projected, &profiles, o.anchor, o.reproject)?;
     let text = match o.format.as_str() {
         "csv" => logs::render_csv(&rep),
         "json" => serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())? + "\n",
