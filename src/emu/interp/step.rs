@@ -14,7 +14,8 @@ enum Flow {
 
 impl<'m> Machine<'m> {
     /// Runs warp `wp` until it ends, reaches a barrier or the budget runs out; each
-    /// instruction is counted (warp and lane issues of its class), then executed by the
+    /// instruction is counted (warp and lane issues of its class, a vector operation once per
+    /// component: [`Inst::issues`]), then executed by the
     /// function of its class.
     pub(super) fn run_warp(&mut self, wp: &mut Warp) -> Result<Yield, EmuError> {
         let m = self.m;
@@ -25,9 +26,9 @@ impl<'m> Machine<'m> {
                 Some(i) => i,
                 None => return Err(EmuError::Malformed("fell off the end of the code".into())),
             };
-            let c = m.class[pc] as usize;
-            self.acc.cnt[c][0] += 1;
-            self.acc.cnt[c][1] += mask.count_ones() as u64;
+            let (c, w) = (m.class[pc] as usize, m.issues[pc] as u64);
+            self.acc.cnt[c][0] += w;
+            self.acc.cnt[c][1] += w * mask.count_ones() as u64;
             let flow = match inst {
                 Inst::Bin { .. }
                 | Inst::VecTimesScalar { .. }

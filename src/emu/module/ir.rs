@@ -231,6 +231,27 @@ pub(crate) enum Traffic {
     VecRest,
 }
 
+impl Inst {
+    /// Instructions the device issues for this one, per lane: the component count of a
+    /// vector arithmetic, comparison, select, conversion or math built-in operation (GPUs
+    /// execute a `float16` FMA as 16 scalar FMAs per lane; clpeak's `compute_sp_v1` ..
+    /// `_v16` do the same FLOPs in the same time on an H100, results/session14-2026-11-27),
+    /// else 1 (a vector load or store is one request of its full width, register moves
+    /// are counted once).
+    pub(crate) fn issues(&self) -> u32 {
+        match self {
+            Inst::Bin { n, .. }
+            | Inst::VecTimesScalar { n, .. }
+            | Inst::Un { n, .. }
+            | Inst::Conv { n, .. }
+            | Inst::Select { n, .. }
+            | Inst::Ext { n, .. }
+            | Inst::Dot { n, .. } => (*n).max(1),
+            _ => 1,
+        }
+    }
+}
+
 /// Pre-decoded instruction with resolved register slots. Vector operations carry their
 /// component count `n`; the components of a value occupy `n` consecutive slots.
 #[derive(Debug, Clone)]

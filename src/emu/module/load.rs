@@ -60,10 +60,12 @@ impl Module {
         }
         fill_reconvergence(&blocks, &mut code);
         let kernels = describe_kernels(&cx, m, &fidx, &bidx, &funcs, &blocks, &code)?;
+        let issues = code.iter().map(Inst::issues).collect();
         Ok(Module {
             kernels,
             code,
             class,
+            issues,
             blocks,
             funcs,
             phis,

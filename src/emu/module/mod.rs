@@ -117,6 +117,8 @@ pub struct Module {
     pub(crate) kernels: Vec<KernelInfo>,
     pub(crate) code: Vec<Inst>,
     pub(crate) class: Vec<u8>,
+    /// Per instruction, the scalar instructions it stands for ([`Inst::issues`]).
+    pub(crate) issues: Vec<u32>,
     pub(crate) blocks: Vec<BlockInfo>,
     pub(crate) funcs: Vec<FuncInfo>,
     pub(crate) phis: Vec<(u32, u32)>,
