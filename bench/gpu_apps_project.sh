@@ -9,8 +9,11 @@
 set -u
 if [ "${1:-}" = --pack ]; then
   d=$(mktemp -d); mkdir -p "$d/bin" "$d/lib"
-  cp -L /usr/bin/clpeak /usr/bin/clFFT-client /usr/bin/clblast_test_xgemm /usr/bin/clblast_test_xgemv \
-    /usr/bin/clblast_test_xaxpy "$d/bin/"
+  # the CLBlast tests of bench/real_apps.sh's corpus too (its 3-PoCL-device table on the GPU host)
+  cp -L /usr/bin/clpeak /usr/bin/clFFT-client "$d/bin/"
+  for t in xaxpy xdot xnrm2 xgemv xger xgemm xsymm xtrsv xhad xim2col xomatcopy; do
+    cp -L "/usr/bin/clblast_test_$t" "$d/bin/"
+  done
   for l in libclFFT.so.2 libboost_program_options.so.1.74.0 libclblast.so.1 libblas.so.3; do
     cp -L "/lib/x86_64-linux-gnu/$l" "$d/lib/"
   done

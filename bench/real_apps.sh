@@ -6,7 +6,8 @@
 #
 # Usage: bench/real_apps.sh [OUT_DIR]       (default: /tmp/real_apps)
 #   APPS="name ..."   subset of the corpus below (default: all)
-#   REPS=N            runs per app and mode, the median is reported (default 1)
+#   REPS=N            runs per app and mode, interleaved, the median is reported (default 1)
+#   ALWAYS_REPS=N     runs of balance always per app (default REPS)
 #   MODES="native auto"  the modes timed (default "native auto always"; a mode left out
 #                     prints empty columns)
 #   RUN_TIMEOUT=S     seconds before one run is stopped (default 900)
@@ -134,14 +135,18 @@ for entry in "${corpus[@]}"; do
   name=${entry%%|*}; cmd=${entry#*|}
   if [ -n "${APPS:-}" ] && [[ " $APPS " != *" $name "* ]]; then continue; fi
   for wm in ${WARM_MODES:-native}; do run1 "$name" "$wm" "$cmd" >/dev/null; done # warm the caches
-  declare -A t=() rcs=()
-  for mode in ${MODES:-native auto always}; do
-    times=()
-    for _ in $(seq 1 "$REPS"); do
+  declare -A t=() rcs=() times=()
+  # interleaved (native, auto, always, native, ...): a drift of the machine's speed during
+  # the app's runs touches every mode alike
+  for r in $(seq 1 "$REPS"); do
+    for mode in ${MODES:-native auto always}; do
+      [ "$mode" = always ] && [ "$r" -gt "${ALWAYS_REPS:-$REPS}" ] && continue
       read -r tm rc < <(run1 "$name" $mode "$cmd")
-      times+=("$tm"); rcs[$mode]="${rcs[$mode]:-}$rc"
+      times[$mode]="${times[$mode]:-} $tm"; rcs[$mode]="${rcs[$mode]:-}$rc"
     done
-    t[$mode]=$(printf '%s\n' "${times[@]}" | median)
+  done
+  for mode in ${MODES:-native auto always}; do
+    t[$mode]=$(printf '%s\n' ${times[$mode]} | median)
   done
   sa=$(summary "$OUT/$name.auto.jsonl"); sw=$(summary "$OUT/$name.always.jsonl")
   same=-  # Rodinia: each mode's result digest against native's
@@ -155,5 +160,5 @@ for entry in "${corpus[@]}"; do
   printf '%-18s %9s %9s %6s %9s %6s %5s %5s %13s %13s  %s | %s\n' "$name" "${t[native]:-}" "${t[auto]:-}" \
     "$(ratio "${t[auto]:-}" "${t[native]:-}")" "${t[always]:-}" "$(ratio "${t[always]:-}" "${t[native]:-}")" \
     "${rcs[native]:-}${rcs[auto]:-}${rcs[always]:-}" "$same" "${sa%% *}" "${sw%% *}" "${sa#* }" "${sw#* }"
-  unset t rcs
+  unset t rcs times
 done
