@@ -9,7 +9,8 @@
 #   REPS=N            runs per app and mode, interleaved, the median is reported (default 1)
 #   ALWAYS_REPS=N     runs of balance always per app (default REPS)
 #   MODES="native auto"  the modes timed (default "native auto always"; a mode left out
-#                     prints empty columns)
+#                     prints empty columns; "log" adds clprism's default log mode, the cost
+#                     of the interposer itself)
 #   RUN_TIMEOUT=S     seconds before one run is stopped (default 900)
 #   LIB=path          the interposer (default target/release/libOpenCL.so)
 #   PLATFORM=N        the OpenCL platform the apps run on (default 0; on the GPU host,
@@ -98,6 +99,9 @@ run1() {
   t0=$(ms)
   if [ "$mode" = native ]; then
     (cd "$OUT" && timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
+  elif [ "$mode" = log ]; then
+    (cd "$OUT" && CLPRISM_MODE=log CLPRISM_LOG="$OUT/$label.$mode.jsonl" CLPRISM_SUMMARY=off \
+      LD_PRELOAD="$LIB" timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
   else
     (cd "$OUT" && CLPRISM_MODE=balance CLPRISM_SPLIT=$mode CLPRISM_LOG="$OUT/$label.$mode.jsonl" \
       CLPRISM_SUMMARY=off LD_PRELOAD="$LIB" timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
@@ -129,8 +133,8 @@ print(f"{split}/{len(recs)} {top}")
 EOF
 }
 
-printf '%-18s %9s %9s %6s %9s %6s %5s %5s %13s %13s  %s\n' app native_ms auto_ms ratio always_ms ratio rc \
-  same split_auto split_always "top fallbacks (auto | always)"
+printf '%-18s %9s %9s %6s %9s %6s %9s %6s %5s %5s %13s %13s  %s\n' app native_ms auto_ms ratio always_ms ratio \
+  log_ms ratio rc same split_auto split_always "top fallbacks (auto | always)"
 for entry in "${corpus[@]}"; do
   name=${entry%%|*}; cmd=${entry#*|}
   if [ -n "${APPS:-}" ] && [[ " $APPS " != *" $name "* ]]; then continue; fi
@@ -157,8 +161,9 @@ for entry in "${corpus[@]}"; do
     done
   fi
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-  printf '%-18s %9s %9s %6s %9s %6s %5s %5s %13s %13s  %s | %s\n' "$name" "${t[native]:-}" "${t[auto]:-}" \
+  printf '%-18s %9s %9s %6s %9s %6s %9s %6s %5s %5s %13s %13s  %s | %s\n' "$name" "${t[native]:-}" "${t[auto]:-}" \
     "$(ratio "${t[auto]:-}" "${t[native]:-}")" "${t[always]:-}" "$(ratio "${t[always]:-}" "${t[native]:-}")" \
-    "${rcs[native]:-}${rcs[auto]:-}${rcs[always]:-}" "$same" "${sa%% *}" "${sw%% *}" "${sa#* }" "${sw#* }"
+    "${t[log]:-}" "$(ratio "${t[log]:-}" "${t[native]:-}")" \
+    "${rcs[native]:-}${rcs[auto]:-}${rcs[always]:-}${rcs[log]:-}" "$same" "${sa%% *}" "${sw%% *}" "${sa#* }" "${sw#* }"
   unset t rcs times
 done
