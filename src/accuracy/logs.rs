@@ -979,4 +979,77 @@ mod tests {
         assert!(t.contains("pocl-pthread*") && t.contains("1 of 1"), "{t}");
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    /// `--reproject`: the model figures come from the record's statistics and launch shape
+    /// under this build's model, not from the projection the run wrote (100 / 300 ns here).
+    #[test]
+    fn reproject_recomputes_from_the_logged_statistics() {
+        let dir = std::env::temp_dir().join(format!("clprism-acc-reproj-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let profiles = crate::model::load_dir(&crate::model::profile::builtin_dir()).unwrap();
+        let (pt, _) = device("pthread");
+        let (bs, _) = device("basic");
+        let m1 = write(
+            &dir,
+            "r.pthread.jsonl",
+            "pthread",
+            &[launch(&pt, "p1", "k", Some(200))],
+        );
+        let m2 = write(
+            &dir,
+            "r.basic.jsonl",
+            "basic",
+            &[launch(&bs, "p1", "k", Some(500))],
+        );
+        let mut st = crate::emu::stats::WorkGroupStats {
+            work_items: 256,
+            warp_width: 32,
+            ..Default::default()
+        };
+        st.instructions.fp32.lane = 1 << 20;
+        st.instructions.fp32.warp = 1 << 15;
+        let shape = crate::model::LaunchShape {
+            work_groups: 64,
+            resources: crate::model::KernelResources {
+                work_group_size: 256,
+                ..Default::default()
+            },
+            kernel_read_bytes: None,
+        };
+        let mut pr = launch(&pt, "p1", "k", Some(150));
+        pr.projection = Some(Projection {
+            launch_shape: Some(shape),
+            ..projection()
+        });
+        pr.emulation = Some(crate::log::schema::Emulation {
+            stats: Some(st.clone()),
+            ..Default::default()
+        });
+        let pj = write(&dir, "r.proj.jsonl", "pthread", &[pr]);
+        let want =
+            crate::model::project_all(&[st], &shape, &profiles, &ModelOptions::recommended())
+                .unwrap();
+        let want_ns = |d: &str| {
+            want.devices
+                .iter()
+                .find(|p| p.device == d)
+                .unwrap()
+                .projected_ns
+        };
+        for (reproject, basic_ns) in [(false, 300.0), (true, want_ns("pocl-basic"))] {
+            let rep = compare_logs(
+                &[m1.clone(), m2.clone()],
+                std::slice::from_ref(&pj),
+                &profiles,
+                Anchor::ProjectRun,
+                reproject,
+            )
+            .unwrap();
+            let cells = &rep.rows[0].cells;
+            assert_eq!(cells[1].device, "pocl-basic");
+            assert_eq!(cells[1].model_ns, basic_ns, "reproject {reproject}");
+        }
+        assert_ne!(want_ns("pocl-basic"), 300.0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
