@@ -40,7 +40,10 @@ fn chain(ty: &str, w: usize) -> String {
 #[test]
 fn vector_multiply_add_counts_every_component() {
     let one = fp32_lanes(&chain("float", 1));
-    assert!(one >= 64 * 32, "at least one fp32 instruction per multiply-add: {one}");
+    assert!(
+        one >= 64 * 32,
+        "at least one fp32 instruction per multiply-add: {one}"
+    );
     for w in [2usize, 4, 8, 16] {
         let v = fp32_lanes(&chain(&format!("float{w}"), w));
         // the loop's own instructions are integer; the fp32 work scales with the width
