@@ -143,6 +143,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
     let chosen = super::background::get()
         .driver_call(|| choose(sel))
         .ok_or("the application is exiting")?;
+    let chosen = without_pocl_pthread_pairs(chosen);
     dbg(|| format!("open: {} devices chosen", chosen.len()));
     // one thread per device: a GPU context costs ~0.14 s (H100), several open in parallel
     let items: Vec<(usize, usize, usize, usize)> = chosen
@@ -166,6 +167,60 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
         return Err("no usable device for balance mode".into());
     }
     Ok(out)
+}
+
+/// Whether a device is one of PoCL 4.x / 5.x's pthread CPU devices (named `cpu-<cpu>` there;
+/// `cpu-minimal-` is the basic driver, `cpu-tbb-` the TBB one; PoCL 3 named them `pthread-`).
+/// Two of them running one kernel at once, one at a zero global offset and the other not,
+/// abort the process in PoCL 5.0: its work-group function cache looks an entry up by the
+/// offset class and grid width too, but releases the first entry with the kernel's hash and
+/// local size, so a release can take another command's reference
+/// (`pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0' failed`). Without clprism,
+/// `bench/pocl_concurrent_offsets.c` aborts in 5 of 20 runs on two such devices and 0 of 20
+/// on a pthread and a basic device; Rodinia srad in balance mode on `pthread pthread basic`
+/// aborted in 19 of 30 runs (results/session14-2026-11-27/srad-pocl5-abort.txt). Newer PoCL
+/// releases the entry it looked up.
+pub fn is_racy_pocl_pthread(name: &str, driver_version: &str) -> bool {
+    let pthread = name.starts_with("cpu-")
+        && !name.starts_with("cpu-minimal")
+        && !name.starts_with("cpu-tbb");
+    let major = driver_version
+        .split('.')
+        .next()
+        .and_then(|m| m.trim().parse::<u32>().ok());
+    pthread && matches!(major, Some(4 | 5))
+}
+
+/// `chosen` with only the first of the PoCL pthread devices that [`is_racy_pocl_pthread`]
+/// names (the others are left out with a warning: chunks on two of them at once can abort
+/// the app).
+fn without_pocl_pthread_pairs(
+    chosen: Vec<(usize, usize, cl_device_id)>,
+) -> Vec<(usize, usize, cl_device_id)> {
+    let driver = |id: cl_device_id| {
+        cl::rt().ok().and_then(|t| t.clGetDeviceInfo).and_then(|f| {
+            crate::registry::device::info_string(|n, pp, s| {
+                // SAFETY: string query on a real device.
+                unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
+            })
+        })
+    };
+    let mut kept_one = false;
+    chosen
+        .into_iter()
+        .filter(|&(p, d, id)| {
+            let racy = is_racy_pocl_pthread(&describe(id).name, &driver(id).unwrap_or_default());
+            if racy && kept_one {
+                crate::config::warn(&format!(
+                    "balance: device {p}:{d} left out: PoCL 4/5 can abort the app when one \
+                     kernel runs on two of its pthread devices at once (pocl_release_dlhandle_cache)"
+                ));
+                return false;
+            }
+            kept_one |= racy;
+            true
+        })
+        .collect()
 }
 
 /// Opens device `id` (`platform:device` = `pd`, index `i` among the chosen devices): its
@@ -313,5 +368,24 @@ mod tests {
         assert_eq!(parse_fault("fail:0"), Ok(Fault::Fail(0)));
         assert_eq!(parse_fault("open-delay:800"), Ok(Fault::OpenDelay(800)));
         assert!(parse_fault("hang:0").is_err());
+    }
+
+    #[test]
+    fn pocl_pthread_devices_with_the_wg_cache_race() {
+        assert!(is_racy_pocl_pthread(
+            "cpu-skylake-avx512-Intel(R) Xeon(R) Processor",
+            "5.0+debian"
+        ));
+        assert!(is_racy_pocl_pthread("cpu-haswell-AMD EPYC", "4.0"));
+        assert!(!is_racy_pocl_pthread(
+            "cpu-minimal-skylake-avx512-Intel(R) Xeon(R)",
+            "5.0+debian"
+        ));
+        assert!(!is_racy_pocl_pthread(
+            "pthread-haswell-AMD EPYC",
+            "3.1+debian"
+        ));
+        assert!(!is_racy_pocl_pthread("cpu-haswell", "6.0"));
+        assert!(!is_racy_pocl_pthread("NVIDIA H100 80GB HBM3", "580.159.04"));
     }
 }
