@@ -98,7 +98,10 @@ fn examples_are_byte_identical_in_balance_mode() {
             // footprint merges read other devices' completed chunks back as they finish:
             // every completed chunk of a device other than the app's (0:0, running its
             // chunks directly) is read early
-            if s["merge"] == "footprint" && s["app_device_direct"] == true {
+            // (a kernel's first split over unlike devices is checked against a whole run,
+            // `schedule.verify`: that launch reads its chunks back at the end)
+            if s["merge"] == "footprint" && s["app_device_direct"] == true && s["verify"].is_null()
+            {
                 let devices = s["devices"].as_array().unwrap();
                 let home = devices.iter().position(|d| d["index"] == "0:0");
                 let others_done = s["chunks"]
@@ -641,7 +644,8 @@ fn pinned_staging_is_reused_and_can_be_turned_off() {
     for (cap, expect) in [(None, Some((3 * n) as u64)), (Some("0"), Some(0))] {
         let log = d.join(format!("pinned-{}.jsonl", cap.unwrap_or("default")));
         let out_file = d.join("out.bin");
-        let mut env = vec![];
+        // the first split's agreement check would also stage the output's pre-launch bytes
+        let mut env = vec![("CLPRISM_BALANCE_AGREEMENT", "off")];
         if let Some(c) = cap {
             env.push(("CLPRISM_PINNED_MAX", c));
         }
@@ -1133,4 +1137,77 @@ fn vstorea_half3_footprint_matches_the_device() {
 #[test]
 fn device_predefined_macros_reach_the_footprint() {
     device_semantics_match_native("macros");
+}
+
+/// A kernel's first split over devices unlike the app's device (here PoCL's basic device
+/// beside its pthread ones) is checked against a whole run on the app's device
+/// (`CLPRISM_BALANCE_AGREEMENT`): when they agree, later launches split without the check;
+/// when a device computes other bytes (`CLPRISM_FAULT=differ:I` stands in for another
+/// compiler's rounding), the app gets the whole run's bytes and the kernel runs whole from then
+/// on, with the reason in its records. Either way the output equals the native run's.
+#[test]
+fn first_split_over_unlike_devices_is_checked_against_a_whole_run() {
+    let exe = examples().join("matmul_global");
+    let d = scratch("balance-agreement");
+    let nat = d.join("n.bin");
+    assert_ok(
+        &run(
+            &exe,
+            &["128", "3", "--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        ),
+        "native",
+    );
+    for fault in [None, Some("differ:1")] {
+        let log = d.join(format!(
+            "{}.jsonl",
+            fault.unwrap_or("agree").replace(':', "-")
+        ));
+        let bal = d.join("b.bin");
+        let mut env = vec![("CLPRISM_SPLIT", "always")];
+        if let Some(f) = fault {
+            env.push(("CLPRISM_FAULT", f));
+        }
+        let out = balanced(
+            &exe,
+            &["128", "3", "--dump", bal.to_str().unwrap()],
+            &log,
+            &env,
+        );
+        assert_ok(&out, "matmul_global balance");
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+            "{fault:?}: output differs from native"
+        );
+        let s = schedules(&log);
+        assert_eq!(s.len(), 3, "{fault:?}");
+        let first = &s[0];
+        assert!(first["fallback"].is_null(), "{first}");
+        let differing = first["verify"]["differing_bytes"].as_u64();
+        match fault {
+            None => {
+                assert_eq!(differing, Some(0), "{first}");
+                for later in &s[1..] {
+                    assert!(later["fallback"].is_null(), "{later}");
+                    assert!(
+                        later.get("verify").is_none_or(|v| v.is_null()),
+                        "checked again: {later}"
+                    );
+                }
+            }
+            Some(_) => {
+                assert!(differing.is_some_and(|n| n > 0), "{first}");
+                for later in &s[1..] {
+                    assert!(
+                        later["fallback"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("differed from the app's device"),
+                        "{later}"
+                    );
+                }
+            }
+        }
+    }
 }

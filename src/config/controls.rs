@@ -321,10 +321,25 @@ split when one device finishes; after the hybrid Boyer proposes in §4.6; record
         usage: "balance: also run each balanced launch natively and report differing bytes",
         doc: "The result goes into the record's `schedule.verify`.",
     }
+    agreement: bool {
+        name: "CLPRISM_BALANCE_AGREEMENT",
+        reader: Library,
+        values: "on|off",
+        default: "on" => |_| true,
+        parse: |v, _| match v { "on" | "1" => Some(true), "off" | "0" => Some(false), _ => None },
+        example: "off",
+        usage: "balance: check a kernel's first split over devices unlike the app's against a whole run",
+        doc: "A kernel's first split over a device of another name or driver version than the \
+app's device (a CPU beside a GPU, PoCL's basic beside its pthread device) is compared byte for \
+byte with a whole run on the app's device (as `CLPRISM_VERIFY`, once per kernel). If they differ, \
+the app gets the whole run's bytes and the kernel runs whole from then on, with the reason in \
+its records: another compiler may round or contract floating point differently, and a split \
+must be byte-identical to a single-device run. `off` skips the check.",
+    }
     fault: Option<String> {
         name: "CLPRISM_FAULT",
         reader: Library,
-        values: "block:I|fail:I|open-delay:MS",
+        values: "block:I|fail:I|differ:I|open-delay:MS",
         default: "none" => |_| None,
         parse: raw,
         example: "block:1",

@@ -87,6 +87,9 @@ pub struct Device {
     pub stale_chunks: AtomicU32,
     /// Fault injection (`CLPRISM_FAULT=fail:I`): enqueues on this device fail.
     pub inject_fail: bool,
+    /// Test-only (`CLPRISM_FAULT=differ:I`): this device's chunks count as computing other
+    /// bytes than the app's device (the agreement check sees one merged byte flipped).
+    pub inject_differ: bool,
     /// Fault injection (`CLPRISM_FAULT=block:I`): a user event that never completes gates
     /// every chunk on this device.
     pub block_event: Option<cl_event>,
@@ -105,8 +108,8 @@ impl Device {
     }
 }
 
-/// Test-only fault injection, `CLPRISM_FAULT=block:I`, `fail:I` (I = index among the
-/// participating devices) or `open-delay:MS`.
+/// Test-only fault injection, `CLPRISM_FAULT=block:I`, `fail:I`, `differ:I` (I = index among
+/// the participating devices) or `open-delay:MS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Device I never completes a chunk (gated by a user event).
@@ -116,11 +119,14 @@ pub enum Fault {
     /// Opening the devices takes MS ms longer (`open-delay:MS`), so launches meet the
     /// devices still opening (`CLPRISM_BALANCE_EARLY`).
     OpenDelay(u64),
+    /// Device I computes other bytes than the app's device (`differ:I`): the agreement check
+    /// of a kernel's first split finds a difference (`exec::launch`).
+    Differ(usize),
 }
 
 /// Parses `CLPRISM_FAULT`.
 pub fn parse_fault(s: &str) -> Result<Fault, String> {
-    let bad = || format!("'{s}' is not block:I, fail:I or open-delay:MS");
+    let bad = || format!("'{s}' is not block:I, fail:I, differ:I or open-delay:MS");
     let (k, i) = s.split_once(':').ok_or_else(bad)?;
     let i: u64 = i
         .trim()
@@ -130,6 +136,7 @@ pub fn parse_fault(s: &str) -> Result<Fault, String> {
         "block" => Ok(Fault::Block(i as usize)),
         "fail" => Ok(Fault::Fail(i as usize)),
         "open-delay" => Ok(Fault::OpenDelay(i)),
+        "differ" => Ok(Fault::Differ(i as usize)),
         _ => Err(bad()),
     }
 }
@@ -283,6 +290,7 @@ fn open_one(
         driver_version,
         stale_chunks: AtomicU32::new(0),
         inject_fail: fault == Some(Fault::Fail(i)),
+        inject_differ: fault == Some(Fault::Differ(i)),
         block_event,
         broken: AtomicBool::new(false),
     })

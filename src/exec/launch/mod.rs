@@ -128,6 +128,10 @@ pub(super) struct WorkerState {
     /// kernel (`Job::kernel_id`) → its last early `sched::split::decide` call
     /// (`decide::DecisionMemo`).
     early_memo: FxHashMap<String, Option<super::decide::DecisionMemo>>,
+    /// (program variant, kernel name) → bytes in which its first split over devices that
+    /// may differ from the app's device ([`plan::Plan::check_agreement`]) differed from a
+    /// whole run there: 0, it splits from then on; more, it runs whole.
+    agreement: FxHashMap<(String, String), u64>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
@@ -549,8 +553,26 @@ impl WorkerState {
                 .filter(|(b, _)| b.written)
                 .filter_map(|(b, s)| Some((b.index, b.mem, s.as_ref()?.to_vec())))
                 .collect();
-            self.verify(job, &written)
+            let injected = plan
+                .devs
+                .iter()
+                .zip(&run.per_dev_units)
+                .any(|(&d, &u)| u > 0 && engine.devices[d].inject_differ);
+            self.verify(job, &written, plan.check_agreement, injected)
         });
+        if plan.check_agreement {
+            let off_app = plan
+                .devs
+                .iter()
+                .zip(&run.per_dev_units)
+                .any(|(&d, &u)| u > 0 && engine.devices[d].id != job.app_device);
+            match verify.as_ref().and_then(|v| v.differing_bytes) {
+                Some(n) if n > 0 || off_app => {
+                    self.agreement.insert(plan.key.clone(), n);
+                }
+                _ => {}
+            }
+        }
         // keep the staging areas for the next launch (their transfers have all completed)
         for (b, snap) in plan.bufs.iter().zip(snapshots) {
             if let Some(h) = snap {

@@ -82,8 +82,13 @@ pub(super) struct Plan {
     pub app_d: Option<usize>,
     /// `schedule.split_decision` (`null`: not consulted).
     pub split_log: Nullable<SplitDecisionLog>,
-    /// `CLPRISM_VERIFY`.
+    /// `CLPRISM_VERIFY`, or the kernel's agreement check ([`Plan::check_agreement`]).
     pub verify: bool,
+    /// The kernel's first split over devices that may compute other bytes than the app's
+    /// device (another device model or driver): the merged result is compared with a whole
+    /// run on the app's device, and the app gets the whole run's bytes if they differ
+    /// ([`WorkerState::agreement`]).
+    pub check_agreement: bool,
     /// Phase boundaries, ns since the launch started (`schedule.phases`).
     pub marks: Vec<(&'static str, u64)>,
 }
@@ -183,6 +188,31 @@ fn apply_model(bufs: &mut [BufArg], m: &FootprintModel) -> bool {
         .all(|b| b.bindings == 1 && m.written.iter().any(|w| w.arg == b.index as u32))
 }
 
+/// Whether a device of `devs` may compute other bytes than the app's device for the same
+/// kernel: another device name or driver version (another compiler, another rounding of
+/// division and math built-ins, another FMA contraction). PoCL 5.0's basic and pthread
+/// devices already differ: Rodinia gaussian's output natively on each has other bytes
+/// (results/session14-2026-11-27/pocl5-devices-differ.txt). Identical devices of one driver
+/// (several H200s, two pthread devices) compile alike.
+fn devices_may_differ(engine: &Engine, job: &Job, devs: &[usize]) -> bool {
+    let identity = |id: cl_device_id| {
+        let driver = crate::exec::cl::rt()
+            .ok()
+            .and_then(|t| t.clGetDeviceInfo)
+            .and_then(|f| {
+                crate::registry::device::info_string(|n, pp, s| {
+                    // SAFETY: string query on a real device.
+                    unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
+                })
+            });
+        (crate::registry::device::describe(id).name.clone(), driver)
+    };
+    let app = identity(job.app_device);
+    devs.iter()
+        .map(|&d| &engine.devices[d])
+        .any(|d| d.id != job.app_device && (d.name.clone(), Some(d.driver_version.clone())) != app)
+}
+
 impl WorkerState {
     /// Step 1: the plan of one balanced launch. `Err`: the launch is forwarded (nothing of
     /// the app's data was touched).
@@ -224,8 +254,22 @@ impl WorkerState {
             app_d: None,
             split_log: Some(None),
             verify: cfg.verify,
+            check_agreement: false,
             marks: vec![("build", t0.elapsed().as_nanos() as u64)],
         };
+        if let Some(&n) = self.agreement.get(&plan.key) {
+            if n > 0 {
+                return Err(format!(
+                    "kept whole on the app's device: at its first split the other devices' \
+                     result differed from the app's device in {n} bytes (their compilers round \
+                     or contract floating point differently), so no split is byte-identical"
+                )
+                .into());
+            }
+        } else if cfg.agreement && devices_may_differ(engine, job, &plan.devs) {
+            plan.verify = true;
+            plan.check_agreement = true;
+        }
         self.choose_scheduler(engine, job, &mut plan)?;
         // One balance device, the app's own: nothing to balance, so the launch goes to the
         // driver as the app made it (Black-Scholes on one H200 took 1.7 ms per launch through

@@ -367,8 +367,16 @@ impl WorkerState {
     }
 
     /// `CLPRISM_VERIFY=1`: runs the launch natively on copies of the written buffers (their
-    /// pre-launch contents) and compares every byte with the merged result.
-    pub(super) fn verify(&mut self, job: &Job, written: &[(usize, Key, Vec<u8>)]) -> Verify {
+    /// pre-launch contents) and compares every byte with the merged result. With `restore`
+    /// (a kernel's agreement check), a buffer that differs gets the native run's bytes, so
+    /// the app sees what its own device computes.
+    pub(super) fn verify(
+        &mut self,
+        job: &Job,
+        written: &[(usize, Key, Vec<u8>)],
+        restore: bool,
+        inject_differ: bool,
+    ) -> Verify {
         let r = (|| -> Result<Verify, ClError> {
             let q = self.home_queue(job.app_context, job.app_device)?;
             // SAFETY: clprism-owned scratch buffers and kernel in the app's context.
@@ -425,11 +433,21 @@ impl WorkerState {
                     let mut merged = vec![0u8; len];
                     cl::read(q, *m, 0, &mut native)?;
                     cl::read(q, mem as cl_mem, 0, &mut merged)?;
-                    differing += native.iter().zip(&merged).filter(|(a, b)| a != b).count() as u64;
+                    if inject_differ {
+                        // CLPRISM_FAULT=differ:I: as if device I had rounded one value otherwise
+                        if let Some(b) = merged.first_mut() {
+                            *b ^= 1;
+                        }
+                    }
+                    let here = native.iter().zip(&merged).filter(|(a, b)| a != b).count() as u64;
+                    if restore && here > 0 {
+                        cl::write(q, mem as cl_mem, 0, &native, true)?;
+                    }
+                    differing += here;
                     cl::release_mem(*m);
                 }
                 cl::release_kernel(k);
-                if differing > 0 {
+                if differing > 0 && !restore {
                     crate::config::warn(&format!("CLPRISM_VERIFY: kernel {} launch {}: {differing} bytes differ from the native run", job.kernel, job.rec.seq));
                 }
                 Ok(Verify::differing(differing))
