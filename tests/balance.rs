@@ -1159,46 +1159,66 @@ fn first_split_over_unlike_devices_is_checked_against_a_whole_run() {
         ),
         "native",
     );
+    // the check repeats until a split really ran work off the app's device (0:0, the first
+    // device): under load Boyer's scheduler may redo a late device's first chunks on the app's
+    // device, so a run is repeated (at most 8 times) until one of its splits did
+    // (with `differ:1`, device 1 itself: the fault only marks that device's chunks)
+    let off_app = |x: &Value, only: Option<usize>| {
+        x["share"].as_array().is_some_and(|v| {
+            v.iter()
+                .enumerate()
+                .skip(1)
+                .any(|(i, f)| only.is_none_or(|o| o == i) && f.as_f64().unwrap_or(0.0) > 0.0)
+        })
+    };
     for fault in [None, Some("differ:1")] {
-        let log = d.join(format!(
-            "{}.jsonl",
-            fault.unwrap_or("agree").replace(':', "-")
-        ));
-        let bal = d.join("b.bin");
-        let mut env = vec![("CLPRISM_SPLIT", "always")];
-        if let Some(f) = fault {
-            env.push(("CLPRISM_FAULT", f));
+        let mut found = None;
+        for attempt in 0..8 {
+            let log = d.join(format!(
+                "{}-{attempt}.jsonl",
+                fault.unwrap_or("agree").replace(':', "-")
+            ));
+            let bal = d.join("b.bin");
+            let mut env = vec![("CLPRISM_SPLIT", "always")];
+            if let Some(f) = fault {
+                env.push(("CLPRISM_FAULT", f));
+            }
+            let out = balanced(
+                &exe,
+                &["128", "3", "--dump", bal.to_str().unwrap()],
+                &log,
+                &env,
+            );
+            assert_ok(&out, "matmul_global balance");
+            assert!(
+                std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+                "{fault:?}: output differs from native"
+            );
+            let s = schedules(&log);
+            assert_eq!(s.len(), 3, "{fault:?}");
+            let only = fault.map(|_| 1);
+            if let Some(i) = s
+                .iter()
+                .position(|x| !x["verify"].is_null() && off_app(x, only))
+            {
+                found = Some((s, i));
+                break;
+            }
         }
-        let out = balanced(
-            &exe,
-            &["128", "3", "--dump", bal.to_str().unwrap()],
-            &log,
-            &env,
-        );
-        assert_ok(&out, "matmul_global balance");
-        assert!(
-            std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
-            "{fault:?}: output differs from native"
-        );
-        let s = schedules(&log);
-        assert_eq!(s.len(), 3, "{fault:?}");
-        let first = &s[0];
-        assert!(first["fallback"].is_null(), "{first}");
-        let differing = first["verify"]["differing_bytes"].as_u64();
+        let (s, checked) = found
+            .unwrap_or_else(|| panic!("{fault:?}: no split ran off the app's device in 8 runs"));
+        let differing = s[checked]["verify"]["differing_bytes"].as_u64();
         match fault {
             None => {
-                assert_eq!(differing, Some(0), "{first}");
-                for later in &s[1..] {
+                assert_eq!(differing, Some(0), "{}", s[checked]);
+                for later in &s[checked + 1..] {
                     assert!(later["fallback"].is_null(), "{later}");
-                    assert!(
-                        later.get("verify").is_none_or(|v| v.is_null()),
-                        "checked again: {later}"
-                    );
+                    assert!(later["verify"].is_null(), "checked again: {later}");
                 }
             }
             Some(_) => {
-                assert!(differing.is_some_and(|n| n > 0), "{first}");
-                for later in &s[1..] {
+                assert!(differing.is_some_and(|n| n > 0), "{}", s[checked]);
+                for later in &s[checked + 1..] {
                     assert!(
                         later["fallback"]
                             .as_str()
