@@ -198,25 +198,28 @@ pub fn is_racy_pocl_pthread(name: &str, driver_version: &str) -> bool {
     pthread && matches!(major, Some(4 | 5))
 }
 
+/// `CL_DRIVER_VERSION` of a device (`None` when the query fails).
+pub fn driver_version(id: cl_device_id) -> Option<String> {
+    cl::rt().ok().and_then(|t| t.clGetDeviceInfo).and_then(|f| {
+        crate::registry::device::info_string(|n, pp, s| {
+            // SAFETY: string query on a real device.
+            unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
+        })
+    })
+}
+
 /// `chosen` with only the first of the PoCL pthread devices that [`is_racy_pocl_pthread`]
 /// names (the others are left out with a warning: chunks on two of them at once can abort
 /// the app).
 fn without_pocl_pthread_pairs(
     chosen: Vec<(usize, usize, cl_device_id)>,
 ) -> Vec<(usize, usize, cl_device_id)> {
-    let driver = |id: cl_device_id| {
-        cl::rt().ok().and_then(|t| t.clGetDeviceInfo).and_then(|f| {
-            crate::registry::device::info_string(|n, pp, s| {
-                // SAFETY: string query on a real device.
-                unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
-            })
-        })
-    };
     let mut kept_one = false;
     chosen
         .into_iter()
         .filter(|&(p, d, id)| {
-            let racy = is_racy_pocl_pthread(&describe(id).name, &driver(id).unwrap_or_default());
+            let racy =
+                is_racy_pocl_pthread(&describe(id).name, &driver_version(id).unwrap_or_default());
             if racy && kept_one {
                 crate::config::warn(&format!(
                     "balance: device {p}:{d} left out: PoCL 4/5 can abort the app when one \

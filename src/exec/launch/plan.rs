@@ -195,19 +195,12 @@ fn apply_model(bufs: &mut [BufArg], m: &FootprintModel) -> bool {
 /// (results/session14-2026-11-27/pocl5-devices-differ.txt). Identical devices of one driver
 /// (several H200s, two pthread devices) compile alike.
 fn devices_may_differ(engine: &Engine, job: &Job, devs: &[usize]) -> bool {
-    let identity = |id: cl_device_id| {
-        let driver = crate::exec::cl::rt()
-            .ok()
-            .and_then(|t| t.clGetDeviceInfo)
-            .and_then(|f| {
-                crate::registry::device::info_string(|n, pp, s| {
-                    // SAFETY: string query on a real device.
-                    unsafe { f(id, CL_DRIVER_VERSION, n, pp, s) }
-                })
-            });
-        (crate::registry::device::describe(id).name.clone(), driver)
-    };
-    let app = identity(job.app_device);
+    let app = (
+        crate::registry::device::describe(job.app_device)
+            .name
+            .clone(),
+        crate::exec::devices::driver_version(job.app_device),
+    );
     devs.iter()
         .map(|&d| &engine.devices[d])
         .any(|d| d.id != job.app_device && (d.name.clone(), Some(d.driver_version.clone())) != app)
