@@ -199,7 +199,7 @@ pub fn is_racy_pocl_pthread(name: &str, driver_version: &str) -> bool {
 }
 
 /// `CL_DRIVER_VERSION` of a device (`None` when the query fails).
-pub fn driver_version(id: cl_device_id) -> Option<String> {
+pub(crate) fn driver_version(id: cl_device_id) -> Option<String> {
     cl::rt().ok().and_then(|t| t.clGetDeviceInfo).and_then(|f| {
         crate::registry::device::info_string(|n, pp, s| {
             // SAFETY: string query on a real device.
