@@ -878,13 +878,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn rows_from_measured_and_projected_logs() {
-        let dir = std::env::temp_dir().join(format!("clprism-acc-logs-{}", std::process::id()));
+    /// A scratch folder, the built-in profiles and two PoCL devices (pthread, basic).
+    fn fixture(name: &str) -> (PathBuf, Vec<Profile>, Device, Device) {
+        let dir = std::env::temp_dir().join(format!("clprism-acc-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let profiles = crate::model::load_dir(&crate::model::profile::builtin_dir()).unwrap();
-        let (pt, _) = device("pthread");
-        let (bs, _) = device("basic");
+        (dir, profiles, device("pthread").0, device("basic").0)
+    }
+
+    #[test]
+    fn rows_from_measured_and_projected_logs() {
+        let (dir, profiles, pt, bs) = fixture("logs");
         let m1 = write(
             &dir,
             "a.pthread.jsonl",
@@ -984,11 +988,7 @@ mod tests {
     /// under this build's model, not from the projection the run wrote (100 / 300 ns here).
     #[test]
     fn reproject_recomputes_from_the_logged_statistics() {
-        let dir = std::env::temp_dir().join(format!("clprism-acc-reproj-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let profiles = crate::model::load_dir(&crate::model::profile::builtin_dir()).unwrap();
-        let (pt, _) = device("pthread");
-        let (bs, _) = device("basic");
+        let (dir, profiles, pt, bs) = fixture("reproj");
         let m1 = write(
             &dir,
             "r.pthread.jsonl",
