@@ -7,6 +7,12 @@ use serde_json::Value;
 
 const DEVICES: &str = "pthread pthread basic";
 
+/// Runs `exe` in balance mode on [`DEVICES`], logging to `log`. The scheduler's tests split
+/// floating-point kernels over PoCL's basic and pthread devices too
+/// (`CLPRISM_BALANCE_FLOAT=any`; the default keeps them on devices like the app's, and the
+/// app's device here is `basic`, the only one of its kind): PoCL 3.1's two devices compute
+/// these example kernels alike at these sizes, and every test compares the output's bytes
+/// with the native run. `extra` comes last and may set it back.
 fn balanced(
     exe: &std::path::Path,
     args: &[&str],
@@ -16,6 +22,7 @@ fn balanced(
     let mut env = vec![
         ("POCL_DEVICES", DEVICES),
         ("CLPRISM_LOG", log.to_str().unwrap()),
+        ("CLPRISM_BALANCE_FLOAT", "any"),
     ];
     env.extend_from_slice(extra);
     run(exe, args, Via::Preload("balance"), &env)
@@ -26,6 +33,70 @@ fn schedules(log: &std::path::Path) -> Vec<Value> {
         .into_iter()
         .map(|r| r["schedule"].clone())
         .collect()
+}
+
+/// The default `CLPRISM_BALANCE_FLOAT=like`: a kernel that does floating-point arithmetic
+/// (matmul_global) is not split over devices of another name than the app's device (here
+/// the app's device is PoCL's `basic`, the others `pthread`): it runs whole with the reason
+/// in its record. Kernels without floating-point arithmetic (Floyd-Warshall's integer
+/// minimum, a transpose that only moves floats) still split over them. Outputs stay
+/// byte-identical to the native run.
+#[test]
+fn floating_point_kernels_split_only_over_devices_like_the_apps() {
+    let build = examples();
+    let d = scratch("balance-float-like");
+    for (name, float) in [
+        ("matmul_global", true),
+        ("floyd_warshall", false),
+        ("transpose", false),
+    ] {
+        let exe = build.join(name);
+        let nat = d.join(format!("{name}.native.bin"));
+        let bal = d.join(format!("{name}.balance.bin"));
+        let native = run(
+            &exe,
+            &["--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", DEVICES)],
+        );
+        assert_ok(&native, &format!("{name} native"));
+        let log = d.join(format!("{name}.jsonl"));
+        let out = balanced(
+            &exe,
+            &["--dump", bal.to_str().unwrap()],
+            &log,
+            &[
+                ("CLPRISM_BALANCE_FLOAT", "like"),
+                ("CLPRISM_SPLIT", "always"),
+                ("CLPRISM_BALANCE_EARLY", "off"),
+            ],
+        );
+        assert_ok(&out, &format!("{name} balance"));
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+            "{name}: balance output differs from native"
+        );
+        let s = schedules(&log);
+        let split = s
+            .iter()
+            .filter(|x| {
+                let devs: std::collections::HashSet<u64> = x["chunks"]
+                    .as_array()
+                    .map(|c| c.iter().filter_map(|c| c["device"].as_u64()).collect())
+                    .unwrap_or_default();
+                devs.len() >= 2
+            })
+            .count();
+        if float {
+            assert_eq!(split, 0, "{name}: a floating-point kernel was split: {s:?}");
+            for x in &s {
+                let why = x["fallback"].as_str().unwrap_or("");
+                assert!(why.contains("floating-point arithmetic"), "{name}: {x}");
+            }
+        } else {
+            assert!(split > 0, "{name}: no launch split over two devices: {s:?}");
+        }
+    }
 }
 
 /// Every example passes in balance mode with output byte-identical to the native run, one

@@ -336,6 +336,23 @@ the app gets the whole run's bytes and the kernel runs whole from then on, with 
 its records: another compiler may round or contract floating point differently, and a split \
 must be byte-identical to a single-device run. `off` skips the check.",
     }
+    float_on_unlike: bool {
+        name: "CLPRISM_BALANCE_FLOAT",
+        reader: Library,
+        values: "like|any",
+        default: "like" => |_| false,
+        parse: |v, _| match v { "like" => Some(false), "any" => Some(true), _ => None },
+        example: "any",
+        usage: "balance: devices a floating-point kernel may be split over",
+        doc: "`like`: a kernel that does floating-point arithmetic (add, multiply, divide, \
+math built-ins; found in its SPIR-V) is split only over devices of the app's device's name and \
+driver version, because another compiler may contract or round it otherwise and a split must be \
+byte-identical to a single-device run; the other devices are listed in the record's \
+`schedule.devices_excluded` with this reason. Integer and data-movement kernels split over every \
+device. `any`: floating-point kernels split over unlike devices too, their first split checked \
+by `CLPRISM_BALANCE_AGREEMENT`; later splits may then differ in the last bits (on PoCL 5.0, \
+Rodinia gaussian, hotspot and hotspot3D agree at their first split and differ later).",
+    }
     fault: Option<String> {
         name: "CLPRISM_FAULT",
         reader: Library,

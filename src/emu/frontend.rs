@@ -90,9 +90,9 @@ pub struct Toolchain {
     pub llvm_spirv: PathBuf,
     /// Path of the `opt` executable, when found (needed only for the -O0 fallback).
     pub opt: Option<PathBuf>,
-    /// Version text of clang and llvm-spirv (first lines of `--version`), part of the
-    /// cache key.
-    pub version: String,
+    /// Which clang and llvm-spirv files these are (resolved path, size, modification time),
+    /// part of the cache key: another toolchain gets its own cache entries.
+    pub identity: String,
 }
 
 fn is_exec(p: &Path) -> bool {
@@ -102,26 +102,20 @@ fn is_exec(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn version_of(p: &Path) -> Option<String> {
-    let out = Command::new(p)
-        .arg("--version")
-        .env_remove("LD_PRELOAD")
-        .env_remove("OPENCL_LAYERS")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let s = String::from_utf8_lossy(&out.stdout);
-    let v: Vec<&str> = s
-        .lines()
-        .filter(|l| l.contains("version"))
-        .take(2)
-        .collect();
-    if v.is_empty() {
-        None
-    } else {
-        Some(v.join(" "))
-    }
+/// Which file tool `p` is: its resolved path, size and modification time, or `None` when
+/// it cannot be read. Part of the SPIR-V cache key in place of the tools' `--version`
+/// text, which cost two process starts (about 50 ms, clang's being most of it) every time
+/// a program was compiled or found in the cache: balance mode's floating-point check paid
+/// it on the app's thread (session 15).
+fn identity_of(p: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(p).ok()?;
+    let meta = std::fs::metadata(&real).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Some(format!("{} {} {mtime}", real.display(), meta.len()))
 }
 
 fn find_in_dirs(dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
@@ -129,17 +123,17 @@ fn find_in_dirs(dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
 }
 
 fn make(clang: PathBuf, spirv: PathBuf, opt: Option<PathBuf>) -> Option<Toolchain> {
-    let v1 = version_of(&clang)?;
-    let v2 = version_of(&spirv).unwrap_or_default();
+    let v1 = identity_of(&clang)?;
+    let v2 = identity_of(&spirv).unwrap_or_default();
     Some(Toolchain {
         clang,
         llvm_spirv: spirv,
         opt,
-        version: format!("{v1} | {v2}"),
+        identity: format!("{v1} | {v2}"),
     })
 }
 
-/// Locates the toolchain where `fe` says (not cached: cheap enough). Returns `None` when
+/// Locates the toolchain where `fe` says (cheap: no tool is run, [`identity_of`]). Returns `None` when
 /// none is found.
 pub fn find_toolchain(fe: &FrontendOptions) -> Option<Toolchain> {
     let search = |dirs: &[PathBuf]| -> Option<Toolchain> {
@@ -492,7 +486,7 @@ pub fn compile_cached(
     let tc = find_toolchain(fe);
     match tc {
         Some(tc) => {
-            let tv = &super::hash::sha256_hex(tc.version.as_bytes())[..16];
+            let tv = &super::hash::sha256_hex(tc.identity.as_bytes())[..16];
             let name = format!("{key}-{tv}.spv");
             if let Some(d) = &dir {
                 if let Some(b) = read_nofollow(&d.join(&name)) {

@@ -15,6 +15,9 @@ pub(super) struct Decoder<'a> {
     pub(super) unsupported: Option<String>,
     pub(super) callees: Vec<u32>,
     pub(super) global_atomics: bool,
+    /// True once an instruction doing floating-point arithmetic was decoded
+    /// ([`Inst::rounds_float`]).
+    pub(super) float_arithmetic: bool,
     /// How the instruction being decoded counts in the global memory traffic, when it is a
     /// load or store (from [`super::vector::vector_groups`]).
     pub(super) traffic: Traffic,
@@ -22,6 +25,7 @@ pub(super) struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     pub(super) fn push(&mut self, i: Inst, c: u8) {
+        self.float_arithmetic |= i.rounds_float();
         self.code.push(i);
         self.class.push(c);
     }

@@ -232,6 +232,52 @@ pub(crate) enum Traffic {
 }
 
 impl Inst {
+    /// Whether this instruction does floating-point arithmetic whose last bits a device's
+    /// compiler may choose: add, subtract, multiply, divide, remainder, dot product and the
+    /// math built-ins. OpenCL C lets a compiler contract `a*b+c` into an FMA (§6.10,
+    /// `FP_CONTRACT`), gives single-precision division and most built-ins an error bound in
+    /// ULP rather than one result (OpenCL 3.0 spec §7.4, table "ULP values"), and lets a
+    /// device flush denormals; so two compilers may return other bytes. Exact operations
+    /// are not counted: comparisons, negation, `fabs`, `copysign`, `fmin`/`fmax`,
+    /// `fclamp`, rounding to an integral value, `sign`, `step`, selects, shuffles and
+    /// conversions (correctly rounded, §6.2.3).
+    pub(crate) fn rounds_float(&self) -> bool {
+        use spirv::CLOp as C;
+        match self {
+            Inst::Bin { op, .. } => matches!(
+                op,
+                BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::FRem | BinOp::FMod
+            ),
+            Inst::VecTimesScalar { k, .. } | Inst::Dot { k, .. } => k.is_float(),
+            Inst::Ext { op, k, .. } => {
+                k.is_float()
+                    && !matches!(
+                        op,
+                        C::fabs
+                            | C::copysign
+                            | C::fmax
+                            | C::fmin
+                            | C::maxmag
+                            | C::minmag
+                            | C::fclamp
+                            | C::ceil
+                            | C::floor
+                            | C::rint
+                            | C::round
+                            | C::trunc
+                            | C::nan
+                            | C::sign
+                            | C::step
+                            | C::bitselect
+                            | C::select
+                            | C::shuffle
+                            | C::shuffle2
+                    )
+            }
+            _ => false,
+        }
+    }
+
     /// Instructions the device issues for this one, per lane: the component count of a
     /// vector arithmetic, comparison, select, conversion or math built-in operation (GPUs
     /// execute a `float16` FMA as 16 scalar FMAs per lane; clpeak's `compute_sp_v1` ..

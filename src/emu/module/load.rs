@@ -448,6 +448,7 @@ fn index_functions(
             callees: Vec::new(),
             unsupported: None,
             global_atomics: false,
+            float_arithmetic: false,
         });
         for b in &f.blocks {
             for i in &b.instructions {
@@ -525,6 +526,7 @@ fn decode_function(
         unsupported: None,
         callees: Vec::new(),
         global_atomics: false,
+        float_arithmetic: false,
         traffic: Traffic::Own,
     };
     dec.funcs_ret = funcs[fi].ret;
@@ -565,6 +567,7 @@ fn decode_function(
     }
     let unsupported = dec.unsupported.take();
     let global_atomics = dec.global_atomics;
+    let float_arithmetic = dec.float_arithmetic;
     let callees = std::mem::take(&mut dec.callees);
     let ipd = ipdoms(&succ);
     for (bi, p) in ipd.iter().enumerate() {
@@ -576,6 +579,7 @@ fn decode_function(
     funcs[fi].entry = first;
     funcs[fi].unsupported = unsupported;
     funcs[fi].global_atomics = global_atomics;
+    funcs[fi].float_arithmetic = float_arithmetic;
     funcs[fi].callees = callees;
     Ok(())
 }
@@ -660,6 +664,8 @@ fn describe_kernels(
                         func: fi,
                         unsupported: Some(n.to_string()),
                         global_atomics: false,
+                        // not decoded: assumed, so that balance mode stays byte-identical
+                        float_arithmetic: true,
                         loop_skips: HashMap::new(),
                     });
                     args.clear();
@@ -689,11 +695,13 @@ fn describe_kernels(
         let mut stack = vec![fi];
         let mut unsup = None;
         let mut global_atomics = false;
+        let mut float_arithmetic = false;
         while let Some(x) = stack.pop() {
             if std::mem::replace(&mut seen[x as usize], true) {
                 continue;
             }
             global_atomics |= funcs[x as usize].global_atomics;
+            float_arithmetic |= funcs[x as usize].float_arithmetic;
             if unsup.is_none() {
                 unsup = funcs[x as usize].unsupported.clone();
             }
@@ -711,6 +719,7 @@ fn describe_kernels(
             func: fi,
             unsupported: unsup,
             global_atomics,
+            float_arithmetic,
             loop_skips,
         });
     }

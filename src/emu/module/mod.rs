@@ -79,6 +79,11 @@ pub struct KernelInfo {
     /// work-group local (`__global`, or a pointer whose address space is unknown): such a
     /// kernel cannot be split across devices safely (DESIGN.md §7).
     pub global_atomics: bool,
+    /// True when the kernel or a callee does floating-point arithmetic that a device's
+    /// compiler may round or contract its own way ([`Inst::rounds_float`]): two devices of
+    /// other compilers may compute other bytes for it, so balance mode splits it only over
+    /// devices like the app's device (`CLPRISM_BALANCE_FLOAT`).
+    pub float_arithmetic: bool,
     /// Loops that footprint emulation jumps over ([`crate::emu::dataflow::loop_skips`]): the pc
     /// of each branch that enters one → the redirections it takes.
     pub(crate) loop_skips: HashMap<u32, Vec<SkipBranch>>,
@@ -103,6 +108,7 @@ pub(crate) struct FuncInfo {
     pub callees: Vec<u32>,
     pub unsupported: Option<String>,
     pub global_atomics: bool,
+    pub float_arithmetic: bool,
 }
 
 #[derive(Debug, Clone, Copy)]

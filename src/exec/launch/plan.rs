@@ -188,13 +188,16 @@ fn apply_model(bufs: &mut [BufArg], m: &FootprintModel) -> bool {
         .all(|b| b.bindings == 1 && m.written.iter().any(|w| w.arg == b.index as u32))
 }
 
-/// Whether a device of `devs` may compute other bytes than the app's device for the same
+/// The devices of `devs` that may compute other bytes than the app's device for the same
 /// kernel: another device name or driver version (another compiler, another rounding of
 /// division and math built-ins, another FMA contraction). PoCL 5.0's basic and pthread
 /// devices already differ: Rodinia gaussian's output natively on each has other bytes
 /// (results/session14-2026-11-27/pocl5-devices-differ.txt). Identical devices of one driver
 /// (several H200s, two pthread devices) compile alike.
-fn devices_may_differ(engine: &Engine, job: &Job, devs: &[usize]) -> bool {
+fn unlike_devices(engine: &Engine, job: &Job, devs: &[usize]) -> Vec<usize> {
+    if devs.iter().all(|&d| engine.devices[d].id == job.app_device) {
+        return Vec::new();
+    }
     let app = (
         crate::registry::device::describe(job.app_device)
             .name
@@ -202,8 +205,12 @@ fn devices_may_differ(engine: &Engine, job: &Job, devs: &[usize]) -> bool {
         crate::exec::devices::driver_version(job.app_device),
     );
     devs.iter()
-        .map(|&d| &engine.devices[d])
-        .any(|d| d.id != job.app_device && (d.name.clone(), Some(d.driver_version.clone())) != app)
+        .copied()
+        .filter(|&d| {
+            let d = &engine.devices[d];
+            d.id != job.app_device && (d.name.clone(), Some(d.driver_version.clone())) != app
+        })
+        .collect()
 }
 
 impl WorkerState {
@@ -259,9 +266,8 @@ impl WorkerState {
                 )
                 .into());
             }
-        } else if cfg.agreement && devices_may_differ(engine, job, &plan.devs) {
-            plan.verify = true;
-            plan.check_agreement = true;
+        } else {
+            self.keep_byte_identity(engine, job, &mut plan)?;
         }
         self.choose_scheduler(engine, job, &mut plan)?;
         // One balance device, the app's own: nothing to balance, so the launch goes to the
@@ -292,6 +298,91 @@ impl WorkerState {
             .find(|&d| engine.devices[d].id == job.app_device);
         self.split_decision(job, &mut plan)?;
         Ok(plan)
+    }
+
+    /// Keeps a split byte-identical to a whole run on the app's device when other devices
+    /// compile the kernel with another compiler ([`unlike_devices`]): a kernel that does
+    /// floating-point arithmetic ([`crate::emu::KernelInfo::float_arithmetic`]) leaves them
+    /// out (`CLPRISM_BALANCE_FLOAT=like`), and its launch stays whole when fewer than two
+    /// devices are left; any other kernel's first split over them is checked against a whole
+    /// run (`CLPRISM_BALANCE_AGREEMENT`). Design change of session 15: the agreement check
+    /// alone let Rodinia gaussian, hotspot and hotspot3D on PoCL 5.0 agree at their first
+    /// split and differ later (results/session14-2026-11-27/agreement-4b9f67d.txt).
+    fn keep_byte_identity(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+        plan: &mut Plan,
+    ) -> Result<(), Forward> {
+        let unlike = unlike_devices(engine, job, &plan.devs);
+        if unlike.is_empty() {
+            return Ok(());
+        }
+        let cfg = crate::config::get();
+        if !cfg.float_on_unlike {
+            if let Some(why) = self.float_reason(job) {
+                for &d in &unlike {
+                    plan.excluded.push(ExcludedDevice {
+                        index: engine.devices[d].index.clone(),
+                        reason: format!(
+                            "{why}, which its compiler may round or contract otherwise than the \
+                             app's device's (CLPRISM_BALANCE_FLOAT=any allows it)"
+                        ),
+                    });
+                }
+                plan.devs.retain(|d| !unlike.contains(d));
+                if plan.devs.len() < 2 {
+                    let others: Vec<String> = plan
+                        .excluded
+                        .iter()
+                        .filter(|e| !unlike.iter().any(|&d| engine.devices[d].index == e.index))
+                        .map(|e| format!("; {} sits out: {}", e.index, e.reason))
+                        .collect();
+                    return Err(format!(
+                        "kept whole on the app's device: {why}, and no other balance device \
+                         that compiles it as the app's device does can take part, so no split \
+                         is byte-identical (CLPRISM_BALANCE_FLOAT=any splits it anyway){}",
+                        others.concat()
+                    )
+                    .into());
+                }
+                return Ok(());
+            }
+        }
+        if cfg.agreement {
+            plan.verify = true;
+            plan.check_agreement = true;
+        }
+        Ok(())
+    }
+
+    /// Why the launch's kernel counts as floating point for [`Self::keep_byte_identity`],
+    /// or `None` for a kernel without floating-point arithmetic. A kernel the emulator
+    /// cannot load counts as floating point, with the reason.
+    fn float_reason(&mut self, job: &Job) -> Option<String> {
+        let source = match &job.program.origin {
+            ProgramOrigin::Source(s) => s.to_string(),
+            _ => String::new(),
+        };
+        let t = Instant::now();
+        let module = self.module(job, &source);
+        crate::config::debug(|| {
+            format!(
+                "launch {}: floating-point check {:.3} ms",
+                job.rec.seq,
+                t.elapsed().as_secs_f64() * 1e3
+            )
+        });
+        match module {
+            Ok(m) => match m.module.kernel(&job.kernel) {
+                Some(k) if !k.float_arithmetic => None,
+                Some(_) => Some("the kernel does floating-point arithmetic".into()),
+                None => Some("the kernel's floating-point check found no such kernel".into()),
+            },
+            Err(e) => Some(format!(
+                "the kernel may do floating-point arithmetic (the check is unavailable: {e})"
+            )),
+        }
     }
 
     /// The scheduler (`CLPRISM_SCHEDULER`, `CLPRISM_BOYER`: parsed once, when the engine
