@@ -444,6 +444,77 @@ fn blocked_device_is_abandoned() {
     );
 }
 
+/// A straggler that drains frees its device (`CLPRISM_FAULT=stall:1:MS`: device 1's chunks
+/// wait MS ms after it opened, so the first launches abandon them; k-means' 100 iterations,
+/// each ending with a read-back, outlast the stall). Launches meanwhile run
+/// whole on the app's device, saying why, and once the stragglers have run, launches split
+/// over both devices again; the output stays byte-identical. Rodinia streamcluster had kept a
+/// device "busy with 1 abandoned straggler chunks" for the rest of its run (session 15).
+#[test]
+fn a_drained_straggler_frees_its_device() {
+    let exe = examples().join("kmeans");
+    let d = scratch("balance-straggler-drains");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let two = "pthread basic";
+    assert_ok(
+        &run(
+            &exe,
+            &["65536", "100", "--dump", nat.to_str().unwrap()],
+            Via::Native,
+            &[("POCL_DEVICES", two)],
+        ),
+        "native",
+    );
+    let out = balanced(
+        &exe,
+        &["65536", "100", "--dump", bal.to_str().unwrap()],
+        &log,
+        &[
+            ("POCL_DEVICES", two),
+            ("CLPRISM_SPLIT", "always"),
+            ("CLPRISM_BALANCE_EARLY", "off"),
+            ("CLPRISM_FAULT", "stall:1:200"),
+        ],
+    );
+    assert_ok(&out, "balance with a stalled device");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native"
+    );
+    // kmeans_assign uses atomics and always runs whole
+    let s: Vec<Value> = read_log(&log)
+        .into_iter()
+        .filter(|r| r["kernel"] == "kmeans_update")
+        .map(|r| r["schedule"].clone())
+        .collect();
+    let on_dev1 = |x: &Value, abandoned: bool| {
+        x["chunks"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["device"] == 1 && (c["abandoned"] == true) == abandoned)
+        })
+    };
+    let first = s
+        .iter()
+        .position(|x| on_dev1(x, true))
+        .unwrap_or_else(|| panic!("no chunk on device 1 was abandoned: {:?}", &s[..3]));
+    let waited = s[first + 1..]
+        .iter()
+        .take_while(|x| !on_dev1(x, false))
+        .inspect(|x| {
+            let why = x["fallback"].as_str().unwrap_or("");
+            assert!(
+                why.contains("abandoned straggler") || on_dev1(x, true),
+                "a launch while device 1 drained: {x}"
+            );
+        })
+        .count();
+    assert!(
+        s[first + 1 + waited..].iter().any(|x| on_dev1(x, false)),
+        "device 1 never took chunks again after launch {first} ({} launches)",
+        s.len()
+    );
+}
+
 /// One device whose enqueues fail: its work is reassigned, results correct.
 #[test]
 fn failing_device_work_is_reassigned() {

@@ -356,13 +356,14 @@ Rodinia gaussian, hotspot and hotspot3D agree at their first split and differ la
     fault: Option<String> {
         name: "CLPRISM_FAULT",
         reader: Library,
-        values: "block:I|fail:I|differ:I|open-delay:MS",
+        values: "block:I|fail:I|differ:I|stall:I:MS|open-delay:MS",
         default: "none" => |_| None,
         parse: raw,
         example: "block:1",
         usage: "testing aid for balance mode: inject a device fault",
         doc: "`block:I`: device I (index among the participating devices) never completes a \
-chunk; `fail:I`: enqueues on device I fail; `open-delay:MS`: opening the devices takes MS ms \
+chunk; `fail:I`: enqueues on device I fail; `stall:I:MS`: device I's chunks wait until MS ms \
+after it opened (they become abandoned stragglers that drain later); `open-delay:MS`: opening the devices takes MS ms \
 longer. Parsed by `exec::devices::parse_fault`.",
     }
     profiles: Option<PathBuf> {

@@ -91,7 +91,7 @@ pub struct Device {
     /// bytes than the app's device (the agreement check sees one merged byte flipped).
     pub inject_differ: bool,
     /// Fault injection (`CLPRISM_FAULT=block:I`): a user event that never completes gates
-    /// every chunk on this device.
+    /// every chunk on this device (`stall:I:MS`: one that completes MS ms after the open).
     pub block_event: Option<cl_event>,
     /// Set once the device produced a driver error; it no longer takes part.
     pub broken: AtomicBool,
@@ -122,12 +122,22 @@ pub enum Fault {
     /// Device I computes other bytes than the app's device (`differ:I`): the agreement check
     /// of a kernel's first split finds a difference (`exec::launch`).
     Differ(usize),
+    /// Device I's chunks wait until MS ms after the device opened (`stall:I:MS`): its first
+    /// chunks become abandoned stragglers that drain later.
+    Stall(usize, u64),
 }
 
 /// Parses `CLPRISM_FAULT`.
 pub fn parse_fault(s: &str) -> Result<Fault, String> {
-    let bad = || format!("'{s}' is not block:I, fail:I, differ:I or open-delay:MS");
+    let bad = || format!("'{s}' is not block:I, fail:I, differ:I, stall:I:MS or open-delay:MS");
     let (k, i) = s.split_once(':').ok_or_else(bad)?;
+    if k.trim() == "stall" {
+        let (i, ms) = i.split_once(':').ok_or_else(bad)?;
+        return match (i.trim().parse(), ms.trim().parse()) {
+            (Ok(i), Ok(ms)) => Ok(Fault::Stall(i, ms)),
+            _ => Err(format!("'{s}': bad device index or delay")),
+        };
+    }
     let i: u64 = i
         .trim()
         .parse()
@@ -277,6 +287,17 @@ fn open_one(
     let block_event = match fault {
         // SAFETY: a user event in clprism's own context.
         Some(Fault::Block(b)) if b == i => unsafe { cl::user_event(context).ok() },
+        // SAFETY: as above; completed once, by the thread started here.
+        Some(Fault::Stall(b, ms)) if b == i => {
+            unsafe { cl::user_event(context).ok() }.inspect(|&ev| {
+                let ev = ev as usize;
+                super::spawn_background("clprism-fault-stall", move || {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                    // SAFETY: clprism's own user event, never released.
+                    let _ = unsafe { cl::set_user_event(ev as cl_event, CL_COMPLETE as cl_int) };
+                });
+            })
+        }
         _ => None,
     };
     let r = describe(id);
@@ -378,6 +399,8 @@ mod tests {
         assert_eq!(parse_fault("block:1"), Ok(Fault::Block(1)));
         assert_eq!(parse_fault("fail:0"), Ok(Fault::Fail(0)));
         assert_eq!(parse_fault("open-delay:800"), Ok(Fault::OpenDelay(800)));
+        assert_eq!(parse_fault("stall:1:300"), Ok(Fault::Stall(1, 300)));
+        assert!(parse_fault("stall:1").is_err());
         assert!(parse_fault("hang:0").is_err());
     }
 

@@ -480,6 +480,7 @@ impl WorkerState {
             }
             self.kernels.insert(key.clone(), per_dev);
         }
+        chunks::settle_stragglers(engine, &engine.done_rx);
         let builds = &self.kernels[&key];
         let mut usable = Vec::new();
         let mut excluded = Vec::new();

@@ -223,6 +223,28 @@ impl WorkerState {
         t0: Instant,
     ) -> Result<Plan, Forward> {
         let (variant, devs, excluded) = self.build(engine, job)?;
+        let cfg = crate::config::get();
+        // Only the app's own device can take chunks now (the others sit out): the launch
+        // goes to the driver as the app made it, not through the replicas and the merge
+        // (Rodinia streamcluster on an H200 plus PoCL's CPU paid 3.8 ms per launch that way,
+        // 6.1x its native time, session 15).
+        // One balance device, the app's own: nothing to balance either (Black-Scholes on one
+        // H200 took 1.7 ms per launch through the replicas and the merge against 0.2 ms
+        // forwarded, results/gpu-2026-11-22p).
+        if devs.len() == 1 && engine.devices[devs[0]].id == job.app_device && !cfg.verify {
+            if excluded.is_empty() {
+                return Err("kept whole on the app's device: it is the only balance device".into());
+            }
+            let why: Vec<String> = excluded
+                .iter()
+                .map(|e| format!("{}: {}", e.index, e.reason))
+                .collect();
+            return Err(format!(
+                "kept whole on the app's device: no other device can take chunks now ({})",
+                why.join("; ")
+            )
+            .into());
+        }
         let key = (variant, job.kernel.clone());
         let kinds = self.kernels[&key][devs[0]]
             .as_ref()
@@ -237,7 +259,6 @@ impl WorkerState {
             .into());
         }
         let bufs = classify_args(job, &kinds)?;
-        let cfg = crate::config::get();
         let mut plan = Plan {
             key,
             kinds,
@@ -270,12 +291,6 @@ impl WorkerState {
             self.keep_byte_identity(engine, job, &mut plan)?;
         }
         self.choose_scheduler(engine, job, &mut plan)?;
-        // One balance device, the app's own: nothing to balance, so the launch goes to the
-        // driver as the app made it (Black-Scholes on one H200 took 1.7 ms per launch through
-        // the replicas and the merge against 0.2 ms forwarded, results/gpu-2026-11-22p).
-        if engine.devices.len() == 1 && engine.devices[0].id == job.app_device && !cfg.verify {
-            return Err("kept whole on the app's device: it is the only balance device".into());
-        }
         // refused setups (a scheduler for another device count) end here, before any copy
         ChunkScheduler::new(&plan.kind, &engine.boyer, plan.devs.len(), plan.shape.units)?;
         if let Some(why) = self.footprints_for(job, &mut plan) {
