@@ -33,11 +33,14 @@ fn clprism_run_with(mode: &str, log: &Path, app: &[&str], env: &[(&str, &Path)])
     }
     // balance: split every launch (these tests check the splitting machinery; auto would
     // run first launches whole, see tests/balance.rs for CLPRISM_SPLIT=auto), devices opened
-    // at the first launch (see tests/balance.rs for CLPRISM_BALANCE_EARLY)
+    // at the first launch (see tests/balance.rs for CLPRISM_BALANCE_EARLY), floating-point
+    // kernels split over unlike devices too (the app's device, PoCL's `basic`, has no twin;
+    // see tests/balance.rs for CLPRISM_BALANCE_FLOAT)
     c.env("POCL_DEVICES", DEVICES)
         .env("CLPRISM_DEVICES", "all")
         .env("CLPRISM_SPLIT", "always")
-        .env("CLPRISM_BALANCE_EARLY", "off");
+        .env("CLPRISM_BALANCE_EARLY", "off")
+        .env("CLPRISM_BALANCE_FLOAT", "any");
     for (k, v) in env {
         c.env(k, v);
     }

@@ -230,6 +230,51 @@ pub fn mentions_atomics(source: &str) -> bool {
     source.contains("atomic_") || source.contains("atom_")
 }
 
+/// True when the program's text may do floating-point arithmetic: it names a floating-point
+/// type (`float`, `double`, `half` and their vectors) or writes a floating-point literal
+/// (`0.5`, `1e-3`, `2.f`). A textual check over the whole program (comments included), for
+/// when the emulator cannot read the kernel's SPIR-V (no toolchain on the machine): a
+/// program without any of them cannot compute floating point, whatever the kernel
+/// (OpenCL C has no implicit floating-point operand without a literal or a typed value).
+pub fn mentions_floating_point(source: &str) -> bool {
+    let b = source.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let word = &source[start..i];
+            if ["float", "double", "half"]
+                .iter()
+                .any(|t| word.starts_with(t))
+            {
+                return true;
+            }
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || b[i] == b'_') {
+                // an exponent's sign belongs to the literal
+                if (b[i] == b'e' || b[i] == b'E') && matches!(b.get(i + 1), Some(b'+' | b'-')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            let lit = source[start..i].to_ascii_lowercase();
+            let hex = lit.starts_with("0x");
+            if lit.contains('.') || (!hex && (lit.contains('e') || lit.ends_with('f'))) {
+                return true;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
 /// Why the program cannot be split whatever the kernel, if so (printf: the output order
 /// would change).
 pub fn unsplittable_reason(source: &str) -> Option<&'static str> {
@@ -325,6 +370,28 @@ pub fn kernel_registers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floating_point_is_found_in_types_and_literals_only() {
+        for yes in [
+            "kernel void k(global float* x) {}",
+            "kernel void k(global int* x) { x[0] = x[1] * 0.5; }",
+            "kernel void k(global int* x) { x[0] = 2.f; }",
+            "kernel void k(global int* x) { x[0] = 1e3; }",
+            "kernel void k(global int* x) { x[0] = .5; }",
+            "kernel void k(global half8* x) {}",
+            "#define SCALE 1.5e-3\nkernel void k() {}",
+        ] {
+            assert!(mentions_floating_point(yes), "{yes}");
+        }
+        for no in [
+            "kernel void k(global int* x) { x[get_global_id(0)] = 0x1f + 10; }",
+            "kernel void memset_kernel(global char* m, short v, int n) { m[get_global_id(0)] = v; }",
+            "kernel void k(global uint4* x) { x[0] = (uint4)(1u, 2u, 3UL, 0xEF); }",
+        ] {
+            assert!(!mentions_floating_point(no), "{no}");
+        }
+    }
 
     #[test]
     fn finds_include_directives() {

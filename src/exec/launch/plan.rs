@@ -376,8 +376,8 @@ impl WorkerState {
     /// cannot load counts as floating point, with the reason.
     fn float_reason(&mut self, job: &Job) -> Option<String> {
         let source = match &job.program.origin {
-            ProgramOrigin::Source(s) => s.to_string(),
-            _ => String::new(),
+            ProgramOrigin::Source(s) => s.clone(),
+            _ => std::sync::Arc::from(""),
         };
         let t = Instant::now();
         let module = self.module(job, &source);
@@ -394,9 +394,18 @@ impl WorkerState {
                 Some(_) => Some("the kernel does floating-point arithmetic".into()),
                 None => Some("the kernel's floating-point check found no such kernel".into()),
             },
-            Err(e) => Some(format!(
-                "the kernel may do floating-point arithmetic (the check is unavailable: {e})"
-            )),
+            // no SPIR-V (no toolchain here): the program's text decides, conservatively
+            Err(e) => match crate::exec::program::inspected_text(
+                &job.program.hash,
+                &source,
+                &job.program.options,
+            ) {
+                Ok(text) if !crate::exec::program::mentions_floating_point(&text) => None,
+                _ => Some(format!(
+                    "the kernel may do floating-point arithmetic (its program's text names \
+                     floating point, and the SPIR-V check is unavailable: {e})"
+                )),
+            },
         }
     }
 
