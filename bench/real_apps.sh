@@ -6,7 +6,8 @@
 #
 # Usage: bench/real_apps.sh [OUT_DIR]       (default: /tmp/real_apps)
 #   APPS="name ..."   subset of the corpus below (default: all)
-#   REPS=N            runs per app and mode, interleaved, the median is reported (default 1)
+#   REPS=N            runs per app and mode, interleaved, the median is reported (default 1);
+#                     every run's time goes to OUT_DIR/times.tsv (app, mode, ms in run order)
 #   ALWAYS_REPS=N     runs of balance always per app (default REPS)
 #   MODES="native auto"  the modes timed (default "native auto always"; a mode left out
 #                     prints empty columns; "log" adds clprism's default log mode, the cost
@@ -151,6 +152,8 @@ for entry in "${corpus[@]}"; do
   done
   for mode in ${MODES:-native auto always}; do
     t[$mode]=$(printf '%s\n' ${times[$mode]} | median)
+    # every run's time, in run order: the spread shows the machine's noise
+    printf '%s\t%s\t%s\n' "$name" "$mode" "${times[$mode]# }" >>"$OUT/times.tsv"
   done
   sa=$(summary "$OUT/$name.auto.jsonl"); sw=$(summary "$OUT/$name.always.jsonl")
   same=-  # Rodinia: each mode's result digest against native's
