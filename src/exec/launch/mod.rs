@@ -132,6 +132,11 @@ pub(super) struct WorkerState {
     /// may differ from the app's device ([`plan::Plan::check_agreement`]) differed from a
     /// whole run there: 0, it splits from then on; more, it runs whole.
     agreement: FxHashMap<(String, String), u64>,
+    /// kernel (`Job::kernel_id`) → why it always runs whole: it does floating-point
+    /// arithmetic and fewer than two balance devices compile it as the app's device does
+    /// (`plan::keep_byte_identity`). Its later launches skip the build lookup and the text
+    /// checks (27.8 µs against 6.3 µs per launch for PolyBench lu on PoCL, session 15).
+    float_whole: FxHashMap<std::sync::Arc<str>, std::sync::Arc<str>>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).

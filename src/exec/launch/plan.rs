@@ -222,6 +222,9 @@ impl WorkerState {
         job: &Job,
         t0: Instant,
     ) -> Result<Plan, Forward> {
+        if let Some(why) = self.float_whole.get(&*job.id) {
+            return Err(why.clone().into());
+        }
         let (variant, devs, excluded) = self.build(engine, job)?;
         let cfg = crate::config::get();
         // Only the app's own device can take chunks now (the others sit out): the launch
@@ -346,6 +349,9 @@ impl WorkerState {
                     });
                 }
                 plan.devs.retain(|d| !unlike.contains(d));
+                // fewer than two like devices among all the balance devices: for good
+                let all: Vec<usize> = (0..engine.devices.len()).collect();
+                let for_good = all.len() - unlike_devices(engine, job, &all).len() < 2;
                 if plan.devs.len() < 2 {
                     let others: Vec<String> = plan
                         .excluded
@@ -353,13 +359,17 @@ impl WorkerState {
                         .filter(|e| !unlike.iter().any(|&d| engine.devices[d].index == e.index))
                         .map(|e| format!("; {} sits out: {}", e.index, e.reason))
                         .collect();
-                    return Err(format!(
+                    let reason: std::sync::Arc<str> = format!(
                         "kept whole on the app's device: {why}, and no other balance device \
                          that compiles it as the app's device does can take part, so no split \
                          is byte-identical (CLPRISM_BALANCE_FLOAT=any splits it anyway){}",
                         others.concat()
                     )
-                    .into());
+                    .into();
+                    if for_good {
+                        self.float_whole.insert(job.id.clone(), reason.clone());
+                    }
+                    return Err(reason.into());
                 }
                 return Ok(());
             }
