@@ -74,11 +74,12 @@ fn require_pyopencl() {
     );
 }
 
-/// Launch records of a balance-mode log that were split (no fallback).
+/// Launch records of a balance-mode log that went through the balanced path (no fallback),
+/// or were forwarded only while the other devices drained abandoned stragglers.
 fn balanced(log: &Path) -> usize {
     read_log(log)
         .iter()
-        .filter(|r| r["schedule"]["fallback"].is_null())
+        .filter(|r| balanced_or_stragglers_draining(&r["schedule"]))
         .count()
 }
 

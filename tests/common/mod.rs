@@ -282,3 +282,17 @@ pub fn fe() -> OpenCL::emu::FrontendOptions {
         std::env::var_os(k)
     })
 }
+
+/// Whether a balance-mode `schedule` record went through the balanced path, or was forwarded
+/// only because every other device was still draining abandoned straggler chunks of an
+/// earlier launch: on a loaded machine a launch can meet that transient state, and a launch
+/// that only the app's device can take is forwarded (`exec::launch::plan`).
+pub fn balanced_or_stragglers_draining(s: &Value) -> bool {
+    match s["fallback"].as_str() {
+        None => true,
+        Some(f) => {
+            f.starts_with("kept whole on the app's device: no other device can take chunks now")
+                && f.contains("abandoned straggler")
+        }
+    }
+}
