@@ -857,6 +857,9 @@ fn auto_split_measures_first_and_counts_rewritten_inputs() {
         let mut balanced_before = false;
         for x in &s[1..] {
             let dec = &x["split_decision"];
+            if !x["fallback"].is_null() && balanced_or_stragglers_draining(x) {
+                continue; // the other devices still drained an earlier launch's stragglers
+            }
             if let Some(f) = x["fallback"].as_str() {
                 // measured and not worth splitting: forwarded to the driver as it is
                 assert!(
@@ -1248,6 +1251,10 @@ fn device_semantics_match_native(case: &str) {
     assert_eq!(s.len(), launches_printed(&native), "{s:?}");
     let mut split = 0;
     for x in &s {
+        assert!(balanced_or_stragglers_draining(x), "{x}");
+        if !x["fallback"].is_null() {
+            continue;
+        }
         assert_eq!(x["merge"], "footprint", "{x}");
         let devs: std::collections::BTreeSet<u64> = x["chunks"]
             .as_array()
