@@ -227,13 +227,11 @@ impl WorkerState {
         }
         let (variant, devs, excluded) = self.build(engine, job)?;
         let cfg = crate::config::get();
-        // Only the app's own device can take chunks now (the others sit out): the launch
-        // goes to the driver as the app made it, not through the replicas and the merge
-        // (Rodinia streamcluster on an H200 plus PoCL's CPU paid 3.8 ms per launch that way,
-        // 6.1x its native time, session 15).
-        // One balance device, the app's own: nothing to balance either (Black-Scholes on one
-        // H200 took 1.7 ms per launch through the replicas and the merge against 0.2 ms
-        // forwarded, results/gpu-2026-11-22p).
+        // Only the app's own device can take chunks (it is the only balance device, or the
+        // others sit out now): the launch goes to the driver as the app made it, not through
+        // the replicas and the merge (Black-Scholes on one H200: 1.7 ms per launch that way
+        // against 0.2 ms forwarded, results/gpu-2026-11-22p; Rodinia streamcluster on an H200
+        // plus PoCL's CPU: 6.1x native, session 15).
         if devs.len() == 1 && engine.devices[devs[0]].id == job.app_device && !cfg.verify {
             if excluded.is_empty() {
                 return Err("kept whole on the app's device: it is the only balance device".into());
@@ -349,10 +347,10 @@ impl WorkerState {
                     });
                 }
                 plan.devs.retain(|d| !unlike.contains(d));
-                // fewer than two like devices among all the balance devices: for good
-                let all: Vec<usize> = (0..engine.devices.len()).collect();
-                let for_good = all.len() - unlike_devices(engine, job, &all).len() < 2;
                 if plan.devs.len() < 2 {
+                    // fewer than two like devices among all the balance devices: for good
+                    let all: Vec<usize> = (0..engine.devices.len()).collect();
+                    let for_good = all.len() - unlike_devices(engine, job, &all).len() < 2;
                     let others: Vec<String> = plan
                         .excluded
                         .iter()
