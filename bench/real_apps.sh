@@ -33,6 +33,9 @@
 # first fills PoCL's and the driver's kernel caches, so the ratios compare steady runs;
 # WARM_MODES="native always" also fills clprism's caches (program binaries per balance
 # device, footprint models), so auto and always measure a second run, not a first.
+# COLD=1 instead runs every timed run (every mode, native included) on empty caches: a fresh
+# XDG_CACHE_HOME (clprism's and PoCL's caches) and NVIDIA's compute cache off, and no warm run:
+# the ratios compare first runs (issue 18: "a cold first run within 1.5x").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-/tmp/real_apps}
@@ -96,7 +99,11 @@ ms() { date +%s%3N; }
 # run LABEL MODE CMD: one run; prints "ms rc"
 run1() {
   local label=$1 mode=$2; shift 2
-  local t0 rc
+  local t0 rc cold=
+  if [ -n "${COLD:-}" ]; then
+    cold=$(mktemp -d /tmp/real_apps_cold.XXXXXX)
+    export XDG_CACHE_HOME=$cold CUDA_CACHE_DISABLE=1
+  fi
   t0=$(ms)
   if [ "$mode" = native ]; then
     (cd "$OUT" && timeout "${RUN_TIMEOUT:-900}" bash -c "$*" >"$OUT/$label.$mode.out" 2>&1)
@@ -109,6 +116,7 @@ run1() {
   fi
   rc=$?
   echo "$(( $(ms) - t0 )) $rc"
+  [ -z "$cold" ] || rm -rf "$cold"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -139,7 +147,7 @@ printf '%-18s %9s %9s %6s %9s %6s %9s %6s %5s %5s %13s %13s  %s\n' app native_ms
 for entry in "${corpus[@]}"; do
   name=${entry%%|*}; cmd=${entry#*|}
   if [ -n "${APPS:-}" ] && [[ " $APPS " != *" $name "* ]]; then continue; fi
-  for wm in ${WARM_MODES:-native}; do run1 "$name" "$wm" "$cmd" >/dev/null; done # warm the caches
+  [ -n "${COLD:-}" ] || for wm in ${WARM_MODES:-native}; do run1 "$name" "$wm" "$cmd" >/dev/null; done # warm the caches
   declare -A t=() rcs=() times=()
   # interleaved (native, auto, always, native, ...): a drift of the machine's speed during
   # the app's runs touches every mode alike
