@@ -225,6 +225,9 @@ impl WorkerState {
         if let Some(why) = self.float_whole.get(&*job.id) {
             return Err(why.clone().into());
         }
+        if let Some(why) = self.float_whole_before_build(engine, job) {
+            return Err(why.into());
+        }
         let (variant, devs, excluded) = self.build(engine, job)?;
         let cfg = crate::config::get();
         // Only the app's own device can take chunks (it is the only balance device, or the
@@ -377,6 +380,35 @@ impl WorkerState {
             plan.check_agreement = true;
         }
         Ok(())
+    }
+
+    /// A floating-point kernel when no balance device but the app's compiles like the app's
+    /// device ([`unlike_devices`] over all of them): it stays whole for good, decided before
+    /// the program is built on the other devices, which it would never use. Deciding after the
+    /// build made a cold CLBlast `clblast_test_xgemm` in `CLPRISM_SPLIT=always` wait 214 s for
+    /// PoCL's builds of its 8 programs on a `pthread` device (app on `basic`; 4.4 s natively,
+    /// session 16), and 4.1x native on an H200 plus PoCL's CPU.
+    fn float_whole_before_build(
+        &mut self,
+        engine: &Engine,
+        job: &Job,
+    ) -> Option<std::sync::Arc<str>> {
+        if crate::config::get().float_on_unlike {
+            return None;
+        }
+        let all: Vec<usize> = (0..engine.devices.len()).collect();
+        if all.len() - unlike_devices(engine, job, &all).len() >= 2 {
+            return None;
+        }
+        let why = self.float_reason(job)?;
+        let reason: std::sync::Arc<str> = format!(
+            "kept whole on the app's device: {why}, and no other balance device compiles it as \
+             the app's device does, so no split is byte-identical (CLPRISM_BALANCE_FLOAT=any \
+             splits it anyway)"
+        )
+        .into();
+        self.float_whole.insert(job.id.clone(), reason.clone());
+        Some(reason)
     }
 
     /// Why the launch's kernel counts as floating point for [`Self::keep_byte_identity`],
