@@ -305,7 +305,8 @@ then takes the fastest measured. `schedule.best` says which rule chose and why."
         usage: "balance: parameters of Boyer's scheduler",
         doc: "The paper's `beta`, `delta`, `gamma` (§4.3.2, Table 4.2) and clprism's extensions \
 `overdue=<factor|off>` (abandon a device running past factor × its expected time while others \
-idle), `early=<on|off>` (final split as soon as a grown chunk would reach a device's share) and \
+idle; `off` turns off only this extension: the paper's own straggler abandonment, when the last \
+work-group is claimed, stays), `early=<on|off>` (final split as soon as a grown chunk would reach a device's share) and \
 `warm=<fraction|off>` (a repeated launch of a kernel starts from the Ω every device measured in \
 its last launch: each device's first chunk is this fraction of its eq. 4.3 share, the rest is \
 split when one device finishes; after the hybrid Boyer proposes in §4.6; record field \

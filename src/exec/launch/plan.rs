@@ -198,17 +198,21 @@ fn unlike_devices(engine: &Engine, job: &Job, devs: &[usize]) -> Vec<usize> {
     if devs.iter().all(|&d| engine.devices[d].id == job.app_device) {
         return Vec::new();
     }
-    let app = (
-        crate::registry::device::describe(job.app_device)
-            .name
-            .clone(),
-        crate::exec::devices::driver_version(job.app_device),
-    );
+    // the app's device as a balance device knows its name and driver; otherwise ask the driver
+    let app = match engine.devices.iter().find(|d| d.id == job.app_device) {
+        Some(d) => (d.name.clone(), Some(d.driver_version.clone())),
+        None => (
+            crate::registry::device::describe(job.app_device)
+                .name
+                .clone(),
+            crate::exec::devices::driver_version(job.app_device),
+        ),
+    };
     devs.iter()
         .copied()
         .filter(|&d| {
             let d = &engine.devices[d];
-            d.id != job.app_device && (d.name.clone(), Some(d.driver_version.clone())) != app
+            d.id != job.app_device && (&d.name, Some(&d.driver_version)) != (&app.0, app.1.as_ref())
         })
         .collect()
 }
