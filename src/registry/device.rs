@@ -87,6 +87,53 @@ pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
     out
 }
 
+/// `(platform index, device index)` of `dev` as [`enumerate`] numbers it, asking only the
+/// device's own platform for its devices: enumerating every platform's devices would make
+/// another vendor's driver open its devices in an app that never asked for them (PoCL starts
+/// its worker threads and LLVM there) just to number the app's device in a log record.
+fn index_of(dev: cl_device_id) -> Option<(usize, usize)> {
+    let t = crate::loader::table()?;
+    let (gp, gd, gi) = (t.clGetPlatformIDs?, t.clGetDeviceIDs?, t.clGetDeviceInfo?);
+    // SAFETY: a cl_platform_id-sized query on a device handle the app obtained, then the
+    // standard two-call enumerations with buffers of the reported size.
+    unsafe {
+        let platform =
+            info_value::<usize>(|n, p, s| gi(dev, CL_DEVICE_PLATFORM, n, p, s))? as cl_platform_id;
+        let mut n = 0;
+        if gp(0, std::ptr::null_mut(), &mut n) != CL_SUCCESS {
+            return None;
+        }
+        let mut plats = vec![std::ptr::null_mut(); n as usize];
+        if gp(n, plats.as_mut_ptr(), std::ptr::null_mut()) != CL_SUCCESS {
+            return None;
+        }
+        let pi = plats.iter().position(|&p| p == platform)?;
+        let mut nd = 0;
+        if gd(
+            platform,
+            CL_DEVICE_TYPE_ALL,
+            0,
+            std::ptr::null_mut(),
+            &mut nd,
+        ) != CL_SUCCESS
+        {
+            return None;
+        }
+        let mut devs = vec![std::ptr::null_mut(); nd as usize];
+        if gd(
+            platform,
+            CL_DEVICE_TYPE_ALL,
+            nd,
+            devs.as_mut_ptr(),
+            std::ptr::null_mut(),
+        ) != CL_SUCCESS
+        {
+            return None;
+        }
+        Some((pi, devs.iter().position(|&d| d == dev)?))
+    }
+}
+
 /// The log description of a device (cached). The handle is only passed to the driver.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {
@@ -121,10 +168,8 @@ pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {
     } else {
         "other"
     };
-    let index = enumerate()
-        .into_iter()
-        .find(|(_, _, d)| *d == dev)
-        .map(|(p, d, _)| format!("{p}:{d}"))
+    let index = index_of(dev)
+        .map(|(p, d)| format!("{p}:{d}"))
         .unwrap_or_else(|| "?".into());
     // the rest of the identity, for readers matching the device to a profile (written once
     // per device by the log writer: `log::schema::DeviceDef`)
