@@ -324,7 +324,11 @@ fn forwarded(sig: i32, name: &str, code: i32) -> Option<i32> {
 #[test]
 fn signals_are_forwarded_to_the_app() {
     assert_eq!(forwarded(libc::SIGTERM, "TERM", 7), Some(7));
-    assert_eq!(forwarded(libc::SIGHUP, "HUP", 9), Some(9));
+    if !ignored(libc::SIGHUP) {
+        // under `nohup` SIGHUP is ignored from the start: clprism leaves it ignored, and the
+        // app's shell cannot trap it (POSIX), so the app would never exit
+        assert_eq!(forwarded(libc::SIGHUP, "HUP", 9), Some(9));
+    }
     if !ignored(libc::SIGINT) {
         // a SIGINT sent with kill (not from a terminal) is forwarded too
         assert_eq!(forwarded(libc::SIGINT, "INT", 11), Some(11));
