@@ -44,44 +44,69 @@ pub unsafe fn info_value<T: Copy + Default>(
         .then_some(v)
 }
 
-/// All devices of the real library as `(platform index, device index, handle)`.
-pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
-    let mut out = Vec::new();
-    let Some(t) = crate::loader::table() else {
-        return out;
+/// The real library's platforms, in `clGetPlatformIDs` order (empty when the query fails).
+fn platform_ids(t: &crate::loader::RealTable) -> Vec<cl_platform_id> {
+    let Some(gp) = t.clGetPlatformIDs else {
+        return Vec::new();
     };
-    let (Some(gp), Some(gd)) = (t.clGetPlatformIDs, t.clGetDeviceIDs) else {
-        return out;
-    };
-    // SAFETY: standard two-call enumeration with buffers of the reported size.
+    // SAFETY: standard two-call enumeration with a buffer of the reported size.
     unsafe {
         let mut n = 0;
         if gp(0, std::ptr::null_mut(), &mut n) != CL_SUCCESS {
-            return out;
+            return Vec::new();
         }
         let mut plats = vec![std::ptr::null_mut(); n as usize];
         if gp(n, plats.as_mut_ptr(), std::ptr::null_mut()) != CL_SUCCESS {
-            return out;
+            return Vec::new();
         }
-        for (pi, p) in plats.iter().enumerate() {
-            let mut nd = 0;
-            if gd(*p, CL_DEVICE_TYPE_ALL, 0, std::ptr::null_mut(), &mut nd) != CL_SUCCESS {
-                continue;
-            }
-            let mut devs = vec![std::ptr::null_mut(); nd as usize];
-            if gd(
-                *p,
-                CL_DEVICE_TYPE_ALL,
-                nd,
-                devs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            ) != CL_SUCCESS
-            {
-                continue;
-            }
-            for (di, d) in devs.into_iter().enumerate() {
-                out.push((pi, di, d));
-            }
+        plats
+    }
+}
+
+/// `platform`'s devices of every type, in `clGetDeviceIDs` order (empty when the query fails).
+fn device_ids(t: &crate::loader::RealTable, platform: cl_platform_id) -> Vec<cl_device_id> {
+    let Some(gd) = t.clGetDeviceIDs else {
+        return Vec::new();
+    };
+    // SAFETY: standard two-call enumeration with a buffer of the reported size, on a platform
+    // handle the real library returned.
+    unsafe {
+        let mut nd = 0;
+        if gd(
+            platform,
+            CL_DEVICE_TYPE_ALL,
+            0,
+            std::ptr::null_mut(),
+            &mut nd,
+        ) != CL_SUCCESS
+        {
+            return Vec::new();
+        }
+        let mut devs = vec![std::ptr::null_mut(); nd as usize];
+        let (p, n) = (platform, nd);
+        if gd(
+            p,
+            CL_DEVICE_TYPE_ALL,
+            n,
+            devs.as_mut_ptr(),
+            std::ptr::null_mut(),
+        ) != CL_SUCCESS
+        {
+            return Vec::new();
+        }
+        devs
+    }
+}
+
+/// All devices of the real library as `(platform index, device index, handle)`.
+pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
+    let Some(t) = crate::loader::table() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (pi, p) in platform_ids(t).into_iter().enumerate() {
+        for (di, d) in device_ids(t, p).into_iter().enumerate() {
+            out.push((pi, di, d));
         }
     }
     out
@@ -93,45 +118,13 @@ pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
 /// its worker threads and LLVM there) just to number the app's device in a log record.
 fn index_of(dev: cl_device_id) -> Option<(usize, usize)> {
     let t = crate::loader::table()?;
-    let (gp, gd, gi) = (t.clGetPlatformIDs?, t.clGetDeviceIDs?, t.clGetDeviceInfo?);
-    // SAFETY: a cl_platform_id-sized query on a device handle the app obtained, then the
-    // standard two-call enumerations with buffers of the reported size.
-    unsafe {
-        let platform =
-            info_value::<usize>(|n, p, s| gi(dev, CL_DEVICE_PLATFORM, n, p, s))? as cl_platform_id;
-        let mut n = 0;
-        if gp(0, std::ptr::null_mut(), &mut n) != CL_SUCCESS {
-            return None;
-        }
-        let mut plats = vec![std::ptr::null_mut(); n as usize];
-        if gp(n, plats.as_mut_ptr(), std::ptr::null_mut()) != CL_SUCCESS {
-            return None;
-        }
-        let pi = plats.iter().position(|&p| p == platform)?;
-        let mut nd = 0;
-        if gd(
-            platform,
-            CL_DEVICE_TYPE_ALL,
-            0,
-            std::ptr::null_mut(),
-            &mut nd,
-        ) != CL_SUCCESS
-        {
-            return None;
-        }
-        let mut devs = vec![std::ptr::null_mut(); nd as usize];
-        if gd(
-            platform,
-            CL_DEVICE_TYPE_ALL,
-            nd,
-            devs.as_mut_ptr(),
-            std::ptr::null_mut(),
-        ) != CL_SUCCESS
-        {
-            return None;
-        }
-        Some((pi, devs.iter().position(|&d| d == dev)?))
-    }
+    let gi = t.clGetDeviceInfo?;
+    // SAFETY: a cl_platform_id-sized query on a device handle the app obtained.
+    let platform = unsafe { info_value::<usize>(|n, p, s| gi(dev, CL_DEVICE_PLATFORM, n, p, s)) }?
+        as cl_platform_id;
+    let pi = platform_ids(t).iter().position(|&p| p == platform)?;
+    let di = device_ids(t, platform).iter().position(|&d| d == dev)?;
+    Some((pi, di))
 }
 
 /// The log description of a device (cached). The handle is only passed to the driver.
