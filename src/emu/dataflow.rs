@@ -19,6 +19,7 @@
 //! the module that write global memory are refused without analysis (LLVM at -O2 inlines
 //! nearly everything).
 
+use super::pointer_classes::PointerClasses;
 use super::EmuError;
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{Op, StorageClass, Word};
@@ -53,59 +54,29 @@ pub fn data_dependent_writes(words: &[u32], kernel: &str) -> Result<Option<Strin
 }
 
 struct Ctx {
-    /// pointer type id → storage class
-    ptr_class: HashMap<Word, StorageClass>,
+    /// every value's pointer storage class
+    pointers: PointerClasses,
     /// module-scope variable id → storage class
     globals: HashMap<Word, StorageClass>,
     /// module-scope variables with an initializer (program-scope constants)
     initialised: HashSet<Word>,
-    /// result id → result type id (every instruction with both)
-    type_of: HashMap<Word, Word>,
 }
 
 impl Ctx {
     fn new(m: &dr::Module) -> Ctx {
         let mut cx = Ctx {
-            ptr_class: HashMap::new(),
+            pointers: PointerClasses::of(m),
             globals: HashMap::new(),
             initialised: HashSet::new(),
-            type_of: HashMap::new(),
         };
         for i in &m.types_global_values {
-            match i.class.opcode {
-                Op::TypePointer => {
-                    if let (Some(id), Some(Operand::StorageClass(sc))) =
-                        (i.result_id, i.operands.first())
-                    {
-                        cx.ptr_class.insert(id, *sc);
-                    }
-                }
-                Op::Variable => {
-                    if let (Some(id), Some(Operand::StorageClass(sc))) =
-                        (i.result_id, i.operands.first())
-                    {
-                        cx.globals.insert(id, *sc);
-                        if i.operands.len() > 1 {
-                            cx.initialised.insert(id);
-                        }
-                    }
-                }
-                _ => {}
-            }
-            if let (Some(id), Some(t)) = (i.result_id, i.result_type) {
-                cx.type_of.insert(id, t);
-            }
-        }
-        for f in &m.functions {
-            for p in &f.parameters {
-                if let (Some(id), Some(t)) = (p.result_id, p.result_type) {
-                    cx.type_of.insert(id, t);
-                }
-            }
-            for b in &f.blocks {
-                for i in &b.instructions {
-                    if let (Some(id), Some(t)) = (i.result_id, i.result_type) {
-                        cx.type_of.insert(id, t);
+            if i.class.opcode == Op::Variable {
+                if let (Some(id), Some(Operand::StorageClass(sc))) =
+                    (i.result_id, i.operands.first())
+                {
+                    cx.globals.insert(id, *sc);
+                    if i.operands.len() > 1 {
+                        cx.initialised.insert(id);
                     }
                 }
             }
@@ -113,10 +84,7 @@ impl Ctx {
         cx
     }
     fn class_of_ptr(&self, id: Word) -> Option<StorageClass> {
-        self.type_of
-            .get(&id)
-            .and_then(|t| self.ptr_class.get(t))
-            .copied()
+        self.pointers.class(id)
     }
 }
 

@@ -58,6 +58,7 @@ pub mod hash;
 mod interp;
 pub mod module;
 pub mod paged;
+mod pointer_classes;
 pub mod stats;
 pub mod worker;
 pub mod writes;

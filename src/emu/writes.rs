@@ -20,6 +20,7 @@
 //!
 //! The answer is conservative: an argument reported unwritten is never stored through.
 
+use super::pointer_classes::PointerClasses;
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{Op, StorageClass, Word};
 use std::collections::{HashMap, HashSet};
@@ -64,10 +65,8 @@ pub fn accessed_params(m: &dr::Module, kernel: &str) -> Option<Vec<Access>> {
 
 /// Module-wide facts the analysis looks up.
 struct Cx<'a> {
-    /// pointer type id → storage class
-    ptr_class: HashMap<Word, StorageClass>,
-    /// result id → result type id
-    type_of: HashMap<Word, Word>,
+    /// every value's pointer storage class
+    pointers: PointerClasses,
     /// module-scope variables
     globals: HashSet<Word>,
     /// function id → function
@@ -90,8 +89,7 @@ enum Root {
 impl<'a> Cx<'a> {
     fn new(m: &'a dr::Module) -> Cx<'a> {
         let mut cx = Cx {
-            ptr_class: HashMap::new(),
-            type_of: HashMap::new(),
+            pointers: PointerClasses::of(m),
             globals: HashSet::new(),
             funcs: HashMap::new(),
             cl_std: None,
@@ -102,37 +100,15 @@ impl<'a> Cx<'a> {
             }
         }
         for i in &m.types_global_values {
-            if i.class.opcode == Op::TypePointer {
-                if let (Some(id), Some(Operand::StorageClass(sc))) =
-                    (i.result_id, i.operands.first())
-                {
-                    cx.ptr_class.insert(id, *sc);
-                }
-            }
             if i.class.opcode == Op::Variable {
                 if let Some(id) = i.result_id {
                     cx.globals.insert(id);
                 }
             }
-            if let (Some(id), Some(t)) = (i.result_id, i.result_type) {
-                cx.type_of.insert(id, t);
-            }
         }
         for f in &m.functions {
             if let Some(id) = f.def.as_ref().and_then(|d| d.result_id) {
                 cx.funcs.insert(id, f);
-            }
-            for p in &f.parameters {
-                if let (Some(id), Some(t)) = (p.result_id, p.result_type) {
-                    cx.type_of.insert(id, t);
-                }
-            }
-            for b in &f.blocks {
-                for i in &b.instructions {
-                    if let (Some(id), Some(t)) = (i.result_id, i.result_type) {
-                        cx.type_of.insert(id, t);
-                    }
-                }
             }
         }
         cx
@@ -140,10 +116,7 @@ impl<'a> Cx<'a> {
 
     /// The storage class of value `id` when it is a pointer.
     fn class(&self, id: Word) -> Option<StorageClass> {
-        self.type_of
-            .get(&id)
-            .and_then(|t| self.ptr_class.get(t))
-            .copied()
+        self.pointers.class(id)
     }
 
     /// True when `id` is a pointer that may point into an argument's buffer.
