@@ -92,6 +92,8 @@ fn floating_point_kernels_split_only_over_devices_like_the_apps() {
             for x in &s {
                 let why = x["fallback"].as_str().unwrap_or("");
                 assert!(why.contains("floating-point arithmetic"), "{name}: {x}");
+                // kept whole once the devices are open: the record still says when they opened
+                assert!(x["devices_ready_ms"].as_f64().is_some(), "{name}: {x}");
             }
         } else {
             assert!(split > 0, "{name}: no launch split over two devices: {s:?}");

@@ -833,6 +833,16 @@ fn short_reason(kernel: &str, ns_per_wg: f64, work_groups: u64, t: f64) -> Reaso
     r
 }
 
+/// When the balance devices became ready (ms since the first OpenCL call; the record's
+/// `schedule.devices_ready_ms`), or `None` while they are not open (or failed to open).
+/// A lookup, no wait: every launch record after the opening carries it, forwarded or not.
+pub fn devices_ready_ms() -> Option<f64> {
+    match balance().engine.get() {
+        Some(Ok(e)) => Some((e.ready_ms * 1e3).round() / 1e3),
+        _ => None,
+    }
+}
+
 /// The engine for a launch, without making the app wait for the devices to open when
 /// `CLPRISM_BALANCE_EARLY` is on: `None` while a background start is under way (begun here
 /// if nothing began it), and the caller forwards the launch. Opening a context costs about

@@ -301,7 +301,7 @@ pub unsafe fn try_balance(
     }
     let mut rec = rec.clone();
     let mut schedule = done.schedule;
-    schedule.devices_ready_ms = Some((engine.ready_ms * 1e3).round() / 1e3);
+    schedule.devices_ready_ms = exec::devices_ready_ms();
     rec.set_schedule(&schedule);
     let seq = rec.seq;
     crate::log::pending(rec);

@@ -1224,6 +1224,7 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
                 rec.forwarded = Some(log::Forwarded {
                     reason: forward.reason,
                     decision_ns,
+                    devices_ready_ms: crate::exec::devices_ready_ms(),
                 });
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
                 // a measurement needs a profiled queue: without one, timing the launch would

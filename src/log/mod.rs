@@ -114,12 +114,17 @@ pub struct Forwarded {
     /// The record's `schedule.decision_ns`: clprism's time on the app's thread before
     /// forwarding, ns.
     pub decision_ns: u64,
+    /// The record's `schedule.devices_ready_ms`: when the balance devices became ready (ms
+    /// since the first OpenCL call), once they are open.
+    pub devices_ready_ms: Option<f64>,
 }
 
 impl Forwarded {
     /// The typed `schedule` object this stands for.
     pub fn schedule(&self) -> schema::Schedule {
-        schema::Schedule::forwarded(&*self.reason.text(), self.decision_ns)
+        let mut s = schema::Schedule::forwarded(&*self.reason.text(), self.decision_ns);
+        s.devices_ready_ms = self.devices_ready_ms;
+        s
     }
 }
 
@@ -367,9 +372,9 @@ struct PlainWriter {
     devices: Vec<(Arc<DeviceRef>, Vec<u8>)>,
     /// `"kernel":"…","program":"…"` per (kernel, program) name pair, keyed likewise.
     kernels: Vec<(Arc<str>, Arc<str>, Vec<u8>)>,
-    /// The end of a forwarded launch's `schedule` after its `decision_ns` value
-    /// (`,"devices":[],"fallback":"…","merge":"none"}`) per reason, keyed by the reason's
-    /// address, else by its text.
+    /// The end of a forwarded launch's `schedule` after its `devices` and `devices_ready_ms`
+    /// (`,"fallback":"…","merge":"none"}`) per reason, keyed by the reason's address, else by
+    /// its text.
     reasons: Vec<(Arc<str>, Vec<u8>)>,
 }
 
@@ -426,11 +431,16 @@ impl PlainWriter {
         if let Some(f) = &rec.forwarded {
             buf.extend_from_slice(FORWARDED_HEAD);
             json(buf, &f.decision_ns);
+            buf.extend_from_slice(b",\"devices\":[]");
+            if let Some(ms) = f.devices_ready_ms {
+                buf.extend_from_slice(b",\"devices_ready_ms\":");
+                json(buf, &ms);
+            }
             match &f.reason {
                 ReasonText::Shared(r) => buf.extend_from_slice(self.reason(r)),
                 // a text of its own: written, not cached
                 ReasonText::Deferred(_) => {
-                    buf.extend_from_slice(b",\"devices\":[],\"fallback\":");
+                    buf.extend_from_slice(b",\"fallback\":");
                     json(buf, &*f.reason.text());
                     buf.extend_from_slice(b",\"merge\":\"none\"}");
                 }
@@ -444,7 +454,7 @@ impl PlainWriter {
             .position(|(r, _)| Arc::ptr_eq(r, reason))
             .or_else(|| self.reasons.iter().position(|(r, _)| r == reason));
         let i = found.unwrap_or_else(|| {
-            let mut b = b",\"devices\":[],\"fallback\":".to_vec();
+            let mut b = b",\"fallback\":".to_vec();
             json(&mut b, &**reason);
             b.extend_from_slice(b",\"merge\":\"none\"}");
             if self.reasons.len() >= PLAIN_FRAGMENTS {
@@ -1422,6 +1432,7 @@ mod tests {
             r.forwarded = Some(Forwarded {
                 reason,
                 decision_ns: [0, 7, u64::MAX][i % 3],
+                devices_ready_ms: [None, Some(385.398), Some(0.0), Some(1e-3)][i % 4],
             });
             let mut buf = Vec::new();
             w.write(&r, &mut buf);

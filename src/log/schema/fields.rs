@@ -153,7 +153,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("schedule.verify.error", "string?", "", "`CLPRISM_VERIFY`: why no comparison"),
     ("schedule.wall_ns", "u64?", "ns", "wall time of the balanced launch on the app's thread"),
     ("schedule.one_device_reason", "string?", "", "why a balanced-path launch ran on one device"),
-    ("schedule.devices_ready_ms", "f64?", "ms", "time the balance devices took to open"),
+    ("schedule.devices_ready_ms", "f64?", "ms", "when the balance devices became ready, since the first OpenCL call (on every record once they are open)"),
     ("schedule.decision_ns", "u64?", "ns", "time spent on the app's thread before forwarding"),
     ("schedule.t0_unix_ns", "u64?", "ns", "launch start since the Unix epoch (read by the trace; not written yet)"),
     ("schedule.transfers[].device", "usize?", "", "read by the trace; not written yet"),

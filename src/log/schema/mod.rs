@@ -1137,7 +1137,8 @@ pub struct Schedule {
     /// Why a launch that went through the balanced path ran on one device only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_device_reason: Option<String>,
-    /// Time the balance devices took to open (once per process), ms.
+    /// When the balance devices became ready, ms since the first OpenCL call (once per
+    /// process; on every record, forwarded or split, once they are open).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub devices_ready_ms: Option<f64>,
     /// Time clprism spent on the app's thread before forwarding, ns.
