@@ -134,7 +134,7 @@ pub(super) struct WorkerState {
     agreement: FxHashMap<(String, String), u64>,
     /// kernel (`Job::kernel_id`) → why it always runs whole: it does floating-point
     /// arithmetic and fewer than two balance devices compile it as the app's device does
-    /// (`plan::keep_byte_identity`). Its later launches skip the build lookup and the text
+    /// (`plan::float_whole_before_build`). Its later launches skip the build lookup and the text
     /// checks (27.8 µs against 6.3 µs per launch for PolyBench lu on PoCL, session 15).
     float_whole: FxHashMap<std::sync::Arc<str>, std::sync::Arc<str>>,
 }

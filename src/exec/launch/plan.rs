@@ -355,9 +355,8 @@ impl WorkerState {
                 }
                 plan.devs.retain(|d| !unlike.contains(d));
                 if plan.devs.len() < 2 {
-                    // fewer than two like devices among all the balance devices: for good
-                    let all: Vec<usize> = (0..engine.devices.len()).collect();
-                    let for_good = all.len() - unlike_devices(engine, job, &all).len() < 2;
+                    // like devices exist but sit out now (a kernel with none at all stayed
+                    // whole for good before the build: `float_whole_before_build`)
                     let others: Vec<String> = plan
                         .excluded
                         .iter()
@@ -371,9 +370,6 @@ impl WorkerState {
                         others.concat()
                     )
                     .into();
-                    if for_good {
-                        self.float_whole.insert(job.id.clone(), reason.clone());
-                    }
                     return Err(reason.into());
                 }
                 return Ok(());
