@@ -137,6 +137,9 @@ pub(super) struct WorkerState {
     /// (`plan::float_whole_before_build`). Its later launches skip the build lookup and the text
     /// checks (27.8 µs against 6.3 µs per launch for PolyBench lu on PoCL, session 15).
     float_whole: FxHashMap<std::sync::Arc<str>, std::sync::Arc<str>>,
+    /// kernel (`Job::kernel_id`) → why it counts as floating point, `None` for an integer
+    /// kernel (`plan::float_reason`): found once, not at each of its launches.
+    float_verdicts: FxHashMap<std::sync::Arc<str>, Option<String>>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).

@@ -415,6 +415,17 @@ impl WorkerState {
     /// or `None` for a kernel without floating-point arithmetic. A kernel the emulator
     /// cannot load counts as floating point, with the reason.
     fn float_reason(&mut self, job: &Job) -> Option<String> {
+        if let Some(v) = self.float_verdicts.get(&*job.id) {
+            return v.clone();
+        }
+        let v = self.float_verdict(job);
+        self.float_verdicts.insert(job.id.clone(), v.clone());
+        v
+    }
+
+    /// [`Self::float_reason`] worked out: the kernel in the program's SPIR-V, else the
+    /// program's text.
+    fn float_verdict(&mut self, job: &Job) -> Option<String> {
         let source = match &job.program.origin {
             ProgramOrigin::Source(s) => s.clone(),
             _ => std::sync::Arc::from(""),
