@@ -263,7 +263,7 @@ NVIDIA charges several µs per launch for ([results.md](results.md#interposer-ov
         name: "CLPRISM_LOG_POLL_US",
         reader: Library,
         values: "MICROSECONDS",
-        default: "1000" => |_| None,
+        default: "10000" => |_| None,
         parse: |v, _| v.parse::<u64>().ok().map(Some),
         example: "0",
         usage: "benchmark aid: shortest time between two passes of the log writer over pending events",

@@ -551,10 +551,19 @@ struct Logger {
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 static LOGGER: OnceCell<Logger> = OnceCell::new();
 static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
-/// Events polled per pass of the writer thread.
-const POLL_BATCH: usize = 1024;
+/// Events polled per pass of the writer thread: with [`POLL_INTERVAL`], up to ~400,000
+/// completed launches a second are finalized without a backlog.
+const POLL_BATCH: usize = 4096;
 /// Shortest time between two polling passes of the writer thread over the watched events.
-const POLL_INTERVAL: Duration = Duration::from_millis(1);
+///
+/// Every pass wakes the writer. At 1 ms (before session 17) the wake-ups alone cost short,
+/// launch-heavy apps on a small machine 13-16 % of their run time: CLBlast's
+/// `clblast_test_xsymm` on the 2-core development machine, 10 interleaved rounds,
+/// `bench/paired_ratios.py`, 1.13 [1.06, 1.21] and 1.16 [1.10, 1.22] in log mode with device
+/// timing off, 1.00 [0.92, 1.09] with the writer asleep 50 ms instead
+/// (results/session17-2026-11-27). A completed launch's record is written at most this
+/// much later, and its event released.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 /// The polling interval: [`POLL_INTERVAL`], or `CLPRISM_LOG_POLL_US` (µs; 0 polls on every
 /// message, the behaviour before rate limiting, kept for the overhead benchmark).
@@ -565,12 +574,14 @@ fn poll_interval() -> Duration {
         .unwrap_or(POLL_INTERVAL)
 }
 
-/// The writer's sleep while messages keep coming (it is not woken per message).
-const WRITER_SLEEP: Duration = Duration::from_millis(1);
-/// The writer's sleep once no message came for [`IDLE_AFTER`].
-const WRITER_IDLE_SLEEP: Duration = Duration::from_millis(50);
-/// Quiet time after which the writer sleeps [`WRITER_IDLE_SLEEP`].
-const IDLE_AFTER: Duration = Duration::from_millis(20);
+/// The writer's sleep when no event is watched: it is not woken per message (see
+/// [`POLL_INTERVAL`] for what waking it often costs); messages that wait for it
+/// ([`flush`], [`shutdown`]) and full batches ([`BATCH_WAKE`]) wake it early.
+const WRITER_SLEEP: Duration = Duration::from_millis(50);
+/// Records in one thread's batch that wake the writer (one wake-up per this many untimed
+/// launches of a thread that launches faster than the writer sleeps), so that a batch holds
+/// at most about this many records (~0.5 KiB each) between two wake-ups.
+const BATCH_WAKE: usize = 8192;
 /// Quiet time after which the writer flushes the log file.
 const IDLE_FLUSH: Duration = Duration::from_millis(500);
 
@@ -634,7 +645,11 @@ pub fn finished(rec: LaunchRecord) {
     {
         let _ = MY_BATCH.try_with(|b| {
             if let Some(r) = rec.take() {
-                b.get_or_init(Batch::register).recs.lock().push(r);
+                let mut recs = b.get_or_init(Batch::register).recs.lock();
+                recs.push(r);
+                if recs.len().is_multiple_of(BATCH_WAKE) {
+                    l.writer.unpark();
+                }
             }
         });
     }
@@ -1083,10 +1098,8 @@ fn writer_thread(rx: Receiver<Msg>) {
                     poll_interval
                         .saturating_sub(last_poll.elapsed())
                         .max(Duration::from_micros(100))
-                } else if quiet < IDLE_AFTER {
-                    WRITER_SLEEP
                 } else {
-                    WRITER_IDLE_SLEEP
+                    WRITER_SLEEP
                 };
                 std::thread::park_timeout(sleep);
                 continue;
