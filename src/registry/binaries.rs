@@ -33,6 +33,8 @@ use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
+use crate::emu::hash::hex;
+
 /// Version of the entry format (part of every file; other versions are ignored).
 const FORMAT: u64 = 1;
 
@@ -150,10 +152,6 @@ impl Keys {
 
 /// Mappings made or read in this process, by the binary's name key.
 static SEEN: Lazy<Mutex<FxHashMap<[u8; 32], SourceOfBinary>>> = Lazy::new(Default::default);
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {

@@ -409,12 +409,7 @@ pub fn content_hash(parts: &[&[u8]]) -> Arc<str> {
         h.update((p.len() as u64).to_le_bytes());
         h.update(p);
     }
-    let d = h.finalize();
-    d[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>()
-        .into()
+    crate::emu::hash::hex(&h.finalize()[..8]).into()
 }
 
 /// The buffer kernel argument `a` names: a pointer-sized value that is a buffer clprism
