@@ -555,16 +555,10 @@ static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
 /// completed launches a second are finalized without a backlog.
 const POLL_BATCH: usize = 4096;
 /// Shortest time between two polling passes of the writer thread over the watched events.
-///
-/// Every pass wakes the writer. At 1 ms (before session 17) the wake-ups alone cost short,
-/// launch-heavy apps on a small machine 13-16 % of their run time: CLBlast's
-/// `clblast_test_xsymm` on the 2-core development machine, 10 interleaved rounds,
-/// `bench/paired_ratios.py`, 1.13 [1.06, 1.21] and 1.16 [1.10, 1.22] in log mode with device
-/// timing off, 1.00 [0.92, 1.09] with the writer asleep 50 ms instead
-/// (results/session17-2026-11-27, `local-xsymm-writer.txt`). On an H200 host's 16 cores the
-/// 1 ms wake-ups cost nothing measurable (`gpu-writer-sleep.txt`): the cost is a small or
-/// busy machine's. A completed launch's record is written at most this much later, and its
-/// event released.
+/// Every pass wakes the writer, so this is also its wake-up period while device-timing events
+/// are outstanding (log mode's default times a sample of launches); 1 ms until ad7b54a, for the
+/// reason given at [`WRITER_SLEEP`]. A completed launch's record is written, and its event
+/// released, at most this much later.
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 /// The polling interval: [`POLL_INTERVAL`], or `CLPRISM_LOG_POLL_US` (µs; 0 polls on every
@@ -576,9 +570,18 @@ fn poll_interval() -> Duration {
         .unwrap_or(POLL_INTERVAL)
 }
 
-/// The writer's sleep when no event is watched: it is not woken per message (see
-/// [`POLL_INTERVAL`] for what waking it often costs); messages that wait for it
-/// ([`flush`], [`shutdown`]) and full batches ([`BATCH_WAKE`]) wake it early.
+/// The writer's sleep when no event is watched: it is not woken per message; messages that
+/// wait for it ([`flush`], [`shutdown`]) and full batches ([`BATCH_WAKE`]) wake it early.
+///
+/// 1 ms while records flowed until ad7b54a. Those wake-ups alone cost short, launch-heavy apps
+/// on a small machine 13-16 % of their run time: CLBlast's `clblast_test_xsymm` on the 2-core
+/// development machine, log mode with device timing off, 10 interleaved rounds, paired ratio
+/// to native (`bench/paired_ratios.py`) 1.13 [1.06, 1.21] and 1.16 [1.10, 1.22], against
+/// 1.00 [0.92, 1.09] with the writer asleep 50 ms; with device timing on (the default), 1.17
+/// [1.03, 1.33] before and 1.05 [0.85, 1.29] after, [`POLL_INTERVAL`] included
+/// (results/session17-2026-11-27, `local-xsymm-writer.txt`). On an H200 host's 16 cores the
+/// 1 ms wake-ups cost nothing measurable (`gpu-writer-sleep.txt`): the cost is a small or busy
+/// machine's, such as a CI runner's.
 const WRITER_SLEEP: Duration = Duration::from_millis(50);
 /// Records in one thread's batch that wake the writer (one wake-up per this many untimed
 /// launches of a thread that launches faster than the writer sleeps), so that a batch holds
@@ -647,9 +650,12 @@ pub fn finished(rec: LaunchRecord) {
     {
         let _ = MY_BATCH.try_with(|b| {
             if let Some(r) = rec.take() {
-                let mut recs = b.get_or_init(Batch::register).recs.lock();
-                recs.push(r);
-                if recs.len().is_multiple_of(BATCH_WAKE) {
+                let full = {
+                    let mut recs = b.get_or_init(Batch::register).recs.lock();
+                    recs.push(r);
+                    recs.len().is_multiple_of(BATCH_WAKE)
+                };
+                if full {
                     l.writer.unpark();
                 }
             }
