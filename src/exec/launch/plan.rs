@@ -644,11 +644,19 @@ impl WorkerState {
     /// Step 3: whether splitting pays for its transfers (`CLPRISM_SPLIT=auto`,
     /// `sched::split`). Kept whole → `Err` (forwarded, nothing of the app's data changed);
     /// a first launch with a direct device runs whole through clprism to be measured.
+    ///
+    /// A kernel's agreement check ([`Plan::check_agreement`]) is decided like any launch: it
+    /// rides on the first split that pays. Until session 17 it skipped the decision, so in
+    /// `auto` the first launch over unlike devices was split, and also run whole to compare,
+    /// even where no split pays. The check costs about one whole run (Rodinia pathfinder on
+    /// three PoCL devices, 2 cores: its checked launch took 1,875 ms against 843 ms whole;
+    /// results/session17-2026-11-27). Only `CLPRISM_VERIFY` still balances every launch it
+    /// can.
     fn split_decision(&mut self, job: &Job, plan: &mut Plan) -> Result<(), Forward> {
         let Some(h) = plan.app_d else { return Ok(()) };
         if crate::config::get().split != crate::config::SplitPolicy::Auto
             || plan.devs.len() < 2
-            || plan.verify
+            || (plan.verify && !plan.check_agreement)
             || matches!(plan.kind, SchedulerKind::Single(_))
         {
             return Ok(());
@@ -689,7 +697,12 @@ impl WorkerState {
             });
         }
         if !split {
-            // first launch: run whole through clprism to measure it
+            // first launch: run whole through clprism to measure it; with nothing split there
+            // is nothing to check yet (the check waits for the kernel's first real split)
+            if plan.check_agreement {
+                plan.check_agreement = false;
+                plan.verify = crate::config::get().verify;
+            }
             plan.configured = Some(plan.kind.to_string());
             plan.devs = vec![h];
             plan.kind = SchedulerKind::Single(0);
