@@ -572,16 +572,9 @@ fn poll_interval() -> Duration {
 
 /// The writer's sleep when no event is watched: it is not woken per message; messages that
 /// wait for it ([`flush`], [`shutdown`]) and full batches ([`BATCH_WAKE`]) wake it early.
-///
-/// 1 ms while records flowed until ad7b54a. Those wake-ups alone cost short, launch-heavy apps
-/// on a small machine 13-16 % of their run time: CLBlast's `clblast_test_xsymm` on the 2-core
-/// development machine, log mode with device timing off, 10 interleaved rounds, paired ratio
-/// to native (`bench/paired_ratios.py`) 1.13 [1.06, 1.21] and 1.16 [1.10, 1.22], against
-/// 1.00 [0.92, 1.09] with the writer asleep 50 ms; with device timing on (the default), 1.17
-/// [1.03, 1.33] before and 1.05 [0.85, 1.29] after, [`POLL_INTERVAL`] included
-/// (results/session17-2026-11-27, `local-xsymm-writer.txt`). On an H200 host's 16 cores the
-/// 1 ms wake-ups cost nothing measurable (`gpu-writer-sleep.txt`): the cost is a small or busy
-/// machine's, such as a CI runner's.
+/// 1 ms until ad7b54a: those wake-ups cost `clblast_test_xsymm` 13-16 % in log mode on the
+/// 2-core development machine, none on an H200 host's 16 cores (docs/results.md, issue 18,
+/// session 17; results/session17-2026-11-27/local-xsymm-writer.txt).
 const WRITER_SLEEP: Duration = Duration::from_millis(50);
 /// Records in one thread's batch that wake the writer (one wake-up per this many untimed
 /// launches of a thread that launches faster than the writer sleeps), so that a batch holds
