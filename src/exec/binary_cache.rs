@@ -33,28 +33,44 @@ pub(super) fn load(key: &str) -> Option<Vec<u8>> {
     std::fs::read(path(key)?).ok().filter(|b| !b.is_empty())
 }
 
-/// Saves `binary` under `key`.
+/// Saves `binary` under `key`, through the emulator cache's atomic write (a temporary name
+/// unique per process and call, then a rename): two threads building one program on two like
+/// devices at once each write their own temporary file and the last rename wins, with no
+/// error (before, both used `.KEY.PID.tmp` and the second failed with "File exists", printed
+/// into the app's stderr, issue 31 item 6).
 ///
 /// Errors: no cache directory, or the file system's.
 pub(super) fn save(key: &str, binary: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    let p = path(key).ok_or_else(|| std::io::Error::other("no cache directory"))?;
-    let dir = p.parent().expect("a file in a directory");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
-    {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        // private to the user, like every file clprism writes (tests/hostile.rs)
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(binary)?;
+    let dir =
+        crate::exec::cache_dir().ok_or_else(|| std::io::Error::other("no cache directory"))?;
+    save_in(&dir, key, binary)
+}
+
+/// [`save`] under the cache directory `cache`.
+fn save_in(cache: &std::path::Path, key: &str, binary: &[u8]) -> std::io::Result<()> {
+    crate::emu::frontend::write_atomic(&cache.join("binaries"), &format!("{key}.bin"), binary)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Eight threads saving one key at once (eight like devices building one program): every
+    /// save succeeds and the file holds one whole binary.
+    #[test]
+    fn concurrent_saves_of_one_key_all_succeed() {
+        let dir = std::env::temp_dir().join(format!("clprism-bincache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let binary: Vec<u8> = (0..1 << 16).map(|i| (i % 251) as u8).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| super::save_in(&dir, "k", &binary)))
+                .collect();
+            for h in handles {
+                h.join().expect("no panic").expect("the save succeeds");
+            }
+        });
+        assert_eq!(std::fs::read(dir.join("binaries/k.bin")).unwrap(), binary);
+        let leftovers = std::fs::read_dir(dir.join("binaries")).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary file is left behind");
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    std::fs::rename(&tmp, &p)
 }
