@@ -1387,3 +1387,102 @@ fn first_split_over_unlike_devices_is_checked_against_a_whole_run() {
         }
     }
 }
+
+/// Runs `app ARGS --dump` natively and in balance mode with `CLPRISM_SPLIT=auto` and the
+/// devices opened early (`CLPRISM_BALANCE_EARLY=on`) on two like PoCL `pthread` devices, with
+/// `CLPRISM_BALANCE_SIBLINGS=SIBLINGS`; asserts both pass with identical output and returns
+/// the balanced run's launch records.
+fn auto_over_like_devices(test: &str, app: &str, args: &[&str], siblings: &str) -> Vec<Value> {
+    let d = scratch(test);
+    let exe = examples().join(app);
+    let (nat, bal) = (d.join("native.bin"), d.join("balance.bin"));
+    let devices = [("POCL_DEVICES", "pthread pthread")];
+    let with_dump = |f: &std::path::Path| {
+        let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        a.extend(["--dump".into(), f.to_str().unwrap().into()]);
+        a
+    };
+    let a = with_dump(&nat);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    assert_ok(&run(&exe, &a, Via::Native, &devices), app);
+    let log = d.join("balance.jsonl");
+    let a = with_dump(&bal);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = run(
+        &exe,
+        &a,
+        Via::Preload("balance"),
+        &[
+            devices[0],
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_DEVICES", "all"),
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_SIBLINGS", siblings),
+        ],
+    );
+    assert_ok(&out, &format!("{app} balance auto"));
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "{app}: output differs from native"
+    );
+    read_log(&log)
+}
+
+/// Issue 31 items 1-2: on a device with a like sibling (two PoCL `pthread` devices, counted
+/// with `CLPRISM_BALANCE_SIBLINGS=any`), `auto` opens the devices at the app's first build and
+/// the kernel's first launch runs a probe chunk on the app's device, then splits the rest: a
+/// one-launch app (matmul_global, 512², 1.4 s here) is split at its first and only launch,
+/// byte-identical to native. With the default (`gpu`: CPU siblings share the app's cores and
+/// are not counted) the same launch is forwarded whole to be measured, as before.
+#[test]
+fn a_first_long_launch_is_probed_then_split_over_like_siblings() {
+    let recs = auto_over_like_devices("balance-probe-split", "matmul_global", &["512"], "any");
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let s = &recs[0]["schedule"];
+    assert_split(&recs[0]);
+    let probe = &s["probe"];
+    let of = probe["of_work_groups"].as_u64().expect("a probe record");
+    let ran = probe["work_groups"].as_u64().unwrap();
+    assert!(ran > 0 && ran < of / 10, "probe of {ran} of {of}: {s}");
+    assert!(probe["device_ns"].as_u64().unwrap() > 0, "{s}");
+    // the rest: the launch's other work-groups, over both devices
+    let rest: u64 = s["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["abandoned"].as_bool() != Some(true))
+        .map(|c| c["work_groups"].as_u64().unwrap())
+        .sum();
+    assert_eq!(ran + rest, of, "{s}");
+
+    let recs = auto_over_like_devices("balance-probe-default", "matmul_global", &["512"], "gpu");
+    let f = recs[0]["schedule"]["fallback"].as_str().unwrap_or_default();
+    assert!(f.contains("measured"), "{f}");
+    assert!(recs[0]["schedule"]["probe"].is_null());
+}
+
+/// A kernel is probed at its first launch only: Black-Scholes launched 4 times on like
+/// siblings probes the first launch (split or forwarded after it, the reason says so), and
+/// judges the later ones on that figure, with no probe; the output stays byte-identical.
+#[test]
+fn only_a_kernels_first_launch_is_probed() {
+    let recs = auto_over_like_devices(
+        "balance-probe-once",
+        "blackscholes",
+        &["262144", "4"],
+        "any",
+    );
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    let probed = |r: &Value| {
+        let s = &r["schedule"];
+        !s["probe"].is_null()
+            || s["fallback"]
+                .as_str()
+                .is_some_and(|f| f.contains("ran as a probe"))
+    };
+    assert!(probed(&recs[0]), "{}", recs[0]["schedule"]);
+    for r in &recs[1..] {
+        assert!(!probed(r), "{}", r["schedule"]);
+    }
+}

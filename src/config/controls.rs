@@ -469,6 +469,29 @@ opening costs an app that exits soon after at most what splitting could have gai
 (`devices_ready_ms` 427-579 ms). `0`: open at the second launch of a kernel long enough to \
 split.",
     }
+    balance_siblings: crate::config::Siblings {
+        name: "CLPRISM_BALANCE_SIBLINGS",
+        reader: Library,
+        values: "gpu|any|off",
+        default: "gpu" => |_| crate::config::Siblings::Gpu,
+        parse: |v, _| match v {
+            "gpu" => Some(crate::config::Siblings::Gpu),
+            "any" => Some(crate::config::Siblings::Any),
+            "off" | "0" => Some(crate::config::Siblings::Off),
+            _ => None,
+        },
+        example: "off",
+        usage: "balance: open the app's device's like siblings at its first build and probe first launches",
+        doc: "When the app's device has siblings (devices of its platform with its name; `gpu`: \
+only GPUs and accelerators, whose siblings add compute; `any`: CPU devices too, for tests on PoCL), \
+`CLPRISM_SPLIT=auto` opens the balance devices in the background at the app's first \
+`clBuildProgram` instead of waiting for long launches to add up to `CLPRISM_BALANCE_OPEN_COST`, \
+and the first launch of a kernel runs its first Boyer chunk (`beta`, 7 % of the work-groups \
+along the split dimension) on the app's device as a probe: the rest is split when the probe's \
+time says a split pays, else forwarded (`exec::early`, issue 31 items 1-2). Kernels with NDRange \
+queries (`get_group_id`, `get_global_size`, ...) are not probed. `off`: the opening waits for \
+the credit, and first launches are forwarded whole to measure them.",
+    }
     debug: bool {
         name: "CLPRISM_DEBUG",
         reader: Library,

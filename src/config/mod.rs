@@ -142,6 +142,18 @@ pub enum SplitPolicy {
     Always,
 }
 
+/// `CLPRISM_BALANCE_SIBLINGS` values: which like devices of the app's device make `auto`
+/// open the balance devices at the first build and probe first launches (`exec::early`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Siblings {
+    /// GPUs and accelerators: siblings that add compute of their own.
+    Gpu,
+    /// Any device type (CPU devices sharing the host's cores too: for tests).
+    Any,
+    /// Never: the opening waits for `CLPRISM_BALANCE_OPEN_COST`'s credit.
+    Off,
+}
+
 /// Default of `CLPRISM_EMU_SNAPSHOT_MAX`, bytes (256 MiB).
 pub const DEFAULT_EMU_SNAPSHOT_MAX: u64 = 256 << 20;
 /// Default of `CLPRISM_PINNED_MAX`, bytes (4 GiB).

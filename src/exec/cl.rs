@@ -535,3 +535,21 @@ pub unsafe fn queue_context(q: cl_command_queue) -> ClResult<cl_context> {
             code: CL_INVALID_COMMAND_QUEUE,
         })
 }
+
+/// The first device a program is associated with (`CL_PROGRAM_DEVICES`), or `None` when the
+/// query fails.
+pub unsafe fn program_first_device(p: cl_program) -> Option<cl_device_id> {
+    let g = rt().ok()?.clGetProgramInfo?;
+    let n: cl_uint = info(|n, v, s| g(p, CL_PROGRAM_NUM_DEVICES, n, v, s))?;
+    let mut devs = vec![std::ptr::null_mut::<c_void>() as cl_device_id; n as usize];
+    let bytes = devs.len() * std::mem::size_of::<cl_device_id>();
+    (n > 0
+        && g(
+            p,
+            CL_PROGRAM_DEVICES,
+            bytes,
+            devs.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
+        ) == CL_SUCCESS)
+        .then(|| devs[0])
+}

@@ -21,6 +21,7 @@ mod binary_cache;
 pub mod cl;
 mod decide;
 pub mod devices;
+pub mod early;
 pub mod footprint;
 mod launch;
 pub mod merge;
@@ -282,6 +283,13 @@ struct Balance {
     /// kernel (`Job::kernel_id`) → the (figure bits, work-groups) of its last "too short"
     /// verdict before the devices open, and that verdict's reason ([`short_reason`]).
     short_reasons: Mutex<FxHashMap<String, ShortReason>>,
+    /// Set once the app built a program on a device with like siblings and the balance
+    /// devices were opened for them at that build ([`early::open_at_build`]): first launches
+    /// are then probed ([`early::probe_wanted`]).
+    siblings_open: std::sync::atomic::AtomicBool,
+    /// App device (handle as an integer) → how many like siblings of it
+    /// `CLPRISM_BALANCE_SIBLINGS` counts, found once per device.
+    sibling_devices: Mutex<FxHashMap<usize, usize>>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -917,7 +925,7 @@ struct ChunkTag {
 }
 
 /// The kernel's device time of a completed event (profiling queue), ns.
-fn event_device_ns(ev: cl_event) -> Option<u64> {
+pub(crate) fn event_device_ns(ev: cl_event) -> Option<u64> {
     let f = crate::loader::table().and_then(|t| t.clGetEventProfilingInfo)?;
     // SAFETY: cl_ulong outputs of a completed event.
     unsafe {

@@ -135,7 +135,7 @@ fn kernel_facts(k: cl_kernel) -> Result<KernelBalance, Forward> {
 /// # Safety
 /// `event` is null or writable, as received by the hook.
 pub unsafe fn try_balance(
-    launch: &Launch,
+    launch: &mut Launch,
     event: *mut cl_event,
     rec: &LaunchRecord,
 ) -> Result<cl_int, Forward> {
@@ -175,7 +175,6 @@ pub unsafe fn try_balance(
     }
     let dim = launch.work_dim as usize;
     let g = launch.global;
-    let o = launch.offset.unwrap_or([0; 3]);
     let l = match launch.local {
         None => choose_local(dim, &g),
         Some(l) => {
@@ -186,6 +185,132 @@ pub unsafe fn try_balance(
         }
     };
     crate::config::debug(|| format!("try_balance {}", rec.seq));
+    let probe = if exec::early::probe_wanted(&facts.id)
+        && super::hooks::profiled(q)
+        && launch.offset.is_none_or(|o| o == [0; 3])
+        && without_range_queries(k)
+    {
+        probe_first_chunk(launch, l, &facts.id)
+    } else {
+        None
+    };
+    let Some(probe) = probe else {
+        return balance_rest(launch, l, facts, event, rec, None);
+    };
+    balance_rest(launch, l, facts, event, rec, Some(&probe)).map_err(|mut f| {
+        // the probe gave the kernel its figure: the rest needs no measurement
+        f.measure = None;
+        f.reason = probe.explain(&f.reason.text()).into();
+        f
+    })
+}
+
+/// A probe chunk that ran before the rest of a kernel's first launch (`exec::early`).
+struct Probe {
+    /// Work-groups the probe ran.
+    work_groups: u64,
+    /// Work-groups of the whole launch.
+    of: u64,
+    /// Its time on the app's device (profiled), ns; 0 when the event gave none.
+    ns: u64,
+}
+
+impl Probe {
+    /// The record's reason for the rest, forwarded after the probe for `why`.
+    fn explain(&self, why: &str) -> String {
+        format!(
+            "first launch: its first {} of {} work-groups ran as a probe on the app's device ({:.3} ms), the rest was forwarded: {why}",
+            self.work_groups,
+            self.of,
+            self.ns as f64 / 1e6
+        )
+    }
+}
+
+/// Whether kernel `k`'s program is source with no NDRange queries (`get_group_id`,
+/// `get_global_size`, ...) and no `#include`: a sub-range of its launch then computes what the
+/// same work-items compute in the whole launch ([`Launch::sub_range`]).
+fn without_range_queries(k: cl_kernel) -> bool {
+    let Ok((_, prog)) = kernel_and_program(k) else {
+        return false;
+    };
+    match &prog.origin {
+        ProgramOrigin::Source(src) => {
+            !exec::program::includes_files(src) && !exec::program::RangeQueries::of(src).any()
+        }
+        _ => false,
+    }
+}
+
+/// Runs the first β of the work-groups along the split dimension (the slowest-varying one
+/// with more than one work-group, as `exec` splits) of `launch` on the app's queue as a probe,
+/// waits for it and notes its profiled time as the kernel's figure on the app's device
+/// (`exec::early`). When the probe was enqueued, `*launch` becomes the rest of the launch.
+/// `None` (nothing enqueued): too few work-groups for a probe, or the driver refused the
+/// probe's enqueue (the whole launch then goes on as before, so the app gets the driver's own
+/// verdict on it).
+///
+/// # Safety
+/// `launch` holds the app's valid handles and wait list.
+unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str) -> Option<Probe> {
+    let dim = launch.work_dim as usize;
+    let d = (0..dim).rev().find(|&d| launch.global[d] / local[d] > 1)?;
+    let along = launch.global[d] / local[d];
+    // a probe of one or two work-groups measures the launch overhead, not the kernel
+    if along < 8 {
+        return None;
+    }
+    let dev = cl::queue_device(launch.queue).ok()?;
+    let first =
+        ((along as f64 * exec::early::probe_fraction(dev)).ceil() as usize).clamp(1, along - 1);
+    let across: u64 = (0..dim)
+        .filter(|&x| x != d)
+        .map(|x| (launch.global[x] / local[x]) as u64)
+        .product();
+    let probe = launch.sub_range(d, 0, first, local);
+    let mut ev: cl_event = std::ptr::null_mut();
+    if probe.forward(None, &mut ev) != CL_SUCCESS || ev.is_null() {
+        return None;
+    }
+    let t = std::time::Instant::now();
+    let ns = match cl::wait(&[ev]) {
+        Ok(()) => exec::event_device_ns(ev).unwrap_or(0),
+        Err(_) => 0,
+    };
+    cl::release_event(ev);
+    let work_groups = first as u64 * across;
+    exec::early::note_probe(kernel, ns, work_groups);
+    crate::config::debug(|| {
+        format!(
+            "probe of {kernel}: {first} of {along} work-groups along dimension {d}: {:.3} ms on the device, {:.3} ms waited",
+            ns as f64 / 1e6,
+            t.elapsed().as_secs_f64() * 1e3
+        )
+    });
+    *launch = launch.sub_range(d, first, along - first, local);
+    Some(Probe {
+        work_groups,
+        of: along as u64 * across,
+        ns,
+    })
+}
+
+/// The part of [`try_balance`] after the cheap refusals and the probe: the opening, the early
+/// decision and the balanced run of `launch` with local size `l`.
+///
+/// # Safety
+/// As [`try_balance`].
+unsafe fn balance_rest(
+    launch: &Launch,
+    l: [usize; 3],
+    facts: &KernelBalance,
+    event: *mut cl_event,
+    rec: &LaunchRecord,
+    probe: Option<&Probe>,
+) -> Result<cl_int, Forward> {
+    let (q, k) = (launch.queue, launch.kernel);
+    let g = launch.global;
+    let o = launch.offset.unwrap_or([0; 3]);
     let groups: usize = (0..3).map(|d| g[d] / l[d]).product();
     let kinfo_program = || TABLES.kernels.with(k as Key, |i| i.program);
     if let Some(d) = exec::opening_deferred(&facts.id, groups as u64, kinfo_program) {
@@ -302,6 +427,11 @@ pub unsafe fn try_balance(
     let mut rec = rec.clone();
     let mut schedule = done.schedule;
     schedule.devices_ready_ms = exec::devices_ready_ms();
+    schedule.probe = probe.map(|p| crate::log::schema::ProbeLog {
+        work_groups: p.work_groups,
+        of_work_groups: p.of,
+        device_ns: p.ns,
+    });
     rec.set_schedule(&schedule);
     let seq = rec.seq;
     crate::log::pending(rec);
@@ -311,7 +441,8 @@ pub unsafe fn try_balance(
         Some(crate::log::DeviceTimes {
             submit: 0,
             start: 0,
-            end: done.makespan_ns,
+            // the launch's device time: its probe's, then the balanced rest's
+            end: done.makespan_ns + probe.map_or(0, |p| p.ns),
         }),
     );
     Ok(CL_SUCCESS)

@@ -726,13 +726,21 @@ pub unsafe fn clBuildProgram(
         && !passthrough()
         && cfg.mode == crate::config::Mode::Balance
         && cfg.balance_early
-        // `auto` opens the devices only once a launch is long enough to split
-        // (`exec::opening_deferred`), and builds the program then
-        && cfg.split == crate::config::SplitPolicy::Always
     {
+        // `always` opens the devices and builds the program there now; `auto` too when the
+        // app's device has like siblings (`exec::early`), else only once launches long enough
+        // to split add up (`exec::opening_deferred`), building the program then
         record("clBuildProgram (balance pre-build)", || {
             if let Some(info) = TABLES.programs.get(p as Key) {
-                crate::exec::prebuild_in_background(&info);
+                let dev = if n > 0 && !devices.is_null() {
+                    Some(*devices)
+                } else {
+                    crate::exec::cl::program_first_device(p)
+                };
+                let opened = dev.is_some_and(|d| crate::exec::early::open_at_build(&info, d));
+                if !opened && cfg.split == crate::config::SplitPolicy::Always {
+                    crate::exec::prebuild_in_background(&info);
+                }
             }
         });
     }
@@ -1212,6 +1220,9 @@ pub unsafe fn clEnqueueTask(
 /// whatever is forwarded is logged (with the reason it was not split, in balance mode).
 unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
     let mut rec = launch_record(launch);
+    // balance mode may run part of the launch as a probe first and forward only the rest
+    let mut launch = *launch;
+    let launch = &mut launch;
     let mut measure = None;
     if crate::config::get().mode == crate::config::Mode::Balance {
         let t = std::time::Instant::now();
@@ -1255,7 +1266,7 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
 
 /// Whether queue `q` has profiling on (clprism's `CLPRISM_DEVICE_TIMING`, or the app's own
 /// request): only then can a forwarded launch be measured from its event.
-fn profiled(q: cl_command_queue) -> bool {
+pub(super) fn profiled(q: cl_command_queue) -> bool {
     crate::config::get().device_timing.enables_profiling()
         || TABLES
             .queues

@@ -131,6 +131,24 @@ impl Launch {
         )
     }
 
+    /// The work-groups `first .. first + count` along dimension `dim` of this launch run with
+    /// local size `local`, as a launch of their own with a global offset (the same queue,
+    /// kernel and wait list): a probe chunk or the rest after it (`super::balance`). The
+    /// work-items keep their global ids; only kernels without NDRange queries see no
+    /// difference.
+    pub fn sub_range(&self, dim: usize, first: usize, count: usize, local: [usize; 3]) -> Launch {
+        let mut offset = self.offset.unwrap_or([0; 3]);
+        let mut global = self.global;
+        offset[dim] += first * local[dim];
+        global[dim] = count * local[dim];
+        Launch {
+            offset: Some(offset),
+            global,
+            local: Some(local),
+            ..*self
+        }
+    }
+
     /// Global size, offset or local size of the used dimensions, as the log record holds them.
     pub fn dims(v: &[usize; 3], work_dim: u32) -> Vec<u64> {
         v[..work_dim as usize].iter().map(|x| *x as u64).collect()

@@ -127,6 +127,34 @@ fn index_of(dev: cl_device_id) -> Option<(usize, usize)> {
     Some((pi, di))
 }
 
+/// How many other devices of `dev`'s own platform carry its `CL_DEVICE_NAME` and type (its
+/// like siblings: the other GPUs of a multi-GPU host), asking only that platform, as
+/// [`index_of`] does. 0 when a query fails.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn like_siblings(dev: cl_device_id) -> usize {
+    let Some(t) = crate::loader::table() else {
+        return 0;
+    };
+    let Some(gi) = t.clGetDeviceInfo else {
+        return 0;
+    };
+    // SAFETY: a cl_platform_id-sized query on a device handle the app obtained.
+    let Some(platform) =
+        (unsafe { info_value::<usize>(|n, p, s| gi(dev, CL_DEVICE_PLATFORM, n, p, s)) })
+    else {
+        return 0;
+    };
+    let me = describe(dev);
+    device_ids(t, platform as cl_platform_id)
+        .into_iter()
+        .filter(|&d| d != dev)
+        .filter(|&d| {
+            let other = describe(d);
+            other.name == me.name && other.kind == me.kind
+        })
+        .count()
+}
+
 /// The log description of a device (cached). The handle is only passed to the driver.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {

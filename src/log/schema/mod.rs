@@ -836,6 +836,18 @@ pub struct ScheduleDevice {
     pub name: String,
 }
 
+/// The probe chunk of a kernel's first launch (`schedule.probe`; issue 31 item 2): the first
+/// β of the work-groups along the split dimension, run on the app's device in its queue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeLog {
+    /// Work-groups the probe ran.
+    pub work_groups: u64,
+    /// Work-groups of the whole launch.
+    pub of_work_groups: u64,
+    /// Its device time on the app's device (profiling `END − START`), ns.
+    pub device_ns: u64,
+}
+
 /// A balance device that sat a launch out (`schedule.devices_excluded[]`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -1144,6 +1156,10 @@ pub struct Schedule {
     /// Time clprism spent on the app's thread before forwarding, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision_ns: Option<u64>,
+    /// The probe chunk a kernel's first launch ran on the app's device before this record's
+    /// balanced rest (`exec::early`; the chunks and `makespan_ns` are the rest's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeLog>,
     /// Start of the launch, ns since the Unix epoch (read by the trace; not written by this
     /// version).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1352,6 +1368,11 @@ mod tests {
                 one_device_reason: Some("r".into()),
                 devices_ready_ms: Some(1.25),
                 decision_ns: Some(3),
+                probe: Some(ProbeLog {
+                    work_groups: 3,
+                    of_work_groups: 40,
+                    device_ns: 1_500,
+                }),
                 t0_unix_ns: Some(9),
                 transfers: Some(vec![Transfer {
                     device: Some(0),
