@@ -49,7 +49,8 @@ pub struct LaunchRecord {
     pub mode: &'static str,
     /// Kernel function name.
     pub kernel: Arc<str>,
-    /// 16 hex digits identifying the program content (source, IL or binaries).
+    /// 16 hex digits identifying the program: content and build options
+    /// (`registry::tables::program_identity`).
     pub program: Arc<str>,
     /// Number of NDRange dimensions (1..3).
     pub work_dim: u32,

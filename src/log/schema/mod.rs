@@ -352,7 +352,7 @@ pub struct Launch {
     pub mode: Mode,
     /// Kernel function name.
     pub kernel: String,
-    /// 16 hex digits identifying the program content (source, IL or binaries).
+    /// 16 hex digits identifying the program: content and build options ([`FIELDS`]).
     pub program: String,
     /// Number of NDRange dimensions (1..3).
     pub work_dim: u32,
