@@ -1375,7 +1375,7 @@ mod tests {
             r.shared_extra = Some(shared.clone());
             s.add(&r);
         }
-        let k = &s.kernels["k"];
+        let k = s.kernel("k").unwrap();
         assert_eq!((k.launches, k.emulations, k.emulation_ns), (3, 1, 7000));
         assert_eq!(k.projected["a"], (6000.0, 3));
         assert_eq!(k.launch_profile.as_deref(), Some("a"));

@@ -23,6 +23,7 @@ mod anchored;
 mod check;
 mod device_def;
 mod fields;
+mod labels;
 
 use crate::emu::stats::WorkGroupStats;
 use crate::model::{LaunchShape, ProjectionSet};
@@ -1202,6 +1203,7 @@ pub use anchored::*;
 pub use check::*;
 pub use device_def::*;
 pub use fields::*;
+pub use labels::*;
 
 #[cfg(test)]
 mod tests {
