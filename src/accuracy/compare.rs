@@ -3,7 +3,8 @@
 //! §V, [`crate::model::metrics`]).
 //!
 //! A *kernel* here is one launch configuration of one app: (app, kernel name, global size,
-//! local size). On each device its measured time is the median `device_ns` of its
+//! local size), and its program when the app's run holds the name in several (one source
+//! built with other `-D` values). On each device its measured time is the median `device_ns` of its
 //! completed launches, and its projected time the median over the same launches of
 //! [`crate::model::project::project`] applied to the launch's emulated work-group statistics
 //! (`emulation.stats`) with that device's profile. The projection is recomputed here rather
@@ -166,11 +167,12 @@ fn dims(v: &[u64]) -> String {
         .join("x")
 }
 
-/// Row label of a launch of `app`.
-pub fn kernel_label(app: &str, l: &Launch) -> String {
+/// Row label of a launch of `app`, its kernel named as `names` name it (`kernel#program`
+/// when the run holds the name in several programs).
+pub fn kernel_label(app: &str, l: &Launch, names: &crate::log::schema::KernelLabels) -> String {
     format!(
         "{app}/{} [{}/{}]",
-        l.kernel,
+        names.label(&l.kernel, &l.program),
         dims(&l.global),
         l.local.as_deref().map(dims).unwrap_or_else(|| "-".into())
     )
@@ -229,8 +231,13 @@ pub fn compare(runs: &[DeviceRun], profiles: &[Profile]) -> Report {
     let mut groups: BTreeMap<String, BTreeMap<String, Vec<&Launch>>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for r in runs {
+        // per run: one source built with other `-D` values is a row per build, and an app
+        // whose source differs by device still matches across devices
+        let names = crate::log::schema::KernelLabels::new(
+            r.launches.iter().map(|l| (&*l.kernel, &*l.program)),
+        );
         for l in &r.launches {
-            let label = kernel_label(&r.app, l);
+            let label = kernel_label(&r.app, l, &names);
             if !groups.contains_key(&label) {
                 order.push(label.clone());
             }

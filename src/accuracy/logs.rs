@@ -3,9 +3,11 @@
 //! runs of the same app on two or more devices or machines give the measured times, and a
 //! project-mode run on one of them gives the projections. No app is run here.
 //!
-//! * A **kernel** is (program hash, kernel name, global size, the app's local size, `null`
-//!   when the driver chose), matched across logs; when the program hash differs between
-//!   logs (a program built from device-specific source or binaries), a kernel is matched by
+//! * A **kernel** is (program, kernel name, global size, the app's local size, `null` when
+//!   the driver chose), matched across logs; the program is its source (or IL, binaries) and
+//!   build options, so one source built with other `-D` values is a row per build, named
+//!   `kernel#program` ([`schema::KernelLabels`]). When the program differs between logs (a
+//!   program built from device-specific source, options or binaries), a kernel is matched by
 //!   (name, global, local) alone if that is unambiguous in the other log set.
 //! * A launch's **device** is mapped to a profile as project mode does it
 //!   ([`crate::model::find_profile`] on the device's identity, which the log's device
@@ -56,8 +58,9 @@ impl KernelId {
         (self.kernel.clone(), self.global.clone(), self.local.clone())
     }
 
-    /// `kernel [global/local]` (`-`: the driver chose the local size).
-    pub fn label(&self) -> String {
+    /// `kernel [global/local]` (`-`: the driver chose the local size), the kernel named as
+    /// `names` name it (`kernel#program` when its name is in several programs).
+    pub fn label(&self, names: &schema::KernelLabels) -> String {
         let dims = |v: &[u64]| {
             v.iter()
                 .map(|x| x.to_string())
@@ -66,7 +69,7 @@ impl KernelId {
         };
         format!(
             "{} [{}/{}]",
-            self.kernel,
+            names.label(&self.kernel, &self.program),
             dims(&self.global),
             self.local
                 .as_deref()
@@ -443,6 +446,9 @@ pub fn compare_logs(
     let mut devices: BTreeSet<String> = meas.times.keys().cloned().collect();
     let mut rows = Vec::new();
     let mut unmatched = Vec::new();
+    // a kernel name in several programs of the projected logs (one source built with other
+    // `-D` values) is a row per program, named by it
+    let names = schema::KernelLabels::new(order.iter().map(|i| (&*i.kernel, &*i.program)));
     for id in &order {
         let p = &proj[id];
         let launch_device = p
@@ -453,24 +459,30 @@ pub fn compare_logs(
             .unwrap_or_default();
         if launch_device.is_empty() {
             unmatched.push((
-                id.label(),
+                id.label(&names),
                 "the projected run's device has no profile (no anchor, no launch device)".into(),
             ));
             continue;
         }
         devices.insert(launch_device.clone());
-        match row(id, p, &launch_device, &meas, anchor) {
+        match row(id, &id.label(&names), p, &launch_device, &meas, anchor) {
             Ok(r) => rows.push(r),
-            Err(why) => unmatched.push((id.label(), why)),
+            Err(why) => unmatched.push((id.label(&names), why)),
         }
     }
     // measured kernels that no projected log holds
     let projected_ids: BTreeSet<LooseId> = order.iter().map(KernelId::loose).collect();
     let mut only: BTreeSet<String> = BTreeSet::new();
+    let measured_names = schema::KernelLabels::new(
+        meas.times
+            .values()
+            .flat_map(|t| t.keys())
+            .map(|i| (&*i.kernel, &*i.program)),
+    );
     for (d, t) in &meas.times {
         for id in t.keys() {
             if !projected_ids.contains(&id.loose()) {
-                only.insert(format!("{} on {d}", id.label()));
+                only.insert(format!("{} on {d}", id.label(&measured_names)));
             }
         }
     }
@@ -495,7 +507,14 @@ fn device_name_of(maps: &[DeviceMap], column: &str) -> String {
 }
 
 /// One kernel's row, or why it cannot be compared.
-fn row(id: &KernelId, p: &Projected, l: &str, meas: &Measured, how: Anchor) -> Result<Row, String> {
+fn row(
+    id: &KernelId,
+    label: &str,
+    p: &Projected,
+    l: &str,
+    meas: &Measured,
+    how: Anchor,
+) -> Result<Row, String> {
     let model = |d: &str| p.model.get(d).and_then(|v| median(v.clone()));
     let model_l = model(l).ok_or_else(|| format!("the projection has no figure for {l}"))?;
     // measured per device: the measured logs; the project-mode run on a device they lack
@@ -538,8 +557,7 @@ fn row(id: &KernelId, p: &Projected, l: &str, meas: &Measured, how: Anchor) -> R
         .map(|m| median(m.1.clone()).unwrap_or(0.0))
         .collect();
     let models: Vec<f64> = names.iter().map(|d| model(d).unwrap_or(0.0)).collect();
-    let k =
-        KernelAccuracy::new(&id.label(), &names, &actual, &models).map_err(|e| e.to_string())?;
+    let k = KernelAccuracy::new(label, &names, &actual, &models).map_err(|e| e.to_string())?;
     let cells = (0..names.len())
         .map(|i| {
             let anchored = (i > 0).then_some(scale).flatten().map(|s| s * models[i]);
@@ -558,7 +576,7 @@ fn row(id: &KernelId, p: &Projected, l: &str, meas: &Measured, how: Anchor) -> R
         .collect();
     Ok(Row {
         id: id.clone(),
-        label: id.label(),
+        label: label.to_string(),
         launch_device: l.to_string(),
         anchor_ns: anchor,
         anchor_source: anchor.and(source.map(str::to_string)),

@@ -52,8 +52,9 @@ model variant (baseline, waves, launch_overhead, cache_reuse, issue_slots, all).
 Any application, from logs (no app is run): --measured takes logs of the app run on
 two or more devices or machines (any mode, CLPRISM_DEVICE_TIMING=all or adaptive),
 --projected the log of a project-mode run on one of them (both repeatable, or
-comma-separated; a suite: one log per app, kernels are matched by program hash, kernel
-name, global and local size). Each log's devices are mapped to profiles (--profiles) as
+comma-separated; a suite: one log per app, kernels are matched by program (source and
+build options: other -D values are another kernel, named kernel#program), kernel name,
+global and local size). Each log's devices are mapped to profiles (--profiles) as
 project mode does (the log's device lines). Prints per kernel and device the median
 measured time, the model's and the anchored projection (the launch device's measured
 time x the model's ratio between the devices), the measured and projected ratio to the

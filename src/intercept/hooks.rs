@@ -810,7 +810,7 @@ pub unsafe fn clLinkProgram(
                 .map(|k| {
                     TABLES
                         .programs
-                        .with(*k, |i| i.hash.clone())
+                        .with(*k, |i| i.identity())
                         .unwrap_or_else(|| "?".into())
                 })
                 .collect();
@@ -874,9 +874,11 @@ unsafe fn kernel_program(k: cl_kernel) -> Key {
 }
 
 fn insert_kernel(k: cl_kernel, program: Key, name: Arc<str>) {
+    // the program's content and build options: a kernel exists only once its program is
+    // built, and the program cannot be built again while it does
     let program_hash = TABLES
         .programs
-        .with(program, |p| p.hash.clone())
+        .with(program, |p| p.identity())
         .unwrap_or_else(|| "unknown".into());
     TABLES.add_kernel(
         k as Key,

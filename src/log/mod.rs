@@ -49,7 +49,8 @@ pub struct LaunchRecord {
     pub mode: &'static str,
     /// Kernel function name.
     pub kernel: Arc<str>,
-    /// 16 hex digits identifying the program content (source, IL or binaries).
+    /// 16 hex digits identifying the program: content and build options
+    /// (`registry::tables::program_identity`).
     pub program: Arc<str>,
     /// Number of NDRange dimensions (1..3).
     pub work_dim: u32,
@@ -1374,7 +1375,7 @@ mod tests {
             r.shared_extra = Some(shared.clone());
             s.add(&r);
         }
-        let k = &s.kernels["k"];
+        let k = s.kernel("k").unwrap();
         assert_eq!((k.launches, k.emulations, k.emulation_ns), (3, 1, 7000));
         assert_eq!(k.projected["a"], (6000.0, 3));
         assert_eq!(k.launch_profile.as_deref(), Some("a"));

@@ -1,4 +1,6 @@
-//! End-of-run summary: one row per kernel name with launches and device time, and in
+//! End-of-run summary: one row per kernel (a name in one program: its source and build
+//! options; a name in several programs is shown as `name#program`) with launches and device
+//! time, and in
 //! project mode the projected ranking of the devices per kernel (Panwar et al. §IV-D)
 //! beside the measured time, with the mean emulation time (Panwar §IV-C).
 
@@ -7,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-/// Device-time statistics of one kernel name.
+/// Device-time statistics of one kernel (a name in one program).
 #[derive(Debug, Default, Clone)]
 pub struct KernelTotals {
     /// Launches logged (any status).
@@ -33,11 +35,11 @@ pub struct KernelTotals {
     pub estimate: super::sampling::Estimate,
 }
 
-/// Aggregates launch records per kernel name.
+/// Aggregates launch records per kernel.
 #[derive(Debug, Default)]
 pub struct Summary {
-    /// Per kernel name.
-    pub kernels: BTreeMap<String, KernelTotals>,
+    /// Per kernel: (name, program).
+    pub kernels: BTreeMap<(Arc<str>, Arc<str>), KernelTotals>,
     /// Project mode's contributions of shared attachments ([`super::SharedExtra`], one per
     /// reused result and device), read from the typed records once, not per launch.
     /// Keyed by the address of the `Arc` held beside it (so the address is not reused).
@@ -83,14 +85,11 @@ impl Contribution {
 impl Summary {
     /// Adds one launch.
     pub fn add(&mut self, rec: &LaunchRecord) {
-        // the kernel's row by name, without a new String per launch
-        if !self.kernels.contains_key(&*rec.kernel) {
-            self.kernels
-                .insert(rec.kernel.to_string(), KernelTotals::default());
-        }
-        let Some(k) = self.kernels.get_mut(&*rec.kernel) else {
-            return;
-        };
+        // the kernel's row, without a new String per launch
+        let k = self
+            .kernels
+            .entry((rec.kernel.clone(), rec.program.clone()))
+            .or_default();
         k.launches += 1;
         if let Some(ns) = rec.device_ns {
             if k.timed == 0 || ns < k.min_ns {
@@ -134,8 +133,8 @@ impl Summary {
     /// smallest mean projected time. Empty when no launch carried a projection.
     pub fn render_projection(&self) -> String {
         let rows: Vec<_> = self
-            .kernels
-            .iter()
+            .named()
+            .into_iter()
             .filter(|(_, k)| !k.projected.is_empty() || k.emulations > 0)
             .collect();
         if rows.is_empty() {
@@ -211,18 +210,35 @@ impl Summary {
         self.kernels.is_empty()
     }
 
+    /// The kernels by the names their rows show ([`crate::log::schema::KernelLabels`]).
+    fn named(&self) -> Vec<(String, &KernelTotals)> {
+        let names =
+            super::schema::KernelLabels::new(self.kernels.keys().map(|(k, p)| (&**k, &**p)));
+        self.kernels
+            .iter()
+            .map(|((k, p), t)| (names.label(k, p), t))
+            .collect()
+    }
+
+    /// The totals of the kernel a row names `name` (tests).
+    pub fn kernel(&self, name: &str) -> Option<&KernelTotals> {
+        self.named()
+            .into_iter()
+            .find_map(|(n, t)| (n == name).then_some(t))
+    }
+
     /// Renders the table: kernel, launches, timed launches, total device time (ms) with the
     /// half-width of its 95 % confidence interval when estimated from a sample, mean/min/max
     /// (µs) and the share of the total device time, sorted by total time. Estimated totals
     /// are marked `~` and each gets a line under the table.
     pub fn render(&self) -> String {
         let grand: f64 = self.kernels.values().map(|k| Self::total_ns(k).0).sum();
-        let mut rows: Vec<_> = self.kernels.iter().collect();
+        let mut rows = self.named();
         rows.sort_by(|a, b| {
             Self::total_ns(b.1)
                 .0
                 .total_cmp(&Self::total_ns(a.1).0)
-                .then(a.0.cmp(b.0))
+                .then(a.0.cmp(&b.0))
         });
         let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(6).max(6);
         let mut s = String::new();
@@ -384,7 +400,7 @@ mod tests {
         for _ in 0..6 {
             s.add(&rec(None, None));
         }
-        let k = &s.kernels["k"];
+        let k = s.kernel("k").unwrap();
         let (tot, half) = k.estimate.total_ns().unwrap();
         // Hájek: N Σ(x/π)/Σ(1/π) = 10 · (1000+1000+8000+12000)/10 = 22000
         assert!((tot - 22000.0).abs() < 1e-6, "{tot}");

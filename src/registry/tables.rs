@@ -78,7 +78,8 @@ pub struct ProgramInfo {
     pub origin: ProgramOrigin,
     /// Options of the last `clBuildProgram` / `clCompileProgram` / `clLinkProgram`.
     pub options: Arc<str>,
-    /// 16 hex digits: hash of the content.
+    /// 16 hex digits: hash of the content. The caches that depend on the build options key
+    /// on this and `options` together; the log names the program by [`Self::identity`].
     pub hash: Arc<str>,
     /// Created with `clCreateProgramWithBinary` from binaries that clprism mapped back to the
     /// source program that produced them ([`super::binaries`]): `origin`, `hash` and
@@ -89,6 +90,14 @@ pub struct ProgramInfo {
     /// (`input_headers`): its source alone does not rebuild it, so a program linked from it
     /// keeps the `Linked` origin.
     pub embedded_headers: bool,
+}
+
+impl ProgramInfo {
+    /// The program's identity in the log, the reports and `clprism accuracy`: its content
+    /// and its build options ([`program_identity`]).
+    pub fn identity(&self) -> Arc<str> {
+        program_identity(&self.hash, &self.options)
+    }
 }
 
 /// Why a program created from binaries is neither split nor emulated: clprism never saw
@@ -159,7 +168,8 @@ pub struct KernelInfo {
 pub struct KernelLaunch {
     /// Function name.
     pub name: Arc<str>,
-    /// Program content hash (copied from the program for the log).
+    /// The program's identity, its content and build options ([`ProgramInfo::identity`]),
+    /// copied from the program for the log.
     pub program_hash: Arc<str>,
     /// Launches of this kernel object so far (`CLPRISM_DEVICE_TIMING=sample:N`).
     pub launches: AtomicU64,
@@ -412,6 +422,19 @@ pub fn content_hash(parts: &[&[u8]]) -> Arc<str> {
     crate::emu::hash::hex(&h.finalize()[..8]).into()
 }
 
+/// 16 hex digits identifying a program built from the content of hash `content` (source,
+/// IL or binaries, [`content_hash`]) with the build `options`: one source built with
+/// different options (`-D` values) is different programs. The options are compared as their
+/// whitespace-separated words; a program built without options keeps its content hash (the
+/// identity logs before build options counted had for every program).
+pub fn program_identity(content: &Arc<str>, options: &str) -> Arc<str> {
+    let words: Vec<&str> = options.split_whitespace().collect();
+    if words.is_empty() {
+        return content.clone();
+    }
+    content_hash(&[b"build", content.as_bytes(), words.join(" ").as_bytes()])
+}
+
 /// The buffer kernel argument `a` names: a pointer-sized value that is a buffer clprism
 /// recorded. `None` for `__local` sizes, by-value arguments, NULL and unknown handles.
 ///
@@ -524,5 +547,30 @@ mod tests {
         assert_eq!(a, content_hash(&[b"kernel void k(){}"]));
         assert_ne!(a, content_hash(&[b"kernel void k(){ }"]));
         assert_ne!(content_hash(&[b"ab", b"c"]), content_hash(&[b"a", b"bc"]));
+    }
+
+    #[test]
+    fn identity_is_content_and_build_options() {
+        let src = content_hash(&[b"source", b"kernel void k(){ X; }"]);
+        let other = content_hash(&[b"source", b"kernel void k(){ Y; }"]);
+        // no options: the content hash (as logged before options counted)
+        assert_eq!(program_identity(&src, ""), src);
+        assert_eq!(program_identity(&src, "  \t"), src);
+        let a = program_identity(&src, "-DX=1");
+        let b = program_identity(&src, "-DX=2");
+        assert_eq!(a.len(), 16);
+        assert_ne!(a, src);
+        assert_ne!(a, b);
+        assert_ne!(a, program_identity(&other, "-DX=1"));
+        // the same words are the same build
+        assert_eq!(a, program_identity(&src, " -DX=1 "));
+        assert_eq!(
+            program_identity(&src, "-DX=1 -DY=2"),
+            program_identity(&src, "-DX=1\t -DY=2")
+        );
+        assert_ne!(
+            program_identity(&src, "-DX=1 -DY=2"),
+            program_identity(&src, "-DY=2 -DX=1")
+        );
     }
 }

@@ -6,11 +6,14 @@ use super::load::{Launch, LoadedLog};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// Measured time of one kernel name.
+/// Measured time of one kernel (a name in one program).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct KernelRow {
-    /// Kernel function name.
+    /// Kernel function name, with its program when the name is in several
+    /// ([`Launch::label`]).
     pub kernel: String,
+    /// The program (its identity in the log: content and build options).
+    pub program: String,
     /// Launch records (any status).
     pub launches: u64,
     /// Launches with a measured time ([`Launch::measured_ns`]).
@@ -202,7 +205,7 @@ impl Baseline {
             if let Some(ns) = l.measured_ns() {
                 let e = self
                     .samples
-                    .entry((l.kernel.clone(), l.global.clone()))
+                    .entry((l.label.clone(), l.global.clone()))
                     .or_default();
                 e.0 += ns;
                 e.1 += 1;
@@ -216,7 +219,7 @@ impl Baseline {
             if let Some(ns) = l.measured_ns() {
                 let e = self
                     .samples
-                    .entry((l.kernel.clone(), l.global.clone()))
+                    .entry((l.label.clone(), l.global.clone()))
                     .or_default();
                 e.0 += ns;
                 e.1 += 1;
@@ -259,8 +262,9 @@ impl Acc {
 fn kernel_rows(launches: &[Launch]) -> (Vec<KernelRow>, Totals) {
     let mut map: BTreeMap<&str, KernelRow> = BTreeMap::new();
     for l in launches {
-        let k = map.entry(&l.kernel).or_insert_with(|| KernelRow {
-            kernel: l.kernel.clone(),
+        let k = map.entry(&l.label).or_insert_with(|| KernelRow {
+            kernel: l.label.clone(),
+            program: l.program.clone(),
             ..Default::default()
         });
         k.launches += 1;
@@ -316,7 +320,7 @@ fn projection_rows(launches: &[Launch], order: &[String]) -> Vec<ProjectionRow> 
         let best = p.best_device();
         let anchored = p.anchored(l.device_ns.map(|t| t as f64));
         for (d, a) in p.set.devices.iter().zip(&anchored) {
-            let e = map.entry((&l.kernel, &d.device)).or_default();
+            let e = map.entry((&l.label, &d.device)).or_default();
             e.launches += 1;
             e.projected.add(Some(d.projected_ns));
             e.anchored.add(a.anchored_ns);
@@ -371,10 +375,10 @@ fn emulation_rows(launches: &[Launch], order: &[String]) -> Vec<EmulationRow> {
     let mut map: BTreeMap<&str, (EmulationRow, Acc, u64)> = BTreeMap::new();
     for l in launches {
         let Some(e) = &l.emulation else { continue };
-        let (r, acc, measured) = map.entry(&l.kernel).or_insert_with(|| {
+        let (r, acc, measured) = map.entry(&l.label).or_insert_with(|| {
             (
                 EmulationRow {
-                    kernel: l.kernel.clone(),
+                    kernel: l.label.clone(),
                     ..Default::default()
                 },
                 Acc::default(),
@@ -466,15 +470,15 @@ fn balance_rows(
             continue;
         }
         let Some(s) = &l.schedule else { continue };
-        let b = map.entry(&l.kernel).or_default();
-        b.row.kernel = l.kernel.clone();
+        let b = map.entry(&l.label).or_default();
+        b.row.kernel = l.label.clone();
         b.row.launches += 1;
         *b.row
             .schedulers
             .entry(s.scheduler.clone().unwrap_or_default())
             .or_default() += 1;
         b.time.add(l.measured_ns().map(|n| n as f64));
-        if let (Some(ns), Some((base, n))) = (l.measured_ns(), baseline.get(&l.kernel, &l.global)) {
+        if let (Some(ns), Some((base, n))) = (l.measured_ns(), baseline.get(&l.label, &l.global)) {
             b.row.matched += 1;
             b.base_sum += base;
             b.matched_sum += ns as f64;

@@ -225,7 +225,7 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
     for l in logs.iter().flat_map(|l| l.launches.iter()) {
         view.records += 1;
         *view.modes.entry(l.mode.to_string()).or_default() += 1;
-        let a = map.entry(l.kernel.clone()).or_default();
+        let a = map.entry(l.label.clone()).or_default();
         a.total_ns += l.measured_ns().unwrap_or(0);
         if let (Some(tier), Some(ns)) = (native_tier(l), l.measured_ns()) {
             let n = &mut a.native[tier];
@@ -242,8 +242,8 @@ pub fn build(logs: &[LoadedLog]) -> DevicesView {
                 a.balance_timed += 1;
                 a.balance_sum += ns as f64;
                 let native = base[0]
-                    .get(&l.kernel, &l.global)
-                    .or_else(|| base[1].get(&l.kernel, &l.global));
+                    .get(&l.label, &l.global)
+                    .or_else(|| base[1].get(&l.label, &l.global));
                 if let Some((mean, _)) = native {
                     a.matched += 1;
                     a.base_sum += mean;

@@ -21,6 +21,12 @@ pub struct Launch {
     /// The record as logged (`emulation`, `projection`, `schedule` dropped when unreadable).
     #[serde(flatten)]
     pub record: schema::Launch,
+    /// The kernel's row name in the reports: its name, or `name#program` when the log holds
+    /// a kernel of that name in more than one program ([`schema::KernelLabels`]). Each log
+    /// names its own kernels, so that two runs of an app that builds its program with
+    /// options of its device (another program on each) still compare kernel by kernel.
+    #[serde(skip)]
+    pub label: String,
 }
 
 impl std::ops::Deref for Launch {
@@ -93,6 +99,7 @@ pub fn parse_log(name: &str, text: &str) -> LoadedLog {
                 log.unreadable_extras += (bad > 0) as usize;
                 log.launches.push(Launch {
                     line: lineno,
+                    label: String::new(),
                     record: *record,
                 })
             }
@@ -102,6 +109,14 @@ pub fn parse_log(name: &str, text: &str) -> LoadedLog {
                 log.first_malformed.get_or_insert(lineno);
             }
         }
+    }
+    let labels = schema::KernelLabels::new(
+        log.launches
+            .iter()
+            .map(|l| (l.kernel.as_str(), l.program.as_str())),
+    );
+    for l in &mut log.launches {
+        l.label = labels.label(&l.kernel, &l.program);
     }
     log
 }

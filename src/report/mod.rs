@@ -8,7 +8,9 @@
 //! ```
 //!
 //! One log gives these sections (the last three only when the records carry the data):
-//! - `kernels`: per kernel name, launches, timed launches, measured time (total, mean, min,
+//! - `kernels`: per kernel (a name in one program: one source built with other `-D` values
+//!   is another program, and a name held by several programs of the log is shown as
+//!   `name#program`, [`load::Launch::label`]), launches, timed launches, measured time (total, mean, min,
 //!   max), share of the log's measured time, devices and statuses other than `complete`,
 //!   with a totals row;
 //! - `projection` (project mode): per kernel and device profile, mean projected time (pure
@@ -28,7 +30,8 @@
 //!
 //! Two logs give a `compare` section: per kernel, the launches and total measured time of A
 //! and B and the ratio B/A, followed by the balance sections of either run if any.
-//! `--kernel NAME` lists every launch of that kernel instead (per log).
+//! `--kernel NAME` lists every launch of that kernel instead (per log; `name#program` for
+//! one program's).
 //!
 //! `--devices` gives the devices view ([`devices`]) of any number of logs of one application
 //! in any modes (typically a log-mode, a project-mode and a balance-mode run): one row per
@@ -76,7 +79,8 @@ usage: clprism report LOG.jsonl [B.jsonl] [--format table|csv|json] [--kernel NA
                   output of a native and of a balanced run) and report the result
   --plot FILE     also write the devices view as an SVG: per kernel, bars of measured and
                   projected time per device (log scale) and the work-group shares
-  --kernel NAME   every launch of one kernel
+  --kernel NAME   every launch of one kernel (NAME#PROGRAM, as a row names a kernel
+                  held by several programs: that program's)
   --format F      table (default), csv (times in ns, fractions 0..1), json
 ";
 
@@ -444,9 +448,14 @@ pub fn compare_table(c: &Comparison) -> Table {
     t
 }
 
+/// Whether `--kernel k` names launch `l`: its kernel name, or its row name (`name#program`).
+fn named(l: &Launch, k: &str) -> bool {
+    l.kernel == k || l.label == k
+}
+
 /// The `launches` section: every launch of one kernel, by pid then sequence number.
 pub fn launches_table(log: &LoadedLog, kernel: &str) -> Table {
-    let mut ls: Vec<&Launch> = log.launches.iter().filter(|l| l.kernel == kernel).collect();
+    let mut ls: Vec<&Launch> = log.launches.iter().filter(|l| named(l, kernel)).collect();
     ls.sort_by_key(|l| (l.pid(), l.seq));
     let dims = |v: &Option<Vec<u64>>| {
         v.as_ref().map_or(Cell::None, |v| {
@@ -588,13 +597,10 @@ pub fn render(opts: &ReportOptions, logs: &[LoadedLog]) -> Result<String, String
         });
     }
     if let Some(k) = &opts.kernel {
-        if !logs
-            .iter()
-            .any(|l| l.launches.iter().any(|x| &x.kernel == k))
-        {
+        if !logs.iter().any(|l| l.launches.iter().any(|x| named(x, k))) {
             let mut names: Vec<&str> = logs
                 .iter()
-                .flat_map(|l| l.launches.iter().map(|x| x.kernel.as_str()))
+                .flat_map(|l| l.launches.iter().map(|x| x.label.as_str()))
                 .collect();
             names.sort();
             names.dedup();
@@ -619,7 +625,7 @@ pub fn render(opts: &ReportOptions, logs: &[LoadedLog]) -> Result<String, String
                     .iter()
                     .map(|l| {
                         let mut ls: Vec<&Launch> =
-                            l.launches.iter().filter(|x| &x.kernel == k).collect();
+                            l.launches.iter().filter(|x| named(x, k)).collect();
                         ls.sort_by_key(|x| (x.pid(), x.seq));
                         serde_json::json!({"file": l.name, "kernel": k, "launches": ls})
                     })

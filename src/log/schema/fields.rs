@@ -38,7 +38,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("thread", "u64", "", "OS thread id of the enqueuing thread"),
     ("mode", "string", "", "`CLPRISM_MODE`: `log`, `project`, `balance`"),
     ("kernel", "string", "", "kernel function name"),
-    ("program", "string", "", "16 hex digits identifying the program content"),
+    ("program", "string", "", "16 hex digits identifying the program: its content (source, IL or binaries) and its build options, so one source built with other `-D` values is another program (without options: the content alone; older logs hold the content alone for every program)"),
     ("work_dim", "u32", "", "NDRange dimensions (1..3)"),
     ("global", "[u64]", "work-items", "global size per dimension"),
     ("local", "[u64]|null", "work-items", "local size per dimension; null: the driver chose"),

@@ -23,6 +23,7 @@ mod anchored;
 mod check;
 mod device_def;
 mod fields;
+mod labels;
 
 use crate::emu::stats::WorkGroupStats;
 use crate::model::{LaunchShape, ProjectionSet};
@@ -352,7 +353,7 @@ pub struct Launch {
     pub mode: Mode,
     /// Kernel function name.
     pub kernel: String,
-    /// 16 hex digits identifying the program content (source, IL or binaries).
+    /// 16 hex digits identifying the program: content and build options ([`FIELDS`]).
     pub program: String,
     /// Number of NDRange dimensions (1..3).
     pub work_dim: u32,
@@ -1218,6 +1219,7 @@ pub use anchored::*;
 pub use check::*;
 pub use device_def::*;
 pub use fields::*;
+pub use labels::*;
 
 #[cfg(test)]
 mod tests {
