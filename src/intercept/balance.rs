@@ -219,7 +219,7 @@ impl Probe {
     /// The record's reason for the rest, forwarded after the probe for `why`.
     fn explain(&self, why: &str) -> String {
         format!(
-            "first launch: its first {} of {} work-groups ran as a probe on the app's device ({:.3} ms), the rest was forwarded: {why}",
+            "first launch: its first {} of {} work-groups ran on the app's device as a probe ({:.3} ms), the rest was forwarded: {why}",
             self.work_groups,
             self.of,
             self.ns as f64 / 1e6
@@ -245,10 +245,16 @@ fn without_range_queries(k: cl_kernel) -> bool {
 /// Runs the first β of the work-groups along the split dimension (the slowest-varying one
 /// with more than one work-group, as `exec` splits) of `launch` on the app's queue as a probe,
 /// waits for it and notes its profiled time as the kernel's figure on the app's device
-/// (`exec::early`). When the probe was enqueued, `*launch` becomes the rest of the launch.
-/// `None` (nothing enqueued): too few work-groups for a probe, or the driver refused the
-/// probe's enqueue (the whole launch then goes on as before, so the app gets the driver's own
-/// verdict on it).
+/// (`exec::early`). A rest of at least `CLPRISM_BALANCE_OPEN_COST` there starts the opening of
+/// the balance devices (`exec::early::open_for_long_launch`). While they are still opening
+/// and the rest would take
+/// long, the app's device goes on with further chunks, each δ = 1.5 times the last (Boyer's
+/// growth, dissertation §4.4), up to half the launch, so the other devices join what is left
+/// as soon as they are ready instead of the rest being forwarded whole (PolyBench gemm
+/// launches 11 ms after its build; four H200 contexts take 0.5 s to open). When the probe was
+/// enqueued, `*launch` becomes the rest of the launch. `None` (nothing enqueued): too few
+/// work-groups for a probe, or the driver refused the probe's enqueue (the whole launch then
+/// goes on as before, so the app gets the driver's own verdict on it).
 ///
 /// # Safety
 /// `launch` holds the app's valid handles and wait list.
@@ -267,32 +273,64 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
         .filter(|&x| x != d)
         .map(|x| (launch.global[x] / local[x]) as u64)
         .product();
-    let probe = launch.sub_range(d, 0, first, local);
+    let whole = *launch;
+    let t = std::time::Instant::now();
+    let mut ns = run_on_app_queue(&whole.sub_range(d, 0, first, local))?;
+    exec::early::note_probe(kernel, ns, first as u64 * across);
+    let rest_ns = ns as f64 / first as f64 * (along - first) as f64;
+    if let Ok((_, prog)) = kernel_and_program(whole.kernel) {
+        exec::early::open_for_long_launch(&prog, rest_ns);
+    }
+    let (mut done, mut chunk) = (first, first);
+    while exec::early::devices_opening() && done < along / 2 {
+        let per_unit = ns as f64 / done as f64;
+        if per_unit * ((along - done) as f64) < exec::OPEN_MIN_LAUNCH_NS * 4.0 {
+            break;
+        }
+        chunk = ((chunk as f64 * 1.5).ceil() as usize)
+            .min(along / 2 - done)
+            .max(1);
+        match run_on_app_queue(&whole.sub_range(d, done, chunk, local)) {
+            Some(t) => ns += t,
+            // nothing enqueued: the rest goes on from here
+            None => break,
+        }
+        done += chunk;
+    }
+    crate::config::debug(|| {
+        format!(
+            "probe of {kernel}: {first} of {along} work-groups along dimension {d}, then {} more \
+             while the devices opened: {:.3} ms on the device, {:.3} ms waited",
+            done - first,
+            ns as f64 / 1e6,
+            t.elapsed().as_secs_f64() * 1e3
+        )
+    });
+    *launch = whole.sub_range(d, done, along - done, local);
+    Some(Probe {
+        work_groups: done as u64 * across,
+        of: along as u64 * across,
+        ns,
+    })
+}
+
+/// Enqueues `part` on the app's queue and waits for it: its profiled device time in ns (0
+/// when the wait or the profiling query failed), or `None` when the driver refused the
+/// enqueue (nothing ran).
+///
+/// # Safety
+/// `part` holds the app's valid handles and wait list.
+unsafe fn run_on_app_queue(part: &Launch) -> Option<u64> {
     let mut ev: cl_event = std::ptr::null_mut();
-    if probe.forward(None, &mut ev) != CL_SUCCESS || ev.is_null() {
+    if part.forward(None, &mut ev) != CL_SUCCESS || ev.is_null() {
         return None;
     }
-    let t = std::time::Instant::now();
     let ns = match cl::wait(&[ev]) {
         Ok(()) => exec::event_device_ns(ev).unwrap_or(0),
         Err(_) => 0,
     };
     cl::release_event(ev);
-    let work_groups = first as u64 * across;
-    exec::early::note_probe(kernel, ns, work_groups);
-    crate::config::debug(|| {
-        format!(
-            "probe of {kernel}: {first} of {along} work-groups along dimension {d}: {:.3} ms on the device, {:.3} ms waited",
-            ns as f64 / 1e6,
-            t.elapsed().as_secs_f64() * 1e3
-        )
-    });
-    *launch = launch.sub_range(d, first, along - first, local);
-    Some(Probe {
-        work_groups,
-        of: along as u64 * across,
-        ns,
-    })
+    Some(ns)
 }
 
 /// The part of [`try_balance`] after the cheap refusals and the probe: the opening, the early

@@ -727,9 +727,9 @@ pub unsafe fn clBuildProgram(
         && cfg.mode == crate::config::Mode::Balance
         && cfg.balance_early
     {
-        // `always` opens the devices and builds the program there now; `auto` too when the
-        // app's device has like siblings (`exec::early`), else only once launches long enough
-        // to split add up (`exec::opening_deferred`), building the program then
+        // `always` opens the devices and builds the program there now; `auto` once a probe
+        // finds a long launch where the app's device has like siblings (`exec::early`), else
+        // once launches long enough to split add up (`exec::opening_deferred`)
         record("clBuildProgram (balance pre-build)", || {
             if let Some(info) = TABLES.programs.get(p as Key) {
                 let dev = if n > 0 && !devices.is_null() {
@@ -737,8 +737,10 @@ pub unsafe fn clBuildProgram(
                 } else {
                     crate::exec::cl::program_first_device(p)
                 };
-                let opened = dev.is_some_and(|d| crate::exec::early::open_at_build(&info, d));
-                if !opened && cfg.split == crate::config::SplitPolicy::Always {
+                if let Some(d) = dev {
+                    crate::exec::early::note_build(d);
+                }
+                if cfg.split == crate::config::SplitPolicy::Always {
                     crate::exec::prebuild_in_background(&info);
                 }
             }

@@ -29,9 +29,9 @@ mod schedule_devices;
 use crate::emu::stats::WorkGroupStats;
 use crate::model::{LaunchShape, ProjectionSet};
 pub use crate::sched::split::SplitDecision;
+pub use schedule_devices::{ExcludedDevice, ProbeLog, ScheduleDevice};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
-pub use schedule_devices::{ExcludedDevice, ProbeLog, ScheduleDevice};
 use std::borrow::Cow;
 use std::fmt;
 

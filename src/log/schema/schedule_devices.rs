@@ -35,4 +35,3 @@ pub struct ExcludedDevice {
     /// straggler chunks).
     pub reason: String,
 }
-
