@@ -386,6 +386,32 @@ pub unsafe fn write(
     )
 }
 
+/// Starts a non-blocking write of `src` at `offset` of `m` and returns its event; `src` must
+/// stay alive and unchanged until the event completes.
+pub unsafe fn write_event(
+    q: cl_command_queue,
+    m: cl_mem,
+    offset: usize,
+    src: &[u8],
+) -> ClResult<cl_event> {
+    let mut ev = std::ptr::null_mut();
+    check(
+        "clEnqueueWriteBuffer",
+        f!(clEnqueueWriteBuffer)(
+            q,
+            m,
+            CL_FALSE,
+            offset,
+            src.len(),
+            src.as_ptr().cast(),
+            0,
+            std::ptr::null(),
+            &mut ev,
+        ),
+    )?;
+    Ok(ev)
+}
+
 /// A marker on `q` waiting for `wait` (all earlier commands when empty).
 pub unsafe fn marker(q: cl_command_queue, wait: &[cl_event]) -> ClResult<cl_event> {
     let mut ev = std::ptr::null_mut();

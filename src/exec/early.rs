@@ -11,7 +11,7 @@
 //!   app's device has siblings of its platform, name and type, the first launch of each kernel
 //!   is probed, and a probe whose rest takes at least `CLPRISM_BALANCE_OPEN_COST` on the app's
 //!   device starts the opening at once, while the app's device goes on with the launch in
-//!   growing chunks; the other devices take the rest. Like GPUs add compute of their own;
+//!   chunks of half the probe; the other devices take the rest. Like GPUs add compute of their own;
 //!   CPU devices share the host's cores with the app and are counted only with
 //!   `CLPRISM_BALANCE_SIBLINGS=any`. (Opening at the first build, as first built, slowed
 //!   clpeak: see [`note_build`].)

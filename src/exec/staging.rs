@@ -192,6 +192,27 @@ impl StagingPool {
         }
     }
 
+    /// Whether a new pinned area of `len` bytes stays under `CLPRISM_PINNED_MAX` (and pinned
+    /// staging was not turned off by a failure).
+    pub fn may_pin(&self, len: usize) -> bool {
+        self.disabled.is_none()
+            && len > 0
+            && PINNED_BYTES.load(Ordering::Relaxed) + len as u64 <= crate::config::get().pinned_max
+    }
+
+    /// The pooled area of `mem` in `role` when its size is `len`.
+    pub fn take_idle(&mut self, mem: Key, role: Role, len: usize) -> Option<HostBytes> {
+        match self.idle.remove(&(mem, role)) {
+            Some(h) if h.len() == len => Some(h),
+            _ => None,
+        }
+    }
+
+    /// Whether a pooled area of `len` bytes waits for `mem` in `role`.
+    pub fn has_idle(&self, mem: Key, role: Role, len: usize) -> bool {
+        self.idle.get(&(mem, role)).is_some_and(|h| h.len() == len)
+    }
+
     /// Frees the areas of a released app buffer.
     pub fn forget(&mut self, mem: Key) {
         self.idle.retain(|k, _| k.0 != mem);
@@ -203,6 +224,195 @@ impl StagingPool {
         PINNED_BYTES.load(Ordering::Relaxed)
     }
 }
+
+/// The read-back areas of a launch (one per written buffer with a footprint, in which the
+/// chunks' written ranges land), some still being allocated on threads of their own: a fresh
+/// pinned area costs 620 ms per GiB on an H200 host (results/session18-2026-11-27/nv-paths.txt),
+/// which the app's thread used to pay before the first chunk was enqueued. The allocations now
+/// run while the chunks do; a chunk that completes before its buffer's area is ready is read
+/// back at the merge instead of early. Dropping this waits for the allocations in flight.
+#[derive(Default)]
+pub(super) struct EarlyAreas {
+    ready: FxHashMap<Key, HostBytes>,
+    pending: Vec<(Key, std::thread::JoinHandle<ClResult<HostBytes>>)>,
+}
+
+impl EarlyAreas {
+    /// Areas given from the pool, ready at once.
+    pub fn insert_ready(&mut self, mem: Key, h: HostBytes) {
+        self.ready.insert(mem, h);
+    }
+
+    /// Starts allocating a pinned area of `len` bytes of `ctx` for `mem` on a thread of its
+    /// own (mapped on `queue`).
+    ///
+    /// # Safety
+    /// As [`HostBytes::pinned`].
+    pub unsafe fn allocate(
+        &mut self,
+        mem: Key,
+        len: usize,
+        ctx: cl_context,
+        queue: cl_command_queue,
+    ) {
+        let (c, q) = (ctx as usize, queue as usize);
+        let h = std::thread::Builder::new()
+            .name("clprism-pin".into())
+            // SAFETY: the caller's guarantees; the handles are thread-safe.
+            .spawn(move || unsafe {
+                HostBytes::pinned(c as cl_context, q as cl_command_queue, len)
+            });
+        if let Ok(h) = h {
+            self.pending.push((mem, h));
+        }
+    }
+
+    /// Every area, once every allocation has finished (those that have join the ready ones);
+    /// `None` while one still runs. Early reads go to all of a chunk's written buffers or to
+    /// none: a chunk counts as read early for every buffer (`readback::read_early`).
+    pub fn all_ready(&mut self) -> Option<&mut FxHashMap<Key, HostBytes>> {
+        let mut i = 0;
+        while i < self.pending.len() {
+            if self.pending[i].1.is_finished() {
+                let (mem, h) = self.pending.swap_remove(i);
+                if let Ok(Ok(area)) = h.join() {
+                    self.ready.insert(mem, area);
+                }
+            } else {
+                i += 1;
+            }
+        }
+        self.pending.is_empty().then_some(&mut self.ready)
+    }
+
+    /// Whether no area is ready or coming.
+    pub fn is_empty(&self) -> bool {
+        self.ready.is_empty() && self.pending.is_empty()
+    }
+
+    /// `mem`'s area, waiting for its allocation when it is still running; `None` when it
+    /// has none or the allocation failed.
+    pub fn take(&mut self, mem: Key) -> Option<HostBytes> {
+        if let Some(h) = self.ready.remove(&mem) {
+            return Some(h);
+        }
+        let i = self.pending.iter().position(|p| p.0 == mem)?;
+        let (_, h) = self.pending.swap_remove(i);
+        h.join().ok()?.ok()
+    }
+}
+
+impl Drop for EarlyAreas {
+    fn drop(&mut self) {
+        for (_, h) in self.pending.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Bytes of one slot of an [`UploadRing`] (32 MiB: a piece moves in about 0.6 ms over an
+/// H200's 55 GB/s link, so the slots turn over far faster than a kernel runs).
+pub(super) const RING_SLOT_BYTES: usize = 32 << 20;
+
+/// Slots of an [`UploadRing`].
+const RING_SLOTS: usize = 4;
+
+/// Buffers at least this large are uploaded through the ring on their first split launch
+/// instead of through a pinned area of their own size.
+pub(super) const RING_MIN_BYTES: usize = 64 << 20;
+
+/// A few page-locked slots of the app's context through which an app buffer is streamed to
+/// the other devices' replicas, piece by piece: each piece is read from the app's device into
+/// a slot and written from there to every device at once, while the next piece is read into
+/// the next slot (issue 31 item 3).
+///
+/// Why (4 × H200, `bench/nv_paths.c`, results/session18-2026-11-27/nv-paths.txt): a pinned
+/// area of the app's context moves 55 GB/s to the app's GPU and to the *other* GPUs alike,
+/// but allocating and mapping one costs 620 ms per GiB, so a first split launch of PolyBench
+/// gemm at 16384³ spent 1.9 s staging its 3 GiB of inputs; pageable memory moves 7.5 GB/s
+/// (and 1 GB/s on its first touch), and one context over two GPUs copies or migrates between
+/// them at 1.1-1.2 GB/s. The ring costs 128 MiB of pinned memory once per app context.
+pub(super) struct UploadRing {
+    slots: Vec<HostBytes>,
+    /// Per slot, the writes still reading from it.
+    busy: Vec<Vec<cl_event>>,
+}
+
+impl UploadRing {
+    /// A ring of pinned slots of `ctx`, mapped on `queue` (a clprism queue of `ctx` that
+    /// outlives the ring).
+    ///
+    /// Errors: the driver's, from the first slot that cannot be allocated.
+    ///
+    /// # Safety
+    /// As [`HostBytes::pinned`].
+    pub unsafe fn new(ctx: cl_context, queue: cl_command_queue) -> ClResult<Self> {
+        let mut slots = Vec::with_capacity(RING_SLOTS);
+        for _ in 0..RING_SLOTS {
+            slots.push(HostBytes::pinned(ctx, queue, RING_SLOT_BYTES)?);
+        }
+        Ok(UploadRing {
+            busy: vec![Vec::new(); RING_SLOTS],
+            slots,
+        })
+    }
+
+    /// Copies `len` bytes of the app's buffer `src` (read on `home`, a queue of the app's
+    /// context whose earlier commands have completed) into every `(queue, buffer)` of
+    /// `targets` at the same offsets, and waits until every write has completed.
+    ///
+    /// Errors: the first failed read or write (the targets then hold partial contents; the
+    /// caller drops the launch's use of them).
+    ///
+    /// # Safety
+    /// `home`, `src` and the targets are valid; each target buffer holds at least `len` bytes.
+    pub unsafe fn upload(
+        &mut self,
+        home: cl_command_queue,
+        src: cl_mem,
+        len: usize,
+        targets: &[(cl_command_queue, cl_mem)],
+    ) -> ClResult<()> {
+        let result = (|| {
+            for (i, off) in (0..len).step_by(RING_SLOT_BYTES).enumerate() {
+                let n = RING_SLOT_BYTES.min(len - off);
+                let k = i % RING_SLOTS;
+                self.settle(k)?;
+                let slot = &mut self.slots[k][..n];
+                cl::read(home, src, off, slot)?;
+                for &(q, m) in targets {
+                    self.busy[k].push(cl::write_event(q, m, off, slot)?);
+                    cl::flush(q)?;
+                }
+            }
+            Ok(())
+        })();
+        for k in 0..RING_SLOTS {
+            let settled = self.settle(k);
+            if result.is_ok() {
+                settled?;
+            }
+        }
+        result
+    }
+
+    /// Waits for the writes still reading from slot `k` and releases their events.
+    unsafe fn settle(&mut self, k: usize) -> ClResult<()> {
+        let evs = std::mem::take(&mut self.busy[k]);
+        let waited = if evs.is_empty() {
+            Ok(())
+        } else {
+            cl::wait(&evs)
+        };
+        for e in evs {
+            cl::release_event(e);
+        }
+        waited
+    }
+}
+
+// SAFETY: the slots are plain host memory owned by the ring; OpenCL handles are thread-safe.
+unsafe impl Send for UploadRing {}
 
 #[cfg(test)]
 mod tests {

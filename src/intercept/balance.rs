@@ -247,9 +247,8 @@ fn without_range_queries(k: cl_kernel) -> bool {
 /// waits for it and notes its profiled time as the kernel's figure on the app's device
 /// (`exec::early`). A rest of at least `CLPRISM_BALANCE_OPEN_COST` there starts the opening of
 /// the balance devices (`exec::early::open_for_long_launch`). While they are still opening
-/// and the rest would take
-/// long, the app's device goes on with further chunks, each δ = 1.5 times the last (Boyer's
-/// growth, dissertation §4.4), up to half the launch, so the other devices join what is left
+/// and the rest would take long, the app's device goes on with further chunks of half the
+/// probe's size, up to half the launch, so the other devices join what is left
 /// as soon as they are ready instead of the rest being forwarded whole (PolyBench gemm
 /// launches 11 ms after its build; four H200 contexts take 0.5 s to open). When the probe was
 /// enqueued, `*launch` becomes the rest of the launch. `None` (nothing enqueued): too few
@@ -281,15 +280,15 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     if let Ok((_, prog)) = kernel_and_program(whole.kernel) {
         exec::early::open_for_long_launch(&prog, rest_ns);
     }
-    let (mut done, mut chunk) = (first, first);
+    let mut done = first;
     while exec::early::devices_opening() && done < along / 2 {
         let per_unit = ns as f64 / done as f64;
         if per_unit * ((along - done) as f64) < exec::OPEN_MIN_LAUNCH_NS * 4.0 {
             break;
         }
-        chunk = ((chunk as f64 * 1.5).ceil() as usize)
-            .min(along / 2 - done)
-            .max(1);
+        // chunks of half the probe: the devices join at most that late once they are open
+        // (growing them by Boyer's 1.5 overshot the opening of four H200s by up to 480 ms)
+        let chunk = (first / 2).max(1).min(along / 2 - done);
         match run_on_app_queue(&whole.sub_range(d, done, chunk, local)) {
             Some(t) => ns += t,
             // nothing enqueued: the rest goes on from here

@@ -8,10 +8,9 @@ use super::replicas::Targets;
 use super::{Ctx, PendingReads, WorkerState};
 use crate::exec::cl::{self, ClError};
 use crate::exec::devices::Device;
-use crate::exec::staging::HostBytes;
+use crate::exec::staging::EarlyAreas;
 use crate::exec::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
 use crate::log::schema::Chunk;
-use crate::registry::tables::Key;
 use crate::sched::driver::{self, ChunkDevices, Completion, DriveEnd, Wake};
 use crate::sched::{ChunkId, ChunkRecord, ChunkScheduler};
 use crossbeam_channel::Receiver;
@@ -86,7 +85,7 @@ pub(super) struct RealChunks<'a> {
     /// staging is freed.
     pub early: PendingReads,
     /// Host areas the early read-back fills (see `WorkerState::early_staging`).
-    pub staging: FxHashMap<Key, HostBytes>,
+    pub staging: EarlyAreas,
     /// Chunks whose output was read early.
     pub early_chunks: FxHashSet<ChunkId>,
     /// A device whose abandoned chunk completed may take work again (no written buffer is
@@ -101,7 +100,7 @@ impl<'a> RealChunks<'a> {
         targets: &'a Targets,
         done_rx: &'a Receiver<ChunkDone>,
         t0: Instant,
-        staging: FxHashMap<Key, HostBytes>,
+        staging: EarlyAreas,
     ) -> Self {
         let Ctx { engine, job, plan } = cx;
         let readmit_safe = plan
@@ -301,12 +300,16 @@ impl ChunkDevices for RealChunks<'_> {
             .get(&c.chunk_id)
             .map_or((0, 0), |x| (x.first_wg, x.count));
         let d = self.plan.devs[c.device];
+        // a chunk completed before every read-back area was allocated is read at the merge
+        let Some(staging) = self.staging.all_ready() else {
+            return;
+        };
         if count > 0
             && self.state.read_early(
                 self.engine,
                 d,
                 self.plan,
-                &mut self.staging,
+                staging,
                 (first, count),
                 &mut self.early.0,
             )
@@ -353,7 +356,7 @@ pub(super) struct ChunkRun {
     /// Early reads in flight (declared, so dropped, before `staging`).
     pub early: PendingReads,
     /// Host areas the early reads fill.
-    pub staging: FxHashMap<Key, HostBytes>,
+    pub staging: EarlyAreas,
     /// Chunks read back early.
     pub early_chunks: FxHashSet<ChunkId>,
 }
@@ -367,7 +370,7 @@ impl WorkerState {
         cx: Ctx,
         done_rx: &Receiver<ChunkDone>,
         targets: &Targets,
-        staging: FxHashMap<Key, HostBytes>,
+        staging: EarlyAreas,
         t0: Instant,
     ) -> Result<ChunkRun, String> {
         let Ctx { engine, job, plan } = cx;

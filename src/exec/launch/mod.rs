@@ -97,6 +97,8 @@ pub(super) struct WorkerState {
     read_queues: FxHashMap<usize, cl_command_queue>,
     /// Host staging (pinned where the driver allows) kept per app buffer across launches.
     host_pool: StagingPool,
+    /// App context → its upload ring (`staging::UploadRing`), made at the first large upload.
+    rings: FxHashMap<Key, super::staging::UploadRing>,
     /// kernel (`kernel_id`) → ns per work-group on the app's device when it last ran whole
     /// there through clprism (its first launch under `CLPRISM_SPLIT=auto`); for
     /// `sched::split`. Forwarded launches are measured into the engine state's forwarded measurements (`super::forwarded_ns_per_work_group`).
@@ -534,11 +536,31 @@ impl WorkerState {
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
-        let snapshots = self.snapshots(job, &plan, home)?;
+        let mut streamed: Vec<bool> = plan.bufs.iter().map(|b| self.streams(&plan, b)).collect();
+        let snapshots = self.snapshots(job, &plan, home, &mut streamed)?;
+        crate::config::debug(|| {
+            format!(
+                "launch {}: buffers through the upload ring: {streamed:?}",
+                job.rec.seq
+            )
+        });
         plan.mark("snapshot", t0);
         // declared after the snapshots, so waited for before they are freed
         let mut uploads = PendingReads(Vec::new());
-        let targets = self.prepare_devices(engine, job, &mut plan, &snapshots, &mut uploads)?;
+        let mut streams = vec![Vec::new(); plan.bufs.len()];
+        let targets = self.prepare_devices(
+            engine,
+            job,
+            &mut plan,
+            &snapshots,
+            &streamed,
+            &mut streams,
+            &mut uploads,
+        )?;
+        self.stream_uploads(job, &plan, home, &streams)?;
+        if streams.iter().any(|t| !t.is_empty()) {
+            plan.mark("upload_ring", t0);
+        }
         let staging = self.early_staging(job, &plan, home);
         let cx = Ctx {
             engine,

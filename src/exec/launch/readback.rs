@@ -102,7 +102,7 @@ impl WorkerState {
         // the early reads must have landed before their bytes are used
         wait_release(&std::mem::take(&mut run.early.0));
         let home_sched = plan.home_sched();
-        let staged = match run.staging.remove(&b.mem) {
+        let staged = match run.staging.take(b.mem) {
             Some(s) => Some(s),
             // (no area when the app's device wrote everything: nothing is read)
             None if pieces.iter().all(|p| !p.2)
@@ -233,7 +233,9 @@ impl WorkerState {
     /// Enqueues non-blocking reads of the bytes that units `[first, first + count)` wrote on
     /// balance device `d` (per the plan's footprint model) into `staging`, on the device's second
     /// queue; their events go to `events`. Returns false (the merge then reads them itself)
-    /// when a read could not be enqueued.
+    /// when a read could not be enqueued. `staging` must hold the area of every written buffer
+    /// the model covers ([`crate::exec::staging::EarlyAreas::all_ready`]): a buffer without
+    /// one is skipped, yet the chunk counts as read early for all.
     pub(super) fn read_early(
         &mut self,
         engine: &Engine,

@@ -5,7 +5,7 @@
 use super::plan::Plan;
 use super::{PendingReads, Replica, WorkerState};
 use crate::exec::cl::{self, ClError};
-use crate::exec::staging::{HostBytes, Role};
+use crate::exec::staging::{EarlyAreas, HostBytes, Role, UploadRing, RING_MIN_BYTES};
 use crate::exec::{Engine, Job};
 use crate::registry::tables::{buffer_named_by, KernelArg, Key};
 use opencl_sys::*;
@@ -14,6 +14,10 @@ use std::time::Instant;
 
 /// Where each participating device's chunks run: (context, queue, kernel).
 pub(super) type Targets = FxHashMap<usize, (cl_context, cl_command_queue, cl_kernel)>;
+
+/// Per buffer argument (in `plan.bufs` order), the replicas (device queue, replica) that
+/// [`WorkerState::stream_uploads`] fills through the upload ring.
+pub(super) type StreamTargets = Vec<Vec<(cl_command_queue, cl_mem)>>;
 
 impl WorkerState {
     /// The pre-launch contents of each buffer argument (in `plan.bufs` order) that some
@@ -24,10 +28,11 @@ impl WorkerState {
         job: &Job,
         plan: &Plan,
         home: cl_command_queue,
+        streamed: &mut [bool],
     ) -> Result<Vec<Option<HostBytes>>, String> {
         let others = plan.devs.iter().any(|d| Some(*d) != plan.home_d);
         let mut snapshots = Vec::new();
-        for b in &plan.bufs {
+        for (b, streamed) in plan.bufs.iter().zip(streamed.iter_mut()) {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
             let stale = (plan.verify && b.written)
                 || (others && (b.always_stale || (b.written && !plan.skip_baseline(b))))
@@ -39,7 +44,9 @@ impl WorkerState {
                             .map(|r| r.epoch != epoch)
                             .unwrap_or(true)
                     }));
-            if !stale {
+            // a buffer no device needs is not streamed either
+            *streamed &= stale;
+            if *streamed || !stale {
                 snapshots.push(None);
                 continue;
             }
@@ -63,6 +70,70 @@ impl WorkerState {
         Ok(snapshots)
     }
 
+    /// Whether buffer `b`, if some device needs it, goes to the other devices through the
+    /// upload ring rather than a pre-launch copy of its own ([`UploadRing`]): a large buffer
+    /// with no pooled area yet (its first split launch), whose pre-launch bytes nothing else
+    /// needs (no diff-merge, no verification). [`Self::snapshots`] clears the flag of a buffer
+    /// no device needs.
+    pub(super) fn streams(&self, plan: &Plan, b: &super::BufArg) -> bool {
+        b.size >= RING_MIN_BYTES
+            && !plan.verify
+            && (!b.written
+                || plan
+                    .model
+                    .as_ref()
+                    .is_some_and(|m| m.written.iter().any(|w| w.arg == b.index as u32)))
+            && !self.host_pool.has_idle(b.mem, Role::Snapshot, b.size)
+    }
+
+    /// Fills the replicas of `targets` from the app's buffers through the app context's
+    /// upload ring (made on first use) and waits for it. On an error every replica of the
+    /// buffers concerned is marked as holding nothing valid.
+    pub(super) fn stream_uploads(
+        &mut self,
+        job: &Job,
+        plan: &Plan,
+        home: cl_command_queue,
+        targets: &StreamTargets,
+    ) -> Result<(), String> {
+        let mut result = Ok(());
+        for (b, t) in plan.bufs.iter().zip(targets) {
+            if t.is_empty() || result.is_err() {
+                continue;
+            }
+            let ring = match self.rings.entry(job.app_context as Key) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                // SAFETY: `home` is clprism's queue of the app's context, alive for the process.
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    match unsafe { UploadRing::new(job.app_context, home) } {
+                        Ok(r) => e.insert(r),
+                        Err(err) => {
+                            result = Err(format!("the upload ring: {err}"));
+                            continue;
+                        }
+                    }
+                }
+            };
+            // SAFETY: the app's buffer (its commands have completed) and clprism's replicas
+            // of its size on clprism's queues.
+            result = unsafe { ring.upload(home, b.mem as cl_mem, b.size, t) }
+                .map_err(|e| format!("uploading argument {}: {e}", b.index));
+        }
+        if result.is_err() {
+            for (b, t) in plan.bufs.iter().zip(targets) {
+                if t.is_empty() {
+                    continue;
+                }
+                for ((m, _), r) in self.replicas.iter_mut() {
+                    if *m == b.mem {
+                        r.epoch = 0;
+                    }
+                }
+            }
+        }
+        result
+    }
+
     /// Brings every participating device's replicas up to date and binds the kernel's
     /// arguments there. A device that fails is dropped from `plan.devs` (with a warning);
     /// `uploads` gets one marker per device, waited for before the snapshots are freed.
@@ -74,12 +145,22 @@ impl WorkerState {
         job: &Job,
         plan: &mut Plan,
         snapshots: &[Option<HostBytes>],
+        streamed: &[bool],
+        streams: &mut StreamTargets,
         uploads: &mut PendingReads,
     ) -> Result<Targets, String> {
         let mut targets = Targets::default();
         let mut dropped = Vec::new();
         for &d in &plan.devs {
-            match self.prepare_device(engine, job, plan, snapshots, d, uploads) {
+            match self.prepare_device(
+                engine,
+                job,
+                plan,
+                (snapshots, streamed),
+                streams,
+                d,
+                uploads,
+            ) {
                 Ok(t) => {
                     targets.insert(d, t);
                 }
@@ -105,7 +186,8 @@ impl WorkerState {
         engine: &Engine,
         job: &Job,
         plan: &Plan,
-        snapshots: &[Option<HostBytes>],
+        (snapshots, streamed): (&[Option<HostBytes>], &[bool]),
+        streams: &mut StreamTargets,
         d: usize,
         uploads: &mut PendingReads,
     ) -> Result<(cl_context, cl_command_queue, cl_kernel), ClError> {
@@ -123,7 +205,7 @@ impl WorkerState {
                 .expect("participating devices have a build");
             (dev.context, dev.queue, built.kernel)
         };
-        for (b, snap) in plan.bufs.iter().zip(snapshots) {
+        for (i, (b, snap)) in plan.bufs.iter().zip(snapshots).enumerate() {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
             let rep = self.replica(ctx, (b.mem, plan.slot(d)), b.size)?;
             if rep.epoch == epoch && !b.written && !b.always_stale {
@@ -139,6 +221,8 @@ impl WorkerState {
                 // SAFETY: the snapshot outlives the transfer (upload markers are waited for
                 // before it is dropped).
                 unsafe { cl::write(queue, rep.mem, 0, &s[..], false)? };
+            } else if streamed[i] {
+                streams[i].push((queue, rep.mem));
             }
             rep.epoch = if b.written { 0 } else { epoch };
         }
@@ -223,8 +307,8 @@ impl WorkerState {
         job: &Job,
         plan: &Plan,
         home: cl_command_queue,
-    ) -> FxHashMap<Key, HostBytes> {
-        let mut staging = FxHashMap::default();
+    ) -> EarlyAreas {
+        let mut staging = EarlyAreas::default();
         let Some(m) = &plan.model else {
             return staging;
         };
@@ -233,12 +317,12 @@ impl WorkerState {
         }
         for b in plan.bufs.iter().filter(|b| b.written) {
             if m.written.iter().any(|w| w.arg == b.index as u32) {
-                // SAFETY: as for the snapshots.
-                let area = unsafe {
-                    self.host_pool
-                        .take(b.mem, Role::ReadBack, b.size, job.app_context, home)
-                };
-                staging.insert(b.mem, area);
+                if let Some(h) = self.host_pool.take_idle(b.mem, Role::ReadBack, b.size) {
+                    staging.insert_ready(b.mem, h);
+                } else if self.host_pool.may_pin(b.size) {
+                    // SAFETY: as for the snapshots.
+                    unsafe { staging.allocate(b.mem, b.size, job.app_context, home) };
+                }
             }
         }
         staging
