@@ -32,6 +32,11 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// A footprint derivation's cost over the kernel's device time per work-group on the app's
+/// GPU, before one was measured in the process: 2·10⁵, above the 1.2·10⁵ (gemm 16384) to
+/// 1.7·10⁵ (2mm 8192) measured on an H200 (results/session18-2026-11-27).
+const DERIVATION_RATIO_PRIOR: f64 = 2e5;
+
 /// What every step after the plan reads: the engine, the launch and its plan.
 #[derive(Clone, Copy)]
 struct Ctx<'a> {
@@ -97,6 +102,9 @@ pub(super) struct WorkerState {
     read_queues: FxHashMap<usize, cl_command_queue>,
     /// Host staging (pinned where the driver allows) kept per app buffer across launches.
     host_pool: StagingPool,
+    /// A footprint derivation's time over the kernel's time per work-group on the app's GPU,
+    /// measured ([`WorkerState::note_derivation`]).
+    derivation_ratio: Option<f64>,
     /// App context → its upload ring (`staging::UploadRing`), made at the first large upload.
     rings: FxHashMap<Key, super::staging::UploadRing>,
     /// kernel (`kernel_id`) → ns per work-group on the app's device when it last ran whole
@@ -277,6 +285,57 @@ impl WorkerState {
     /// The early split decision for `job` ([`super::decide`]): `Err(reason)` forwards the
     /// launch before any barrier, build or footprint. Only under `CLPRISM_SPLIT=auto` with
     /// the app's device among the balance devices and a scheduler that splits.
+    /// What deriving the footprint of a kernel never split yet is expected to cost on the
+    /// app's thread, ns, where the app's device is a GPU or accelerator (0 elsewhere: a CPU
+    /// device's work-group is nearly as slow as its emulation). The emulator runs a
+    /// work-group's instructions one work-item at a time, the GPU thousands of work-groups at
+    /// once, so the derivation costs a device-dependent multiple of the kernel's measured time
+    /// per work-group on the app's device: measured at each derivation
+    /// ([`Self::note_derivation`]), and [`DERIVATION_RATIO_PRIOR`] before the first.
+    /// On 4 H200s the derivations cost 0.37-0.47 s for 2mm's and 3mm's kernels at 8192
+    /// (2.75 us per work-group) and 0.72 s for gemm at 16384 (5.8 us), which the ski-rental
+    /// rule of `decide` weighed as the app's 10-100 ms build: 2mm and 3mm ran 0.65-0.97x
+    /// native (results/session18-2026-11-27/final-compute.txt).
+    fn derivation_estimate_ns(&self, kid: &str, app_device: cl_device_id) -> f64 {
+        let kind = crate::registry::device::describe(app_device).kind.clone();
+        if !matches!(&*kind, "gpu" | "accelerator") {
+            return 0.0;
+        }
+        let per_wg = self
+            .whole
+            .get(kid)
+            .copied()
+            .or_else(|| super::forwarded_ns_per_work_group(kid))
+            .unwrap_or(0.0);
+        per_wg
+            * self
+                .derivation_ratio
+                .unwrap_or(DERIVATION_RATIO_PRIOR)
+    }
+
+    /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
+    /// work-group on the app's device (GPUs and accelerators only) updates the estimate of
+    /// [`Self::derivation_estimate_ns`].
+    fn note_derivation(&mut self, job: &Job, ns: f64) {
+        let kind = crate::registry::device::describe(job.app_device)
+            .kind
+            .clone();
+        if !matches!(&*kind, "gpu" | "accelerator") {
+            return;
+        }
+        let kid = job.kernel_id();
+        let per_wg = self
+            .whole
+            .get(&kid)
+            .copied()
+            .or_else(|| super::forwarded_ns_per_work_group(&kid));
+        if let Some(per_wg) = per_wg.filter(|p| *p > 0.0) {
+            let r = ns / per_wg;
+            self.derivation_ratio =
+                Some(self.derivation_ratio.map_or(r, |old| 0.5 * old + 0.5 * r));
+        }
+    }
+
     pub(super) fn pre_decide(
         &mut self,
         engine: &Engine,
@@ -314,7 +373,8 @@ impl WorkerState {
                 super::decide::ASSUMED_SPLIT_FLOOR_NS
             },
             trial_cost_ns: super::app_build_ns(job.program)
-                .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64),
+                .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
+                .max(self.derivation_estimate_ns(kid, job.app_device)),
             forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
             memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,

@@ -537,6 +537,7 @@ impl WorkerState {
         } else if !self.footprints.contains_key(&fkey) {
             let t = Instant::now();
             let (derived, kernel_verdict) = self.derive_footprint(job, plan);
+            self.note_derivation(job, t.elapsed().as_nanos() as f64);
             let mut l = FootprintLog {
                 derived_ms: Some(t.elapsed().as_secs_f64() * 1e3),
                 ..Default::default()
