@@ -481,16 +481,16 @@ split.",
             _ => None,
         },
         example: "off",
-        usage: "balance: open the app's device's like siblings at its first build and probe first launches",
+        usage: "balance: probe first launches where the app's device has like siblings; a long one opens the devices",
         doc: "When the app's device has siblings (devices of its platform with its name; `gpu`: \
 only GPUs and accelerators, whose siblings add compute; `any`: CPU devices too, for tests on PoCL), \
-`CLPRISM_SPLIT=auto` opens the balance devices in the background at the app's first \
-`clBuildProgram` instead of waiting for long launches to add up to `CLPRISM_BALANCE_OPEN_COST`, \
-and the first launch of a kernel runs its first Boyer chunk (`beta`, 7 % of the work-groups \
-along the split dimension) on the app's device as a probe: the rest is split when the probe's \
+the first launch of a kernel runs its first Boyer chunk (`beta`·2/N of the work-groups along the \
+split dimension) on the app's device as a probe instead of being forwarded whole to be measured. \
+A probe whose rest takes at least `CLPRISM_BALANCE_OPEN_COST` opens the balance devices at once \
+(the app's device goes on in chunks while they open), and the rest is split when the probe's \
 time says a split pays, else forwarded (`exec::early`, issue 31 items 1-2). Kernels with NDRange \
-queries (`get_group_id`, `get_global_size`, ...) are not probed. `off`: the opening waits for \
-the credit, and first launches are forwarded whole to measure them.",
+queries (`get_group_id`, `get_global_size`, ...) are not probed. `off`: first launches are \
+forwarded whole to be measured.",
     }
     debug: bool {
         name: "CLPRISM_DEBUG",
