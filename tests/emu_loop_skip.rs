@@ -192,3 +192,68 @@ fn a_loop_feeding_only_stored_values_is_skipped_and_its_reads_reported() {
         .iter()
         .any(|f| f.arg == 0 && !f.read.is_empty()));
 }
+
+/// The naive matrix product that accumulates into its output element in global memory
+/// (PolyBench-ACC's gemm, 2mm, 3mm: `c[i] *= beta; for (k..) c[i] += ...`): the loop stores
+/// only through a pointer already stored to before it, so it adds no byte to the footprint
+/// and is jumped over. The skipped emulation writes the same bytes as the full one, reports
+/// the buffers the loop reads, and still sees the output read. A loop that stores to an
+/// address not written before it is not skipped.
+#[test]
+fn an_accumulation_into_an_element_written_before_the_loop_is_skipped() {
+    let m = module(
+        "kernel void gemm(global const float *a, global const float *b, global float *c, uint n) {
+            uint j = get_global_id(0), i = get_global_id(1);
+            if (i < n && j < n) {
+                c[i * n + j] *= 0.5f;
+                for (uint k = 0; k < n; k++) c[i * n + j] += 1.5f * a[i * n + k] * b[k * n + j];
+            } }
+         kernel void scatter(global const float *a, global float *c, uint n) {
+            uint i = get_global_id(0);
+            c[i] = 0;
+            for (uint k = 0; k < n; k++) c[i + k * 64] = a[k]; }",
+    );
+    let n = 256u32;
+    let bytes = (n * n * 4) as usize;
+    let args = || {
+        vec![
+            ArgValue::Buffer(vec![0; bytes]),
+            ArgValue::Buffer(vec![0; bytes]),
+            ArgValue::Buffer(vec![0; bytes]),
+            scalar_u32(n),
+        ]
+    };
+    let cfg = |skip| EmuConfig {
+        skip_write_free_loops: skip,
+        time_budget_ns: 600_000_000_000,
+        ..Default::default()
+    };
+    // one row of 64 work-items: emulated as a 1-D launch, row 0
+    let full = emulate_1d_with(&m, "gemm", n as u64, 64, 1, &mut args(), &cfg(false));
+    let skip = emulate_1d_with(&m, "gemm", n as u64, 64, 1, &mut args(), &cfg(true));
+    assert!(!full.budget_exhausted);
+    assert!(
+        skip.skipped_loops > 0,
+        "the accumulation loop was not skipped"
+    );
+    assert_eq!(written(&skip), written(&full));
+    assert!(skip.global_stores.requests * 10 < full.global_stores.requests);
+    // the loop reads `a` and `b` (the output's element is read before it, by `c *= 0.5f`)
+    let mut reads = skip.skipped_loop_reads.clone();
+    reads.sort_unstable();
+    assert!(reads.starts_with(&[0, 1]), "{reads:?}");
+    assert!(skip.footprints.iter().any(|f| f.arg == 2 && !f.read.is_empty()));
+
+    let scatter_args = || {
+        vec![
+            ArgValue::Buffer(vec![0; 1024]),
+            ArgValue::Buffer(vec![0; 64 * 4 * 64]),
+            scalar_u32(16),
+        ]
+    };
+    let s = emulate_1d_with(&m, "scatter", 64, 64, 0, &mut scatter_args(), &cfg(true));
+    assert_eq!(
+        s.skipped_loops, 0,
+        "a loop writing new addresses was skipped"
+    );
+}

@@ -307,10 +307,7 @@ impl WorkerState {
             .copied()
             .or_else(|| super::forwarded_ns_per_work_group(kid))
             .unwrap_or(0.0);
-        per_wg
-            * self
-                .derivation_ratio
-                .unwrap_or(DERIVATION_RATIO_PRIOR)
+        per_wg * self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR)
     }
 
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
