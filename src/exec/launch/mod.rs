@@ -34,7 +34,8 @@ use std::time::Instant;
 
 /// A footprint derivation's cost over the kernel's device time per work-group on the app's
 /// GPU, before one was measured in the process: 2·10⁵, above the 1.2·10⁵ (gemm 16384) to
-/// 1.7·10⁵ (2mm 8192) measured on an H200 (results/session18-2026-11-27).
+/// 1.7·10⁵ (2mm 8192) measured on an H200 (results/session18-2026-11-27). Conservative since
+/// the emulation jumps over accumulation loops (gemm's ratio then: 1.1·10⁴); not re-measured.
 const DERIVATION_RATIO_PRIOR: f64 = 2e5;
 
 /// What every step after the plan reads: the engine, the launch and its plan.
