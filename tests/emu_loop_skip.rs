@@ -242,7 +242,10 @@ fn an_accumulation_into_an_element_written_before_the_loop_is_skipped() {
     let mut reads = skip.skipped_loop_reads.clone();
     reads.sort_unstable();
     assert!(reads.starts_with(&[0, 1]), "{reads:?}");
-    assert!(skip.footprints.iter().any(|f| f.arg == 2 && !f.read.is_empty()));
+    assert!(skip
+        .footprints
+        .iter()
+        .any(|f| f.arg == 2 && !f.read.is_empty()));
 
     let scatter_args = || {
         vec![

@@ -605,16 +605,14 @@ impl WorkerState {
         plan.mark("snapshot", t0);
         // declared after the snapshots, so waited for before they are freed
         let mut uploads = PendingReads(Vec::new());
-        let mut streams = vec![Vec::new(); plan.bufs.len()];
-        let targets = self.prepare_devices(
-            engine,
-            job,
-            &mut plan,
-            &snapshots,
-            &streamed,
-            &mut streams,
-            &mut uploads,
-        )?;
+        let mut up = replicas::HostUploads {
+            snapshots: &snapshots,
+            streamed: &streamed,
+            streams: vec![Vec::new(); plan.bufs.len()],
+            markers: &mut uploads,
+        };
+        let targets = self.prepare_devices(engine, job, &mut plan, &mut up)?;
+        let streams = up.streams;
         self.stream_uploads(job, &plan, home, &streams)?;
         if streams.iter().any(|t| !t.is_empty()) {
             plan.mark("upload_ring", t0);

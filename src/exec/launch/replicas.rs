@@ -19,6 +19,17 @@ pub(super) type Targets = FxHashMap<usize, (cl_context, cl_command_queue, cl_ker
 /// [`WorkerState::stream_uploads`] fills through the upload ring.
 pub(super) type StreamTargets = Vec<Vec<(cl_command_queue, cl_mem)>>;
 
+/// How the launch's buffers reach the other devices, per buffer argument (in `plan.bufs`
+/// order): its pre-launch copy, or whether it goes through the upload ring (then
+/// [`WorkerState::prepare_devices`] lists the replicas to fill in `streams`); `markers` gets
+/// one marker per device, waited for before the copies are freed.
+pub(super) struct HostUploads<'a> {
+    pub snapshots: &'a [Option<HostBytes>],
+    pub streamed: &'a [bool],
+    pub streams: StreamTargets,
+    pub markers: &'a mut PendingReads,
+}
+
 impl WorkerState {
     /// The pre-launch contents of each buffer argument (in `plan.bufs` order) that some
     /// device needs from the host; `None` where no device does. Measures the host transfer
@@ -136,7 +147,7 @@ impl WorkerState {
 
     /// Brings every participating device's replicas up to date and binds the kernel's
     /// arguments there. A device that fails is dropped from `plan.devs` (with a warning);
-    /// `uploads` gets one marker per device, waited for before the snapshots are freed.
+    /// `up.markers` gets one marker per device, waited for before the snapshots are freed.
     ///
     /// Errors: every device failed.
     pub(super) fn prepare_devices(
@@ -144,23 +155,12 @@ impl WorkerState {
         engine: &Engine,
         job: &Job,
         plan: &mut Plan,
-        snapshots: &[Option<HostBytes>],
-        streamed: &[bool],
-        streams: &mut StreamTargets,
-        uploads: &mut PendingReads,
+        up: &mut HostUploads,
     ) -> Result<Targets, String> {
         let mut targets = Targets::default();
         let mut dropped = Vec::new();
         for &d in &plan.devs {
-            match self.prepare_device(
-                engine,
-                job,
-                plan,
-                (snapshots, streamed),
-                streams,
-                d,
-                uploads,
-            ) {
+            match self.prepare_device(engine, job, plan, up, d) {
                 Ok(t) => {
                     targets.insert(d, t);
                 }
@@ -186,10 +186,8 @@ impl WorkerState {
         engine: &Engine,
         job: &Job,
         plan: &Plan,
-        (snapshots, streamed): (&[Option<HostBytes>], &[bool]),
-        streams: &mut StreamTargets,
+        up: &mut HostUploads,
         d: usize,
-        uploads: &mut PendingReads,
     ) -> Result<(cl_context, cl_command_queue, cl_kernel), ClError> {
         let dev = &engine.devices[d];
         let is_home = Some(d) == plan.home_d;
@@ -205,7 +203,7 @@ impl WorkerState {
                 .expect("participating devices have a build");
             (dev.context, dev.queue, built.kernel)
         };
-        for (i, (b, snap)) in plan.bufs.iter().zip(snapshots).enumerate() {
+        for (i, (b, snap)) in plan.bufs.iter().zip(up.snapshots).enumerate() {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
             let rep = self.replica(ctx, (b.mem, plan.slot(d)), b.size)?;
             if rep.epoch == epoch && !b.written && !b.always_stale {
@@ -221,14 +219,14 @@ impl WorkerState {
                 // SAFETY: the snapshot outlives the transfer (upload markers are waited for
                 // before it is dropped).
                 unsafe { cl::write(queue, rep.mem, 0, &s[..], false)? };
-            } else if streamed[i] {
-                streams[i].push((queue, rep.mem));
+            } else if up.streamed[i] {
+                up.streams[i].push((queue, rep.mem));
             }
             rep.epoch = if b.written { 0 } else { epoch };
         }
         // SAFETY: clprism's queue and kernel.
         unsafe {
-            uploads.0.push(cl::marker(queue, &[])?);
+            up.markers.0.push(cl::marker(queue, &[])?);
             self.bind_args(job, plan, kernel, d)?;
             cl::flush(queue)?;
         }
