@@ -78,7 +78,7 @@ pub fn note_build(app_device: cl_device_id) -> bool {
     if !cfg.balance_early || counted_siblings(app_device, cfg.balance_siblings) == 0 {
         return false;
     }
-    if !balance().siblings_open.swap(true, Ordering::AcqRel) {
+    if !balance().probing.swap(true, Ordering::AcqRel) {
         crate::config::debug(|| {
             "balance: the app's device has like siblings: first launches are probed".to_string()
         });
@@ -115,7 +115,7 @@ pub fn open_for_long_launch(info: &ProgramInfo, rest_ns: f64) -> bool {
 /// the app's device yet, and the launch would otherwise be forwarded whole for want of one
 /// (`auto`), or because the devices are still opening (`always`).
 pub fn probe_wanted(kernel: &str) -> bool {
-    if !balance().siblings_open.load(Ordering::Acquire) {
+    if !balance().probing.load(Ordering::Acquire) {
         return false;
     }
     match balance().engine.get() {

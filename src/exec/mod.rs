@@ -283,10 +283,9 @@ struct Balance {
     /// kernel (`Job::kernel_id`) → the (figure bits, work-groups) of its last "too short"
     /// verdict before the devices open, and that verdict's reason ([`short_reason`]).
     short_reasons: Mutex<FxHashMap<String, ShortReason>>,
-    /// Set once the app built a program on a device with like siblings and the balance
-    /// devices were opened for them at that build ([`early::open_at_build`]): first launches
-    /// are then probed ([`early::probe_wanted`]).
-    siblings_open: std::sync::atomic::AtomicBool,
+    /// Set once the app built a program on a device with like siblings
+    /// ([`early::note_build`]): first launches are then probed ([`early::probe_wanted`]).
+    probing: std::sync::atomic::AtomicBool,
     /// App device (handle as an integer) → how many like siblings of it
     /// `CLPRISM_BALANCE_SIBLINGS` counts, found once per device.
     sibling_devices: Mutex<FxHashMap<usize, usize>>,
