@@ -313,13 +313,28 @@ impl WorkerState {
         if plan.devs.len() < 2 || plan.verify {
             return staging;
         }
+        // Only a GPU's driver is asked to allocate from another thread: PoCL's `basic` device
+        // runs queued commands in whichever thread maps, and a map from a second thread
+        // deadlocked against the app's thread in PoCL 3.1 (tests/balance.rs, nbody with the
+        // app on `basic`). A CPU device's pinned areas are cheap anyway.
+        let kind = crate::registry::device::describe(job.app_device)
+            .kind
+            .clone();
+        let in_background = matches!(&*kind, "gpu" | "accelerator");
         for b in plan.bufs.iter().filter(|b| b.written) {
             if m.written.iter().any(|w| w.arg == b.index as u32) {
                 if let Some(h) = self.host_pool.take_idle(b.mem, Role::ReadBack, b.size) {
                     staging.insert_ready(b.mem, h);
-                } else if self.host_pool.may_pin(b.size) {
+                } else if in_background && self.host_pool.may_pin(b.size) {
                     // SAFETY: as for the snapshots.
                     unsafe { staging.allocate(b.mem, b.size, job.app_context, home) };
+                } else {
+                    // SAFETY: as for the snapshots.
+                    let area = unsafe {
+                        self.host_pool
+                            .take(b.mem, Role::ReadBack, b.size, job.app_context, home)
+                    };
+                    staging.insert_ready(b.mem, area);
                 }
             }
         }
