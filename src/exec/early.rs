@@ -41,13 +41,7 @@ fn counted_siblings(dev: cl_device_id, policy: Siblings) -> usize {
     if let Some(&known) = balance().sibling_devices.lock().get(&(dev as usize)) {
         return known;
     }
-    let kind_counts = match policy {
-        Siblings::Any => true,
-        _ => matches!(
-            &*crate::registry::device::describe(dev).kind,
-            "gpu" | "accelerator"
-        ),
-    };
+    let kind_counts = policy == Siblings::Any || crate::registry::device::is_gpu_like(dev);
     let counted = if kind_counts {
         crate::registry::device::like_siblings(dev)
     } else {

@@ -127,6 +127,14 @@ fn index_of(dev: cl_device_id) -> Option<(usize, usize)> {
     Some((pi, di))
 }
 
+/// Whether `dev` is a GPU or an accelerator: a device whose driver runs work on hardware of
+/// its own (balance mode counts such siblings, and asks such drivers to allocate from other
+/// threads), as opposed to a CPU device sharing the host's cores.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn is_gpu_like(dev: cl_device_id) -> bool {
+    matches!(&*describe(dev).kind, "gpu" | "accelerator")
+}
+
 /// How many other devices of `dev`'s own platform carry its `CL_DEVICE_NAME` and type (its
 /// like siblings: the other GPUs of a multi-GPU host), asking only that platform, as
 /// [`index_of`] does. 0 when a query fails.

@@ -298,40 +298,32 @@ impl WorkerState {
     /// rule of `decide` weighed as the app's 10-100 ms build: 2mm and 3mm ran 0.65-0.97x
     /// native (results/session18-2026-11-27/final-compute.txt).
     fn derivation_estimate_ns(&self, kid: &str, app_device: cl_device_id) -> f64 {
-        let kind = crate::registry::device::describe(app_device).kind.clone();
-        if !matches!(&*kind, "gpu" | "accelerator") {
-            return 0.0;
-        }
-        let per_wg = self
-            .whole
-            .get(kid)
-            .copied()
-            .or_else(|| super::forwarded_ns_per_work_group(kid))
-            .unwrap_or(0.0);
-        per_wg * self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR)
+        self.gpu_ns_per_work_group(kid, app_device).unwrap_or(0.0)
+            * self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR)
     }
 
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
     /// work-group on the app's device (GPUs and accelerators only) updates the estimate of
     /// [`Self::derivation_estimate_ns`].
     fn note_derivation(&mut self, job: &Job, ns: f64) {
-        let kind = crate::registry::device::describe(job.app_device)
-            .kind
-            .clone();
-        if !matches!(&*kind, "gpu" | "accelerator") {
-            return;
-        }
-        let kid = job.kernel_id();
-        let per_wg = self
-            .whole
-            .get(&kid)
-            .copied()
-            .or_else(|| super::forwarded_ns_per_work_group(&kid));
+        let per_wg = self.gpu_ns_per_work_group(&job.kernel_id(), job.app_device);
         if let Some(per_wg) = per_wg.filter(|p| *p > 0.0) {
             let r = ns / per_wg;
             self.derivation_ratio =
                 Some(self.derivation_ratio.map_or(r, |old| 0.5 * old + 0.5 * r));
         }
+    }
+
+    /// Kernel `kid`'s measured ns per work-group on the app's device when that is a GPU or an
+    /// accelerator (whole launches through clprism first, else forwarded ones).
+    fn gpu_ns_per_work_group(&self, kid: &str, app_device: cl_device_id) -> Option<f64> {
+        if !crate::registry::device::is_gpu_like(app_device) {
+            return None;
+        }
+        self.whole
+            .get(kid)
+            .copied()
+            .or_else(|| super::forwarded_ns_per_work_group(kid))
     }
 
     pub(super) fn pre_decide(

@@ -317,10 +317,7 @@ impl WorkerState {
         // runs queued commands in whichever thread maps, and a map from a second thread
         // deadlocked against the app's thread in PoCL 3.1 (tests/balance.rs, nbody with the
         // app on `basic`). A CPU device's pinned areas are cheap anyway.
-        let kind = crate::registry::device::describe(job.app_device)
-            .kind
-            .clone();
-        let in_background = matches!(&*kind, "gpu" | "accelerator");
+        let in_background = crate::registry::device::is_gpu_like(job.app_device);
         for b in plan.bufs.iter().filter(|b| b.written) {
             if m.written.iter().any(|w| w.arg == b.index as u32) {
                 if let Some(h) = self.host_pool.take_idle(b.mem, Role::ReadBack, b.size) {
