@@ -23,6 +23,9 @@ struct Entry {
     /// Index of an argument naming a buffer the command writes (`writes:N`), or of a count
     /// and an array of buffers it may write (`writes:N*M`).
     writes: Option<(usize, Option<usize>)>,
+    /// Index of an argument naming a buffer the command reads (`reads:N`; with a write:
+    /// `reads:N,writes:M`).
+    reads: Option<usize>,
 }
 
 /// Splits a C parameter list at top-level commas.
@@ -139,8 +142,13 @@ fn main() {
             ret: f[2].into(),
             params,
             intercept: f[4] == "intercept",
+            reads: f[4]
+                .split(',')
+                .find_map(|a| a.strip_prefix("reads:"))
+                .map(|n| n.parse().expect("reads:N")),
             writes: f[4]
-                .strip_prefix("writes:")
+                .split(',')
+                .find_map(|a| a.strip_prefix("writes:"))
                 .map(|n| match n.split_once('*') {
                     Some((c, a)) => (
                         c.parse().expect("writes:N*M"),
@@ -280,6 +288,13 @@ fn main() {
             .unwrap();
         } else {
             // the command's queue is its first argument
+            if let Some(n) = e.reads {
+                writeln!(
+                    rs,
+                    "    crate::intercept::read_buffer(a0 as usize, a{n} as usize);"
+                )
+                .unwrap();
+            }
             match e.writes {
                 Some((n, None)) => {
                     writeln!(

@@ -45,6 +45,9 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 pub extern "C" fn clprism_exit(_: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
         crate::exec::background::get().shut_down();
+        if let Some(line) = crate::exec::directory_summary() {
+            crate::config::eprintln_safe(&format!("clprism: balance: {line}"));
+        }
         crate::log::shutdown();
     });
 }

@@ -503,6 +503,25 @@ forwarded whole to be measured.",
         doc: "Device opening, builds, balance decisions, the exit; each line has the ms since \
 the app's first OpenCL call and the thread name.",
     }
+    balance_gather: bool {
+        name: "CLPRISM_BALANCE_GATHER",
+        reader: Library,
+        values: "lazy|eager",
+        default: "lazy" => |_| true,
+        parse: |v, _| match v {
+            "lazy" => Some(true),
+            "eager" => Some(false),
+            _ => None,
+        },
+        example: "eager",
+        usage: "balance: leave what a split launch wrote on the devices until the app needs it",
+        doc: "`lazy`: what each device wrote in a split launch with a footprint model stays on \
+that device (the buffer directory, `exec::directory`); a later chunk fetches only the ranges it \
+reads that are stale on its device (its read hull, halos included), and the app's buffer is \
+brought up to date only when the app reads, maps, copies, fills or releases it, or a launch \
+that is not split uses it. `eager`: every split launch gathers its results into the app's \
+buffer at once (the behaviour before the directory).",
+    }
     balance_early: bool {
         name: "CLPRISM_BALANCE_EARLY",
         reader: Library,

@@ -50,7 +50,63 @@ pub fn data_dependent_writes(words: &[u32], kernel: &str) -> Result<Option<Strin
         .iter()
         .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
         .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
-    Ok(analyse(&cx, &module, func, &[], false, 0))
+    Ok(analyse(&cx, &module, func, &[], false, 0, Access::Stores))
+}
+
+/// Which accesses to global memory [`analyse`] judges.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Stores, copies and atomics.
+    Stores,
+    /// Loads (and the source of copies, and the pointers the OpenCL built-ins take).
+    Loads,
+}
+
+/// Why kernel `kernel` of `words` reads global memory at places that may depend on memory
+/// contents (a load whose address, or whose execution, depends on loaded data), or `None`
+/// when the bytes it reads are a function of the NDRange ids and by-value arguments: only
+/// then do the footprint samples, run on zero-filled buffers, read what the real data
+/// makes the kernel read (`exec::footprint::FootprintModel::reads_follow_ids`).
+///
+/// Errors: as [`data_dependent_writes`].
+pub fn data_dependent_reads(words: &[u32], kernel: &str) -> Result<Option<String>, EmuError> {
+    let module = std::panic::catch_unwind(|| dr::load_words(words))
+        .map_err(|_| EmuError::Internal("SPIR-V parse panicked".into()))?
+        .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))?;
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|ep| matches!(ep.operands.get(2), Some(Operand::LiteralString(n)) if n == kernel))
+        .and_then(|ep| match ep.operands.get(1) {
+            Some(Operand::IdRef(f)) => Some(*f),
+            _ => None,
+        })
+        .ok_or_else(|| EmuError::BadLaunch(format!("no kernel named {kernel}")))?;
+    let cx = Ctx::new(&module);
+    let func = module
+        .functions
+        .iter()
+        .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
+        .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
+    Ok(analyse(&cx, &module, func, &[], false, 0, Access::Loads))
+}
+
+/// The pointers instruction `i` reads global memory through, for [`Access::Loads`] (an
+/// extended instruction's operands of a known pointer class: `vloadn`, `vload_half`, ...).
+fn loaded_pointers(cx: &Ctx, i: &Instruction) -> Vec<Word> {
+    let id = |k: usize| match i.operands.get(k) {
+        Some(Operand::IdRef(p)) => vec![*p],
+        _ => Vec::new(),
+    };
+    match i.class.opcode {
+        Op::Load | Op::AtomicLoad => id(0),
+        Op::CopyMemory | Op::CopyMemorySized => id(1),
+        // vloadn, vload_half, prefetch ...: any pointer operand
+        Op::ExtInst => id_operands(i)
+            .filter(|p| cx.class_of_ptr(*p).is_some())
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 struct Ctx {
@@ -402,6 +458,7 @@ fn analyse(
     param_taint: &[bool],
     under_condition: bool,
     depth: u32,
+    access: Access,
 ) -> Option<String> {
     if depth > MAX_CALL_DEPTH {
         return Some("calls nested too deeply to analyse".into());
@@ -427,8 +484,26 @@ fn analyse(
                     .iter()
                     .map(|o| matches!(o, Operand::IdRef(w) if tainted.contains(w)))
                     .collect();
-                if let Some(r) = analyse(cx, m, cf, &args, conditional[n], depth + 1) {
+                if let Some(r) = analyse(cx, m, cf, &args, conditional[n], depth + 1, access) {
                     return Some(r);
+                }
+                continue;
+            }
+            if access == Access::Loads {
+                for p in loaded_pointers(cx, i) {
+                    let r = root(p);
+                    if local_vars.contains(&r) || !is_global_class(cx.class_of_ptr(p)) {
+                        continue;
+                    }
+                    // (a built-in's offset operand moves its address too)
+                    let ext_taint = i.class.opcode == Op::ExtInst
+                        && id_operands(i).any(|w| tainted.contains(&w));
+                    if tainted.contains(&p) || ext_taint {
+                        return Some("a global load's address depends on memory contents".into());
+                    }
+                    if conditional[n] {
+                        return Some("a global load is conditional on memory contents".into());
+                    }
                 }
                 continue;
             }

@@ -39,6 +39,36 @@ pub struct WrittenArg {
     pub read_by_kernel: bool,
 }
 
+/// The read footprint of one kernel argument as a moving hull: unit `u` (one index of the
+/// split dimension) reads only bytes inside `[hull[0] + u·unit_stride, hull[1] +
+/// u·unit_stride)`. Derived like [`WrittenArg`] from the sampled work-groups' read ranges
+/// (affine in the work-group id), but units may overlap (a stencil's halo) and the stride
+/// may be 0 (every unit reads the same bytes, e.g. a matrix product's second operand).
+/// Balance mode's buffer directory (`exec::directory`) fetches a chunk's hull before it runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReadArg {
+    /// Kernel argument index.
+    pub arg: u32,
+    /// Unit 0's read hull, bytes `[start, end)`; the start may lie below 0 (a halo before
+    /// the first unit), so later units' hulls keep their halo.
+    pub hull: [i64; 2],
+    /// Byte offset between the hulls of consecutive units.
+    pub unit_stride: u64,
+}
+
+impl ReadArg {
+    /// The bytes units `[first, first + count)` may read (one hull, from byte 0 at the
+    /// lowest; `count` ≥ 1).
+    pub fn chunk_hull(&self, first: u64, count: u64) -> [u64; 2] {
+        let last = first + count.max(1) - 1;
+        let at = |base: i64, u: u64| (base as i128 + u as i128 * self.unit_stride as i128).max(0);
+        [
+            at(self.hull[0], first) as u64,
+            at(self.hull[1], last) as u64,
+        ]
+    }
+}
+
 /// Write footprints of every written argument of one launch shape.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct FootprintModel {
@@ -57,6 +87,40 @@ pub struct FootprintModel {
     /// fields are then empty.
     #[serde(default)]
     pub order_dependent: Option<String>,
+    /// Read hulls of the arguments whose sampled reads are affine in the work-group id; an
+    /// argument read but absent here may be read anywhere. Meaningful only with
+    /// [`Self::reads_follow_ids`].
+    #[serde(default)]
+    pub read: Vec<ReadArg>,
+    /// Set when no global load's address or execution depends on memory contents
+    /// (`emu::dataflow::data_dependent_reads`): only then do the zero-filled samples read
+    /// what the real data makes the kernel read, and [`Self::read`] can be trusted.
+    #[serde(default)]
+    pub reads_follow_ids: bool,
+}
+
+impl FootprintModel {
+    /// The bytes of argument `arg` that units `[first, first + count)` may read: a hull,
+    /// or `None` when they may read anywhere (no trusted read model for it).
+    pub fn read_hull(&self, arg: u32, first: u64, count: u64) -> Option<[u64; 2]> {
+        if !self.reads_follow_ids {
+            return None;
+        }
+        self.read
+            .iter()
+            .find(|r| r.arg == arg)
+            .map(|r| r.chunk_hull(first, count))
+    }
+
+    /// Whether the samples read argument `arg` at all (a written argument never read needs
+    /// nothing fetched).
+    pub fn reads_arg(&self, arg: u32) -> bool {
+        self.read_only.contains(&arg)
+            || self
+                .written
+                .iter()
+                .any(|w| w.arg == arg && w.read_by_kernel)
+    }
 }
 
 impl WrittenArg {
@@ -180,8 +244,12 @@ pub fn sample_groups(groups: [u64; 3]) -> Vec<[u64; 3]> {
         groups[1].saturating_sub(1),
         groups[2].saturating_sub(1),
     ];
-    let mid = [groups[0] / 2, groups[1] / 2, groups[2] / 2];
-    for g in [last, mid] {
+    let mid = middle(groups);
+    // the middle work-group's neighbours: interior strides of the read hulls
+    let neighbours = (0..3)
+        .filter(|d| groups[*d] > 1)
+        .map(|d| neighbour(groups, mid, d).0);
+    for g in [last, mid].into_iter().chain(neighbours) {
         if !out.contains(&g) {
             out.push(g);
         }
@@ -342,9 +410,118 @@ pub fn derive(
             read_by_kernel,
         });
     }
+    model.read = read_hulls(groups, split, &samples, &all);
     model.sampled_groups = sampled;
     model.skipped_loops = all.iter().map(|s| s.skipped_loops).sum();
     Ok(model)
+}
+
+/// The read ranges of `arg` in one work-group's statistics.
+fn read_of(s: &WorkGroupStats, arg: u32) -> &[[u64; 2]] {
+    s.footprints
+        .iter()
+        .find(|f| f.arg == arg)
+        .map_or(&[], |f| f.read.as_slice())
+}
+
+/// The hull of sorted ranges.
+fn hull_of(r: &[[u64; 2]]) -> Option<[u64; 2]> {
+    Some([r.first()?[0], r.last()?[1]])
+}
+
+/// Read hulls ([`ReadArg`]) of every argument the samples read, where the interior
+/// work-groups' hulls move by one offset per dimension and every other sample's reads lie
+/// inside the hull predicted for it; arguments read in a loop the emulation jumped over are
+/// left out (read anywhere). `samples` and `all` are in [`sample_groups`]' order.
+fn read_hulls(
+    groups: [u64; 3],
+    split: usize,
+    samples: &[[u64; 3]],
+    all: &[&WorkGroupStats],
+) -> Vec<ReadArg> {
+    let mut args: Vec<u32> = all
+        .iter()
+        .flat_map(|s| s.footprints.iter().filter(|f| !f.read.is_empty()).map(|f| f.arg))
+        .collect();
+    args.sort_unstable();
+    args.dedup();
+    args.into_iter()
+        .filter(|a| all.iter().all(|s| !s.skipped_loop_reads.contains(a)))
+        .filter_map(|arg| read_hull(arg, groups, split, samples, all))
+        .collect()
+}
+
+/// [`read_hulls`] for one argument. The stride per dimension comes from the middle
+/// work-group and its neighbour along that dimension (interior work-groups: a stencil's
+/// edge work-groups read less, inside the prediction); `None` when the middle work-group
+/// reads nothing, the two hulls are not one shift apart, a sample reads outside its
+/// predicted hull, or units move backwards.
+fn read_hull(
+    arg: u32,
+    groups: [u64; 3],
+    split: usize,
+    samples: &[[u64; 3]],
+    all: &[&WorkGroupStats],
+) -> Option<ReadArg> {
+    let at = |g: [u64; 3]| samples.iter().position(|x| *x == g);
+    let mid = middle(groups);
+    let hm = hull_of(read_of(all[at(mid)?], arg))?;
+    let mut stride = [0i128; 3];
+    for d in (0..3).filter(|d| groups[*d] > 1) {
+        let (n, sign) = neighbour(groups, mid, d);
+        let h = hull_of(read_of(all[at(n)?], arg))?;
+        let s = (h[0] as i128 - hm[0] as i128) * sign;
+        if (h[1] as i128 - hm[1] as i128) * sign != s {
+            return None;
+        }
+        stride[d] = s;
+    }
+    let predicted = |g: [u64; 3]| -> [i128; 2] {
+        let off: i128 = (0..3).map(|d| (g[d] as i128 - mid[d] as i128) * stride[d]).sum();
+        [hm[0] as i128 + off, hm[1] as i128 + off]
+    };
+    for (g, st) in samples.iter().zip(all) {
+        if let Some(h) = hull_of(read_of(st, arg)) {
+            let p = predicted(*g);
+            if (h[0] as i128) < p[0] || (h[1] as i128) > p[1] {
+                return None;
+            }
+        }
+    }
+    // unit 0: the predicted hulls over the other dimensions' work-groups
+    let [mut lo, mut hi] = predicted([0; 3]);
+    for d in (0..3).filter(|d| *d != split && groups[*d] > 1) {
+        let reach = (groups[d] as i128 - 1) * stride[d];
+        if reach < 0 {
+            lo += reach;
+        } else {
+            hi += reach;
+        }
+    }
+    let unit_stride = if groups[split] > 1 { stride[split] } else { 0 };
+    (unit_stride >= 0 && i64::try_from(lo).is_ok() && i64::try_from(hi).is_ok()).then_some(ReadArg {
+        arg,
+        hull: [lo as i64, hi as i64],
+        unit_stride: unit_stride as u64,
+    })
+}
+
+/// The middle work-group (sampled by [`sample_groups`]).
+fn middle(groups: [u64; 3]) -> [u64; 3] {
+    [groups[0] / 2, groups[1] / 2, groups[2] / 2]
+}
+
+/// The middle work-group's neighbour along dimension `d` (the next one, or the previous one
+/// at the end), and the direction (+1, -1).
+fn neighbour(groups: [u64; 3], mid: [u64; 3], d: usize) -> ([u64; 3], i128) {
+    let mut n = mid;
+    if mid[d] + 1 < groups[d] {
+        n[d] += 1;
+        (n, 1)
+    } else {
+        n[d] -= 1;
+        (n, -1)
+    }
 }
 
 fn unit(d: usize) -> [u64; 3] {
@@ -358,8 +535,9 @@ fn unit(d: usize) -> [u64; 3] {
 /// emulator places `vstorea_half3`/`vloada_half3` at `offset * 4` halves and counts the
 /// padding half of `vstorea_half3` (models saved by earlier builds of the same version
 /// miss bytes of such stores); 4 since a model records a kernel whose work-groups read what
-/// others write ([`FootprintModel::order_dependent`]; earlier models were split).
-const DISK_FORMAT: u32 = 4;
+/// others write ([`FootprintModel::order_dependent`]; earlier models were split); 5 since
+/// a model carries read hulls ([`FootprintModel::read`]).
+const DISK_FORMAT: u32 = 5;
 
 /// The cache file name of the model for `key` (a launch-shape key built from the program's
 /// content hash, build options, kernel, NDRange, by-value arguments and buffer sizes).
@@ -531,8 +709,55 @@ mod tests {
         assert_eq!(w.unit_ranges, vec![[0, 16 * n * 4]]);
         assert_eq!(w.unit_stride, 16 * n * 4);
         assert_eq!(w.chunk_ranges(1, 2), vec![[16 * n * 4, 48 * n * 4]]);
-        // origin, two unit steps, last and middle work-group
-        assert_eq!(m.sampled_groups, 5);
+        // origin, two unit steps, last and middle work-group, and the middle one's two
+        // neighbours
+        assert_eq!(m.sampled_groups, 7);
+        // every unit reads the whole of argument 0
+        assert_eq!(m.read, vec![ReadArg { arg: 0, hull: [0, (n * n * 4) as i64], unit_stride: 0 }]);
+    }
+
+    /// A 1-D three-point stencil on 16-work-item groups over `n` floats: work-item `i` reads
+    /// `a[i-1..=i+1]` where those exist (argument 0) and writes `b[i]` (argument 1).
+    fn stencil(n: u64) -> impl Fn([u64; 3]) -> Result<WorkGroupStats, String> {
+        move |g: [u64; 3]| {
+            let (lo, hi) = (g[0] * 16, g[0] * 16 + 16);
+            Ok(WorkGroupStats {
+                footprints: vec![
+                    ArgFootprint {
+                        arg: 0,
+                        read: vec![[lo.saturating_sub(1) * 4, (hi + 1).min(n) * 4]],
+                        written: vec![],
+                    },
+                    ArgFootprint {
+                        arg: 1,
+                        read: vec![],
+                        written: vec![[lo * 4, hi * 4]],
+                    },
+                ],
+                ..Default::default()
+            })
+        }
+    }
+
+    #[test]
+    fn a_stencil_chunk_reads_its_units_and_one_halo_each_side() {
+        let m = derive([8, 1, 1], 0, stencil(128)).unwrap();
+        let r = m.read.iter().find(|r| r.arg == 0).expect("a read hull");
+        assert_eq!(r.unit_stride, 64);
+        assert_eq!(r.hull, [-4, 68]);
+        assert_eq!(r.chunk_hull(0, 1), [0, 68]);
+        assert_eq!(r.chunk_hull(2, 3), [124, 324]);
+        // without the trusted-reads verdict the model says "anywhere"
+        assert_eq!(m.read_hull(0, 2, 3), None);
+        let trusted = FootprintModel { reads_follow_ids: true, ..m.clone() };
+        assert_eq!(trusted.read_hull(0, 2, 3), Some([124, 324]));
+        // a hull that jumps (reads depending on the square of the id) has no model
+        let square = |g: [u64; 3]| {
+            let mut s = stencil(1 << 20)(g)?;
+            s.footprints[0].read = vec![[g[0] * g[0] * 64, g[0] * g[0] * 64 + 64]];
+            Ok(s)
+        };
+        assert!(derive([8, 1, 1], 0, square).unwrap().read.is_empty());
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod binary_cache;
 pub mod cl;
 mod decide;
 pub mod devices;
+pub mod directory;
 pub mod early;
 pub mod footprint;
 mod launch;
@@ -146,6 +147,18 @@ pub struct Engine {
     state: Mutex<launch::WorkerState>,
     done_tx: Sender<ChunkDone>,
     done_rx: Receiver<ChunkDone>,
+    /// Buffers the directory tracks (`exec::directory`), mirrored out of the worker state
+    /// so that an app command on a buffer checks it without taking the worker's lock.
+    tracked: std::sync::atomic::AtomicUsize,
+    /// What the directory moved in the process, for the line at exit.
+    traffic: directory::Traffic,
+}
+
+impl Engine {
+    /// The worker state now tracks `n` buffers in its directory.
+    fn note_tracked(&self, n: usize) {
+        self.tracked.store(n, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// The emulator front end's options in the app's process: `CLPRISM_TOOLCHAIN` and
@@ -407,6 +420,47 @@ fn forwarded_figure(kernel: &str) -> Option<(f64, u64)> {
     balance().forwarded.lock().get(kernel).copied()
 }
 
+/// The application is about to use buffer `m` (and, for a sub-buffer, its parent) in a
+/// command of its own, or in a launch that is not split: the bytes that only balance devices
+/// hold are copied into it first (the buffer directory, `CLPRISM_BALANCE_GATHER=lazy`).
+/// Costs one atomic load while no buffer is tracked. A failed gather warns (the app then
+/// sees the bytes its buffer had before the split launches; nothing else can be done
+/// without the driver's cooperation).
+pub fn gather_for_app(m: Key) {
+    let Some(Ok(e)) = balance().engine.get() else {
+        return;
+    };
+    if e.tracked.load(std::sync::atomic::Ordering::Acquire) == 0 {
+        return;
+    }
+    let parent = crate::registry::TABLES
+        .buffers
+        .with(m, |b| b.parent.map(|p| p.0))
+        .flatten();
+    let mut st = e.state.lock();
+    for b in std::iter::once(m).chain(parent) {
+        if let Err(why) = st.gather_for_app(e, b) {
+            crate::config::warn(&format!("balance: {why}"));
+        }
+    }
+}
+
+/// The line printed at exit when the buffer directory was used: split launches that left
+/// their results on the devices, bytes fetched between devices, gathers into the app's
+/// buffers (`None`: the directory was not used).
+pub fn directory_summary() -> Option<String> {
+    let Some(Ok(e)) = balance().engine.get() else {
+        return None;
+    };
+    e.traffic.summary()
+}
+
+/// Whether the buffer directory tracks any buffer now (the cheap check before
+/// [`gather_for_app`] over a kernel's arguments).
+pub fn directory_in_use() -> bool {
+    matches!(balance().engine.get(), Some(Ok(e)) if e.tracked.load(std::sync::atomic::Ordering::Acquire) > 0)
+}
+
 /// Current epoch of buffer `m`.
 pub fn epoch(m: Key) -> u64 {
     balance().epochs.lock().get(&m).copied().unwrap_or(1)
@@ -469,6 +523,8 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
                 state: Mutex::new(Default::default()),
                 done_tx,
                 done_rx,
+                tracked: Default::default(),
+                traffic: Default::default(),
             })
         })
         .as_ref()

@@ -74,6 +74,25 @@ pub fn invalidate_args(k: cl_kernel, unwritten: &[Key]) {
         .for_each(invalidate);
 }
 
+/// A launch of kernel `k` runs on the app's device as the app made it (forwarded, or a
+/// probe chunk on the app's queue): every buffer argument is brought up to date from the
+/// balance devices first (`exec::gather_for_app`; one atomic load while no buffer is
+/// tracked).
+pub fn gather_args(k: cl_kernel) {
+    if !exec::directory_in_use() {
+        return;
+    }
+    let args = TABLES
+        .kernels
+        .with(k as Key, |i| i.args.clone())
+        .unwrap_or_default();
+    args.iter()
+        .flatten()
+        .filter_map(handle_named_by)
+        .filter(|m| TABLES.buffers.with(*m, |_| ()).is_some())
+        .for_each(exec::gather_for_app);
+}
+
 /// The tables' entries of kernel `k` and of its program.
 fn kernel_and_program(
     k: cl_kernel,
@@ -274,6 +293,7 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
         .product();
     let whole = *launch;
     let t = std::time::Instant::now();
+    gather_args(whole.kernel);
     let mut ns = run_on_app_queue(&whole.sub_range(d, 0, first, local))?;
     exec::early::note_probe(kernel, ns, first as u64 * across);
     let rest_ns = ns as f64 / first as f64 * (along - first) as f64;

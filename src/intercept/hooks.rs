@@ -1241,6 +1241,8 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
                     decision_ns,
                     devices_ready_ms: crate::exec::devices_ready_ms(),
                 });
+                // the app's device runs it on the app's buffers: complete them first
+                super::balance::gather_args(launch.kernel);
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
                 // a measurement needs a profiled queue: without one, timing the launch would
                 // only add an event and a poll per launch (CLPRISM_DEVICE_TIMING=off)

@@ -33,6 +33,8 @@ pub fn passthrough() -> bool {
 pub fn wrote_buffer(q: usize, m: tables::Key) {
     match crate::config::get().mode {
         crate::config::Mode::Balance => {
+            // a partial write keeps the rest: bytes only devices hold come back first
+            crate::exec::gather_for_app(m);
             crate::exec::invalidate(m);
             if let Some(Some((parent, _))) = TABLES.buffers.with(m, |b| b.parent) {
                 crate::exec::invalidate(parent);
@@ -43,6 +45,16 @@ pub fn wrote_buffer(q: usize, m: tables::Key) {
             project::before_write(q as opencl_sys::cl_command_queue, m)
         },
         _ => {}
+    }
+}
+
+/// An application command on queue `q` reads buffer `m` (generated stubs of the `reads:N`
+/// entry points, called before the command is forwarded): in balance mode the bytes that
+/// only balance devices hold are copied into it first (`exec::gather_for_app`).
+#[inline]
+pub fn read_buffer(_q: usize, m: tables::Key) {
+    if crate::config::get().mode == crate::config::Mode::Balance {
+        crate::exec::gather_for_app(m);
     }
 }
 

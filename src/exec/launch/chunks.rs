@@ -91,6 +91,8 @@ pub(super) struct RealChunks<'a> {
     /// A device whose abandoned chunk completed may take work again (no written buffer is
     /// read by the kernel, so its replica's late output cannot feed later chunks).
     readmit_safe: bool,
+    /// Bytes the buffer directory copied onto devices before their chunks.
+    pub fetched: u64,
 }
 
 impl<'a> RealChunks<'a> {
@@ -125,6 +127,7 @@ impl<'a> RealChunks<'a> {
             staging,
             early_chunks: FxHashSet::default(),
             readmit_safe,
+            fetched: 0,
         }
     }
 
@@ -205,6 +208,24 @@ impl ChunkDevices for RealChunks<'_> {
         let mut glob = job.global;
         off[split] = job.offset[split] + first_wg as usize * job.local[split];
         glob[split] = count as usize * job.local[split];
+        // the ranges the chunk reads that are stale on its device ([`super::resident`])
+        match self
+            .state
+            .fetch_for_chunk(self.engine, plan, d, (first_wg, count))
+        {
+            Ok(n) => self.fetched += n,
+            Err(e) => {
+                crate::config::warn(&format!(
+                    "balance: {} could not take a chunk ({e}); its work is reassigned",
+                    dev.name
+                ));
+                let mut entry =
+                    Chunk::enqueued(device, first_wg, count, plan.shape.wgs_per_unit, self.now_ns());
+                entry.failed = Some(CL_OUT_OF_RESOURCES);
+                self.chunks.insert(chunk_id, entry);
+                return Err(e);
+            }
+        }
         let t_enq = self.now_ns();
         let claimed = Arc::new(AtomicBool::new(false));
         let tag = ChunkTag {
@@ -359,6 +380,8 @@ pub(super) struct ChunkRun {
     pub staging: EarlyAreas,
     /// Chunks read back early.
     pub early_chunks: FxHashSet<ChunkId>,
+    /// Bytes the buffer directory copied onto devices before their chunks.
+    pub fetched: u64,
 }
 
 impl WorkerState {
@@ -401,6 +424,7 @@ impl WorkerState {
             staging,
             early_chunks,
             inflight,
+            fetched,
             ..
         } = devices;
         drop(inflight);
@@ -434,6 +458,7 @@ impl WorkerState {
             early,
             staging,
             early_chunks,
+            fetched,
         })
     }
 

@@ -17,6 +17,7 @@ mod plan;
 mod readback;
 mod record;
 mod replicas;
+mod resident;
 
 use super::cl::{self, ClError};
 use super::footprint::FootprintModel;
@@ -151,6 +152,9 @@ pub(super) struct WorkerState {
     /// kernel (`Job::kernel_id`) → why it counts as floating point, `None` for an integer
     /// kernel (`plan::float_reason`): found once, not at each of its launches.
     float_verdicts: FxHashMap<std::sync::Arc<str>, Option<String>>,
+    /// Which copies of each app buffer hold valid bytes, for buffers some device alone
+    /// holds bytes of (`CLPRISM_BALANCE_GATHER=lazy`; see [`resident`]).
+    directory: crate::exec::directory::Directory,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
@@ -216,7 +220,21 @@ struct Outcome {
 }
 
 impl WorkerState {
+    /// The app needs its buffer `m` (a command of its own reads or writes it, or a launch
+    /// that is not split uses it): the bytes only devices hold are copied into it
+    /// ([`resident`]). Returns the bytes copied. Errors: a failed transfer (the entry is
+    /// kept, nothing is lost).
+    pub(super) fn gather_for_app(&mut self, engine: &Engine, m: Key) -> Result<u64, String> {
+        let r = self.gather(engine, m);
+        engine.note_tracked(self.directory.len());
+        if let Ok(bytes) = &r {
+            engine.traffic.gather(*bytes);
+        }
+        r
+    }
+
     pub(super) fn forget(&mut self, m: Key) {
+        self.directory.remove(m);
         let keys: Vec<_> = self.replicas.keys().filter(|k| k.0 == m).copied().collect();
         for k in keys {
             if let Some(r) = self.replicas.remove(&k) {
@@ -583,6 +601,7 @@ impl WorkerState {
         t0: Instant,
     ) -> Result<Outcome, super::Forward> {
         let mut plan = self.plan(engine, job, t0)?;
+        self.settle_directory(engine, &plan)?;
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
@@ -616,13 +635,24 @@ impl WorkerState {
             plan: &plan,
         };
         let mut run = self.run_chunks(cx, done_rx, &targets, staging, t0)?;
-        let merged = self.merge(cx, &mut run, &snapshots, home)?;
-        plan.marks.push(("chunks", run.makespan_ns));
-        drop(uploads);
-        plan.mark("read_back", t0);
-        // only now, with every buffer merged without conflict, the app's data changes
-        self.write_back(&merged, home)?;
-        plan.mark("write_back", t0);
+        let mut resident_bytes = None;
+        let merged = if plan.resident {
+            plan.marks.push(("chunks", run.makespan_ns));
+            drop(uploads);
+            resident_bytes = Some(self.keep_resident(job, &plan, &run, home)?);
+            plan.mark("keep_resident", t0);
+            readback::Merged::default()
+        } else {
+            let merged = self.merge(cx, &mut run, &snapshots, home)?;
+            plan.marks.push(("chunks", run.makespan_ns));
+            drop(uploads);
+            plan.mark("read_back", t0);
+            // only now, with every buffer merged without conflict, the app's data changes
+            self.write_back(&merged, home)?;
+            plan.mark("write_back", t0);
+            merged
+        };
+        engine.note_tracked(self.directory.len());
         self.learn(engine, job, &plan, &run);
         let verify = plan.verify.then(|| {
             let written: Vec<_> = plan
@@ -659,8 +689,15 @@ impl WorkerState {
             }
         }
         let makespan_ns = run.makespan_ns;
+        let fetched = run.fetched;
+        engine.traffic.launch(resident_bytes.is_some(), fetched);
         let mut schedule = record::schedule(engine, job, plan, run, &merged);
         schedule.verify = verify;
+        schedule.fetched_bytes = Some(fetched);
+        if let Some(b) = resident_bytes {
+            schedule.resident_bytes = Some(b);
+            schedule.merge = Some(crate::log::schema::Merge::Resident);
+        }
         for (mem, _, h) in merged.results {
             self.host_pool.give(mem, Role::ReadBack, h);
         }

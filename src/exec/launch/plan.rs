@@ -91,6 +91,9 @@ pub(super) struct Plan {
     pub check_agreement: bool,
     /// Phase boundaries, ns since the launch started (`schedule.phases`).
     pub marks: Vec<(&'static str, u64)>,
+    /// What the chunks write stays on their devices (the buffer directory,
+    /// [`Plan::keeps_resident`]); otherwise it is gathered into the app's buffers at once.
+    pub resident: bool,
 }
 
 impl Plan {
@@ -119,6 +122,23 @@ impl Plan {
     pub fn home_sched(&self) -> Option<usize> {
         self.home_d
             .and_then(|h| self.devs.iter().position(|d| *d == h))
+    }
+
+    /// Whether what this launch writes may stay on the devices (`CLPRISM_BALANCE_GATHER=lazy`):
+    /// every written buffer has a write footprint, nothing compares the result with a whole
+    /// run (verification, the agreement check: both read the app's buffers at once), no
+    /// buffer's host memory is the app's (`CL_MEM_USE_HOST_PTR`), and every participating
+    /// device has a holder bit in the directory.
+    pub fn keeps_resident(&self, lazy: bool) -> bool {
+        lazy && self.model.is_some()
+            && !self.verify
+            && !self.check_agreement
+            && self.devs.len() >= 2
+            && self.bufs.iter().all(|b| !b.always_stale)
+            && self
+                .devs
+                .iter()
+                .all(|d| crate::exec::directory::holder_of_slot(self.slot(*d)).is_some())
     }
 
     pub fn mark(&mut self, name: &'static str, t0: Instant) {
@@ -285,6 +305,7 @@ impl WorkerState {
             verify: cfg.verify,
             check_agreement: false,
             marks: vec![("build", t0.elapsed().as_nanos() as u64)],
+            resident: false,
         };
         if let Some(&n) = self.agreement.get(&plan.key) {
             if n > 0 {
@@ -320,6 +341,7 @@ impl WorkerState {
             .copied()
             .find(|&d| engine.devices[d].id == job.app_device);
         self.split_decision(job, &mut plan)?;
+        plan.resident = plan.keeps_resident(cfg.balance_gather);
         Ok(plan)
     }
 
@@ -632,12 +654,16 @@ impl WorkerState {
                     r.unwrap_or_else(|| Err("the emulator panicked on a sampled work-group".into()))
                 }))
                 .collect();
-            footprint::derive(groups3, split, |g| {
+            let mut model = footprint::derive(groups3, split, |g| {
                 by_group
                     .remove(&g)
                     .unwrap_or_else(|| Err(format!("work-group {g:?} was not sampled")))
-            })
-            .map(Arc::new)
+            })?;
+            model.reads_follow_ids = matches!(
+                crate::emu::dataflow::data_dependent_reads(&m.words, &job.kernel),
+                Ok(None)
+            );
+            Ok(Arc::new(model))
         });
         (derived, kernel_verdict)
     }

@@ -17,6 +17,7 @@ use opencl_sys::*;
 use rustc_hash::FxHashMap;
 
 /// What the merge read back, to be written into the app's buffers.
+#[derive(Default)]
 pub(super) struct Merged {
     /// (app buffer, byte ranges to write, host bytes valid inside them).
     pub results: Vec<(Key, Vec<[u64; 2]>, HostBytes)>,

@@ -44,6 +44,12 @@ impl WorkerState {
         let others = plan.devs.iter().any(|d| Some(*d) != plan.home_d);
         let mut snapshots = Vec::new();
         for (b, streamed) in plan.bufs.iter().zip(streamed.iter_mut()) {
+            // a buffer the directory tracks is fetched by each chunk ([`super::resident`])
+            if self.tracked(b.mem) {
+                *streamed = false;
+                snapshots.push(None);
+                continue;
+            }
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
             let stale = (plan.verify && b.written)
                 || (others && (b.always_stale || (b.written && !plan.skip_baseline(b))))
@@ -205,8 +211,9 @@ impl WorkerState {
         };
         for (i, (b, snap)) in plan.bufs.iter().zip(up.snapshots).enumerate() {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
+            let tracked = self.tracked(b.mem);
             let rep = self.replica(ctx, (b.mem, plan.slot(d)), b.size)?;
-            if rep.epoch == epoch && !b.written && !b.always_stale {
+            if tracked || (rep.epoch == epoch && !b.written && !b.always_stale) {
                 continue;
             }
             if is_home {
@@ -310,7 +317,7 @@ impl WorkerState {
         let Some(m) = &plan.model else {
             return staging;
         };
-        if plan.devs.len() < 2 || plan.verify {
+        if plan.devs.len() < 2 || plan.verify || plan.resident {
             return staging;
         }
         // Only a GPU's driver is asked to allocate from another thread: PoCL's `basic` device

@@ -200,6 +200,9 @@ string_enum!(
         Footprint = "footprint",
         /// The devices' buffers were compared with the pre-launch snapshot.
         Diff = "diff",
+        /// Nothing was copied back: each device's written ranges stay on it, and the buffer
+        /// directory gathers them when the app needs them (`CLPRISM_BALANCE_GATHER=lazy`).
+        Resident = "resident",
         /// No merge: the launch was forwarded (`fallback`).
         None = "none",
     }
@@ -1087,6 +1090,14 @@ pub struct Schedule {
     /// Bytes copied into the app's buffers by the merge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_bytes: Option<u64>,
+    /// Bytes the buffer directory copied onto the devices before their chunks ran (ranges
+    /// a chunk reads that were stale on its device; halos of an iterative kernel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetched_bytes: Option<u64>,
+    /// Bytes of the launch's buffers that only devices hold after it (the app's buffer is
+    /// brought up to date when the app needs them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resident_bytes: Option<u64>,
     /// Chunks whose results were read back while others still ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub early_read_chunks: Option<u64>,

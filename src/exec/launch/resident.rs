@@ -1,0 +1,372 @@
+//! The buffer directory's transfers (DESIGN.md §7, "Coherence"; the bookkeeping is
+//! [`crate::exec::directory`]): what a split launch wrote stays on the device that wrote
+//! it; a chunk first fetches the ranges it reads that are stale on its device; the app's
+//! buffer is gathered when the app needs it ([`WorkerState::gather`]).
+//!
+//! Where the bytes go: between the app's buffer and the app device's replica (one context)
+//! a device-side copy; otherwise through host memory, read on the source device's second
+//! queue (so the read does not wait for the chunks running there) and written on the
+//! destination's queue ahead of the chunk. On 4 H200s one context over two GPUs moved
+//! 1.1-1.2 GB/s against 7.5 GB/s through pageable host memory
+//! (results/session18-2026-11-27/nv-paths.txt), so the host path is the one used.
+
+use super::chunks::ChunkRun;
+use super::plan::Plan;
+use super::{wait_release, WorkerState};
+use crate::exec::cl::{self, ClError};
+use crate::exec::directory::{holder_of_slot, slot_of_holder, Holders, Residency, APP};
+use crate::exec::staging::Role;
+use crate::exec::{Engine, Job};
+use crate::registry::tables::Key;
+use opencl_sys::*;
+
+/// One copy of a buffer as a transfer sees it.
+#[derive(Clone, Copy)]
+struct Endpoint {
+    mem: cl_mem,
+    /// The queue that reads it without waiting for running chunks.
+    read_q: cl_command_queue,
+    /// The queue that writes it in order with its chunks.
+    write_q: cl_command_queue,
+    /// It lives in the app's context (the app's buffer, the app device's replica).
+    in_app_context: bool,
+}
+
+impl WorkerState {
+    /// Whether buffer `m` is tracked by the directory (some device may hold bytes the app's
+    /// buffer lacks); such a buffer gets no pre-launch upload, its chunks fetch instead.
+    pub(super) fn tracked(&self, m: Key) -> bool {
+        self.directory.get(m).is_some()
+    }
+
+    /// Before a launch that gathers at once ([`Plan::resident`] unset): every buffer of the
+    /// launch is brought up to date in the app's buffer (the snapshots and the merge read
+    /// it). Errors: a failed transfer (the launch is then forwarded, after the hook's own
+    /// gather tried again).
+    pub(super) fn settle_directory(&mut self, engine: &Engine, plan: &Plan) -> Result<(), String> {
+        if plan.resident {
+            return Ok(());
+        }
+        for b in &plan.bufs {
+            if self.tracked(b.mem) {
+                let n = self.gather(engine, b.mem)?;
+                engine.traffic.gather(n);
+            }
+        }
+        Ok(())
+    }
+
+    /// The copy of buffer `m` that holder `h` names.
+    fn endpoint(
+        &mut self,
+        engine: &Engine,
+        m: Key,
+        r: &Residency,
+        h: Holders,
+    ) -> Result<Endpoint, ClError> {
+        let (ctx, dev) = (r.app_context as cl_context, r.app_device as cl_device_id);
+        let home = self.home_queue(ctx, dev)?;
+        if h == APP {
+            return Ok(Endpoint {
+                mem: m as cl_mem,
+                read_q: home,
+                write_q: home,
+                in_app_context: true,
+            });
+        }
+        let slot = slot_of_holder(h).ok_or(ClError {
+            call: "buffer directory (holder)",
+            code: CL_INVALID_VALUE,
+        })?;
+        let mem = self
+            .replicas
+            .get(&(m, slot))
+            .ok_or(ClError {
+                call: "buffer directory (replica)",
+                code: CL_INVALID_MEM_OBJECT,
+            })?
+            .mem;
+        if slot > usize::MAX / 2 {
+            let exec = self.home_exec_queue(ctx, dev)?;
+            return Ok(Endpoint {
+                mem,
+                read_q: home,
+                write_q: exec,
+                in_app_context: true,
+            });
+        }
+        Ok(Endpoint {
+            mem,
+            read_q: self.read_queue(engine, slot)?,
+            write_q: engine.devices[slot].queue,
+            in_app_context: false,
+        })
+    }
+
+    /// Copies `range` of buffer `m` from holder `from` to `to`; returns when the bytes are
+    /// in place or ordered before `to`'s next command (a device-side copy in one context).
+    fn transfer(
+        &mut self,
+        engine: &Engine,
+        m: Key,
+        r: &Residency,
+        (from, to): (Holders, Holders),
+        range: [u64; 2],
+    ) -> Result<(), ClError> {
+        let src = self.endpoint(engine, m, r, from)?;
+        let dst = self.endpoint(engine, m, r, to)?;
+        let (off, len) = (range[0] as usize, (range[1] - range[0]) as usize);
+        // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside the
+        // buffer; the host copy outlives the blocking calls.
+        unsafe {
+            if src.in_app_context && dst.in_app_context {
+                return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len);
+            }
+            let mut bytes = vec![0u8; len];
+            cl::read(src.read_q, src.mem, off, &mut bytes)?;
+            cl::write(dst.write_q, dst.mem, off, &bytes, true)
+        }
+    }
+
+    /// The holder to copy from among `holders` for `to`: one in the same context first,
+    /// then a balance device, then the app's buffer.
+    fn source_for(holders: Holders, to: Holders) -> Holders {
+        let app_side = |h: Holders| h == APP || slot_of_holder(h).is_some_and(|s| s > usize::MAX / 2);
+        let bits = (0..64).map(|i| 1u64 << i).filter(|b| holders & b != 0);
+        let mut best = None;
+        for b in bits {
+            let rank = match (app_side(b) == app_side(to), b == APP) {
+                (true, _) => 0,
+                (false, false) => 1,
+                (false, true) => 2,
+            };
+            if best.is_none_or(|(r, _)| rank < r) {
+                best = Some((rank, b));
+            }
+        }
+        best.map_or(APP, |b| b.1)
+    }
+
+    /// Before the chunk of units `[first, first + count)` runs on device `d` (index in
+    /// [`Engine::devices`]): the bytes its read hull covers (`FootprintModel::read_hull`,
+    /// the whole buffer where there is none) that are stale on `d`, copied there, for every
+    /// tracked buffer the kernel reads. Returns the bytes moved.
+    ///
+    /// Errors: a failed transfer (the chunk is then reassigned by the scheduler).
+    pub(super) fn fetch_for_chunk(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        d: usize,
+        (first, count): (u64, u64),
+    ) -> Result<u64, String> {
+        let Some(model) = plan.model.clone() else {
+            return Ok(0);
+        };
+        let to = holder_of_slot(plan.slot(d)).ok_or("device past the directory's holders")?;
+        let mut moved = 0;
+        for b in &plan.bufs {
+            let arg = b.index as u32;
+            let write_only = b.written && !model.reads_arg(arg);
+            let Some(entry) = self.directory.get(b.mem).filter(|_| !write_only) else {
+                continue;
+            };
+            let size = b.size as u64;
+            let hull = model
+                .read_hull(arg, first, count)
+                .map_or([0, size], |h| [h[0].min(size), h[1].min(size)]);
+            let missing = entry.missing(to, hull);
+            if missing.is_empty() {
+                continue;
+            }
+            let entry = entry.clone();
+            for (range, holders) in missing {
+                let from = Self::source_for(holders, to);
+                self.transfer(engine, b.mem, &entry, (from, to), range)
+                    .map_err(|e| format!("fetching argument {arg}: {e}"))?;
+                moved += range[1] - range[0];
+            }
+            if let Some(e) = self.directory.get_mut(b.mem) {
+                for (range, _) in entry.missing(to, hull) {
+                    e.add(range, to);
+                }
+            }
+        }
+        Ok(moved)
+    }
+
+    /// After the chunks of a resident launch: each written range stays valid only on the
+    /// device whose chunk wrote it (the app device's ranges are also copied into the app's
+    /// buffer, device-side). A buffer the directory did not track yet starts with every
+    /// copy that held its pre-launch bytes. Returns the bytes that only devices hold.
+    ///
+    /// Errors: a failed copy on the app's device (the app's data is then incomplete: the
+    /// entry still names the device copies, so a later gather completes it).
+    pub(super) fn keep_resident(
+        &mut self,
+        job: &Job,
+        plan: &Plan,
+        run: &ChunkRun,
+        home: cl_command_queue,
+    ) -> Result<u64, String> {
+        let Some(model) = plan.model.clone() else {
+            return Ok(0);
+        };
+        let mut copies = Vec::new();
+        let mut device_only = 0;
+        for b in plan.bufs.iter().filter(|b| b.written) {
+            let Some(w) = model.written.iter().find(|w| w.arg == b.index as u32) else {
+                continue;
+            };
+            let pre_launch: Holders = if plan.skip_baseline(b) {
+                APP
+            } else {
+                plan.devs
+                    .iter()
+                    .filter_map(|d| holder_of_slot(plan.slot(*d)))
+                    .fold(APP, |a, h| a | h)
+            };
+            let entry = self.directory.entry(b.mem, || {
+                Residency::new(
+                    b.size as u64,
+                    pre_launch,
+                    job.app_context as usize,
+                    job.app_device as usize,
+                )
+            });
+            for c in &run.done {
+                let d = plan.devs[c.device];
+                let Some(h) = holder_of_slot(plan.slot(d)) else {
+                    continue;
+                };
+                let home_chunk = Some(d) == plan.home_d;
+                for r in w.chunk_ranges(c.first_wg, c.count) {
+                    entry.set_only(r, if home_chunk { h | APP } else { h });
+                    if home_chunk {
+                        copies.push((self.replicas[&(b.mem, plan.slot(d))].mem, b.mem, r));
+                    }
+                }
+            }
+            device_only += entry.device_only_bytes();
+        }
+        // SAFETY: device-side copies between buffers of the app's context; the chunks that
+        // wrote the replica have completed.
+        unsafe {
+            for (rep, m, r) in &copies {
+                let (off, len) = (r[0] as usize, (r[1] - r[0]) as usize);
+                cl::copy(home, *rep, *m as cl_mem, off, off, len)
+                    .map_err(|e| format!("copying the app device's result: {e}"))?;
+            }
+            cl::finish(home).map_err(|e| format!("copying the app device's result: {e}"))?;
+        }
+        Ok(device_only)
+    }
+
+    /// Brings the app's buffer `m` up to date from the devices that alone hold some of its
+    /// bytes and drops its directory entry; each replica that holds every byte keeps
+    /// counting as valid for the buffer's current epoch, the others as stale. Returns the
+    /// bytes copied. The device-held ranges are read concurrently (each on its device's
+    /// second queue) into the buffer's pinned read-back area, then written in order on
+    /// clprism's queue in the app's context, which is finished before returning.
+    ///
+    /// Errors: a failed read or write; the entry is kept then (nothing is lost, a later
+    /// gather tries again).
+    pub(super) fn gather(&mut self, engine: &Engine, m: Key) -> Result<u64, String> {
+        let Some(entry) = self.directory.get(m).cloned() else {
+            return Ok(0);
+        };
+        let copied = self
+            .gather_entry(engine, m, &entry)
+            .map_err(|e| format!("gathering a buffer into the app's copy: {e}"))?;
+        self.directory.remove(m);
+        let epoch = crate::exec::epoch(m);
+        for ((mem, slot), rep) in self.replicas.iter_mut() {
+            if *mem == m {
+                let whole = holder_of_slot(*slot).is_some_and(|h| entry.holds_all(h));
+                rep.epoch = if whole { epoch } else { 0 };
+            }
+        }
+        Ok(copied)
+    }
+
+    /// [`Self::gather`]'s transfers.
+    fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, ClError> {
+        let stale = entry.missing(APP, [0, entry.size]);
+        if stale.is_empty() {
+            return Ok(0);
+        }
+        let app = self.endpoint(engine, m, entry, APP)?;
+        let mut area = None;
+        let mut reads = Vec::new();
+        let mut moved = 0;
+        let mut result = Ok(());
+        for (range, holders) in &stale {
+            let from = Self::source_for(*holders, APP);
+            let src = match self.endpoint(engine, m, entry, from) {
+                Ok(s) => s,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let (off, len) = (range[0] as usize, (range[1] - range[0]) as usize);
+            moved += len as u64;
+            if src.in_app_context {
+                // SAFETY: device-side copy in the app's context, ordered on `app.write_q`.
+                if let Err(e) = unsafe { cl::copy(app.write_q, src.mem, app.mem, off, off, len) } {
+                    result = Err(e);
+                    break;
+                }
+                continue;
+            }
+            let area = area.get_or_insert_with(|| {
+                // SAFETY: clprism's queue in the app's context, alive for the process.
+                unsafe {
+                    self.host_pool.take(
+                        m,
+                        Role::ReadBack,
+                        entry.size as usize,
+                        entry.app_context as cl_context,
+                        app.read_q,
+                    )
+                }
+            });
+            let Some(piece) = area.get_mut(off..off + len) else {
+                result = Err(ClError {
+                    call: "buffer directory (range)",
+                    code: CL_INVALID_VALUE,
+                });
+                break;
+            };
+            // SAFETY: non-blocking read into `area`, waited for below before it is used.
+            match unsafe { cl::read_async(src.read_q, src.mem, off, piece) } {
+                Ok(ev) => reads.push(ev),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        // SAFETY: clprism's own read events.
+        let waited = unsafe { cl::wait(&reads) };
+        wait_release(&reads);
+        result?;
+        waited?;
+        if let Some(area) = &area {
+            for (range, holders) in &stale {
+                if self.endpoint(engine, m, entry, Self::source_for(*holders, APP))?.in_app_context {
+                    continue;
+                }
+                let (off, end) = (range[0] as usize, range[1] as usize);
+                // SAFETY: non-blocking write from `area`, finished below.
+                unsafe { cl::write(app.write_q, app.mem, off, &area[off..end], false)? };
+            }
+        }
+        // SAFETY: clprism's queue in the app's context.
+        unsafe { cl::finish(app.write_q)? };
+        if let Some(area) = area {
+            self.host_pool.give(m, Role::ReadBack, area);
+        }
+        Ok(moved)
+    }
+}

@@ -1,0 +1,164 @@
+//! The buffer directory (issue 31 item 3, `exec::directory`): what a split launch writes
+//! stays on the devices until the app needs it. `tests/c/resident.c` runs an iterative
+//! three-point stencil (ping-pong buffers) with the app's reads, maps, copies, writes,
+//! releases and shifting ranges in between; each run under `CLPRISM_SPLIT=always` over
+//! three PoCL devices must write exactly what the native run writes, keep its launches'
+//! results on the devices (`schedule.merge = "resident"`, nothing merged), and move far
+//! fewer bytes than gathering every launch would.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+const DEVICES: &str = "pthread pthread basic";
+/// Buffer elements (uint) and launches per run.
+const N: usize = 65536;
+const ITERS: usize = 60;
+
+/// The directory's line at exit: (split launches left resident, bytes fetched between
+/// devices, gathers, bytes gathered).
+fn directory_line(stderr: &str) -> (u64, u64, u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("buffer directory:"))
+        .unwrap_or_else(|| panic!("no directory line in:\n{stderr}"));
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(nums.len(), 4, "{line}");
+    assert_eq!(
+        stderr.matches("buffer directory:").count(),
+        1,
+        "the line is printed once: {stderr}"
+    );
+    (nums[0], nums[1], nums[2], nums[3])
+}
+
+/// Runs `resident MODE` natively and balanced; asserts byte identity and returns the
+/// balanced run's schedule records and directory line.
+fn run_mode(mode: &str) -> (Vec<Value>, (u64, u64, u64, u64)) {
+    let exe = c_program("resident");
+    let d = scratch(&format!("directory-{mode}"));
+    let (nat, bal, log) = (d.join("native.bin"), d.join("balanced.bin"), d.join("log.jsonl"));
+    let (n, iters) = (N.to_string(), ITERS.to_string());
+    let native = run(
+        &exe,
+        &[mode, &n, &iters, nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, mode);
+    let out = run(
+        &exe,
+        &[mode, &n, &iters, bal.to_str().unwrap()],
+        Via::Preload("balance"),
+        &[
+            ("POCL_DEVICES", DEVICES),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SPLIT", "always"),
+            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, &format!("{mode} balanced"));
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "{mode}: what the app read differs from the native run"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let s: Vec<Value> = read_log(&log)
+        .into_iter()
+        .map(|r| r["schedule"].clone())
+        .collect();
+    (s, directory_line(&stderr))
+}
+
+/// Split launches of the run, and how many of them left their results on the devices with
+/// nothing merged back. The kernel's first split over unlike devices (PoCL's `basic` beside
+/// `pthread`) is compared with a whole run (its agreement check, `schedule.verify`), which
+/// needs its result in the app's buffer at once: it is not counted.
+fn resident_share(s: &[Value]) -> (usize, usize) {
+    let split: Vec<&Value> = s
+        .iter()
+        .filter(|x| x["merge"].as_str().is_some_and(|m| m != "none"))
+        .filter(|x| x["verify"].is_null())
+        .collect();
+    let resident = split
+        .iter()
+        .filter(|x| x["merge"] == "resident" && x["merged_bytes"] == 0)
+        .count();
+    (split.len(), resident)
+}
+
+/// Read only at the end: the results stay on the devices for every launch, the chunks fetch
+/// halos and moved ranges only, and one gather (the final read) brings at most the buffer
+/// back, instead of a read-back and an upload per launch.
+#[test]
+fn an_iterative_kernel_read_at_the_end_moves_halos_not_buffers() {
+    let (s, (resident, fetched, gathers, gathered)) = run_mode("end");
+    let (split, kept) = resident_share(&s);
+    assert!(split >= ITERS / 2, "only {split} of {ITERS} launches split");
+    assert_eq!(kept, split, "a split launch merged back");
+    assert_eq!(resident as usize, split);
+    let bytes = (N * 4) as u64;
+    let last_held = s.last().and_then(|x| x["resident_bytes"].as_u64()).unwrap_or(0) > 0;
+    assert_eq!(gathers, last_held as u64, "one gather, at the final read");
+    assert!(gathered <= bytes, "gathered {gathered} bytes of a {bytes}-byte buffer");
+    // gathering every launch would read back and upload about one buffer per launch
+    assert!(
+        fetched < split as u64 * bytes / 2,
+        "fetched {fetched} bytes over {split} launches of a {bytes}-byte buffer"
+    );
+    let per_launch: Vec<u64> = s
+        .iter()
+        .filter_map(|x| x["fetched_bytes"].as_u64())
+        .collect();
+    eprintln!("fetched per launch: {per_launch:?}; gathered {gathered} bytes");
+}
+
+/// The app reads, maps or copies the buffer half-way: a gather brings the devices' bytes
+/// back first (what the app sees equals native), and the launches after it go on resident.
+#[test]
+fn a_read_a_map_and_a_copy_in_the_middle_see_the_devices_bytes() {
+    for mode in ["read", "map", "copy"] {
+        let (s, (_, _, gathers, _)) = run_mode(mode);
+        let (split, kept) = resident_share(&s);
+        assert!(split >= ITERS / 2 && kept == split, "{mode}: {split} split, {kept} kept");
+        // the app's access half-way and its read at the end each find bytes that only
+        // devices hold when the launch before left some there (not when the scheduler gave
+        // every chunk to the app's own device, whose results are copied at once)
+        let device_held = |i: usize| s[i]["resident_bytes"].as_u64().unwrap_or(0) > 0;
+        let expected = device_held(ITERS / 2) as u64 + device_held(s.len() - 1) as u64;
+        assert_eq!(s.len(), ITERS);
+        assert!(expected > 0, "{mode}: no launch left bytes on the devices");
+        assert!(gathers >= expected, "{mode}: {gathers} gathers, {expected} expected");
+    }
+}
+
+/// The app overwrites part of a buffer the devices hold: the devices' copies of it become
+/// stale, and the next launches read the app's bytes.
+#[test]
+fn a_write_by_the_app_makes_the_device_copies_stale() {
+    let (s, _) = run_mode("write");
+    let (split, kept) = resident_share(&s);
+    assert!(split >= ITERS / 2 && kept == split, "{split} split, {kept} kept");
+}
+
+/// Odd launches cover only the second half (a global offset): each device's ranges move
+/// between launches, and each chunk fetches what it lacks.
+#[test]
+fn ranges_that_move_between_launches_are_fetched() {
+    let (s, (_, fetched, _, _)) = run_mode("shift");
+    let (split, kept) = resident_share(&s);
+    assert!(split >= ITERS / 2 && kept == split, "{split} split, {kept} kept");
+    assert!(fetched > 0, "the moved ranges were fetched");
+}
+
+/// A buffer written by a split launch is released while the devices hold its bytes: nothing
+/// is gathered for it, and a new buffer (which may reuse its handle) starts clean.
+#[test]
+fn a_release_while_the_devices_hold_a_buffer_forgets_it() {
+    let (s, _) = run_mode("release");
+    let (split, kept) = resident_share(&s);
+    assert!(split >= ITERS / 2 && kept == split, "{split} split, {kept} kept");
+}
