@@ -44,6 +44,10 @@ pub(super) struct SplitMemo {
     pub input_args: Vec<usize>,
     /// Whether the merge went by diff (no footprint model).
     pub merge_by_diff: bool,
+    /// Whether the kernel's results stay on the devices (`CLPRISM_BALANCE_GATHER=lazy` with a
+    /// footprint model, `exec::directory`): its written buffers are then neither merged nor
+    /// uploaded again at each launch.
+    pub resident: bool,
 }
 
 /// The measured figures the early decision reads (all optional).
@@ -167,9 +171,11 @@ pub(super) fn early(
     let (written_bytes, upload_bytes, merge_by_diff) = match k.memo {
         None => (0, 0, false),
         Some(memo) => {
+            // results left on the devices are neither merged nor uploaded again
             let written: u64 = memo
                 .written_args
                 .iter()
+                .filter(|_| !memo.resident)
                 .filter_map(|&i| buffer(i))
                 .map(|b| b.1)
                 .sum();
@@ -179,7 +185,7 @@ pub(super) fn early(
                 .filter_map(|&i| buffer(i).map(|b| (i, b)))
                 .filter(|(i, (m, _, always_stale))| {
                     *always_stale
-                        || memo.written_args.contains(i)
+                        || (memo.written_args.contains(i) && !memo.resident)
                         || (k.last_epoch)(*m).is_some_and(|e| e != super::epoch(*m))
                 })
                 .map(|(_, b)| b.1)

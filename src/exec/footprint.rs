@@ -322,27 +322,17 @@ pub fn derive(
             model.read_only.push(arg);
             continue;
         }
-        let w0 = written_of(&origin, arg);
-        if w0.is_empty() {
-            return Err(format!(
-                "argument {arg}: work-group 0 writes nothing but others do (not affine)"
-            ));
-        }
-        let mut stride = [0i128; 3];
-        for (d, s) in &steps {
-            stride[*d] = shift_of(w0, written_of(s, arg)).ok_or_else(|| {
-                format!("argument {arg}: the footprint is not a shift along dimension {d} (not affine in the work-group id)")
-            })?;
-        }
-        for (g, s) in &checks {
-            let off: i128 = (0..3).map(|d| g[d] as i128 * stride[d]).sum();
-            let predicted = shifted(w0, off);
-            if predicted.as_deref() != Some(written_of(s, arg)) {
-                return Err(format!(
-                    "argument {arg}: work-group {g:?} writes other bytes than the affine model predicts"
-                ));
-            }
-        }
+        // exact (every sample on one lattice), else from the interior work-groups with the
+        // edges' writes inside the prediction (a superset: `read_by_kernel` is then set, so
+        // every device holds the pre-launch bytes of what its chunks do not write)
+        let (w0, stride, superset) = match exact_lattice(arg, &origin, &steps, &checks) {
+            Ok((w0, stride)) => (w0, stride, false),
+            Err(exact) => match interior_lattice(arg, groups, &samples, &all) {
+                Some((w0, stride)) => (w0, stride, true),
+                None => return Err(exact),
+            },
+        };
+        let w0 = w0.as_slice();
         // unit 0: union over the non-split dimensions
         let others: Vec<usize> = dims.iter().copied().filter(|d| *d != split).collect();
         let per_unit: u64 = others.iter().map(|d| groups[*d]).product();
@@ -397,7 +387,8 @@ pub fn derive(
                 "argument {arg}: the footprints of neighbouring units overlap or interleave ({span} bytes per unit, stride {unit_stride})"
             ));
         }
-        let read_by_kernel = all.iter().any(|s| {
+        let read_by_kernel = superset
+            || all.iter().any(|s| {
             s.skipped_loop_reads.contains(&arg)
                 || s.footprints
                     .iter()
@@ -414,6 +405,75 @@ pub fn derive(
     model.sampled_groups = sampled;
     model.skipped_loops = all.iter().map(|s| s.skipped_loops).sum();
     Ok(model)
+}
+
+/// The written ranges of `arg` at work-group 0 and their shift per work-group along each
+/// dimension, when every sample writes exactly `W(0) + Σ g_d·s_d`; else why not.
+#[allow(clippy::type_complexity)]
+fn exact_lattice(
+    arg: u32,
+    origin: &WorkGroupStats,
+    steps: &[(usize, WorkGroupStats)],
+    checks: &[([u64; 3], WorkGroupStats)],
+) -> Result<(Vec<[u64; 2]>, [i128; 3]), String> {
+    let w0 = written_of(origin, arg);
+    if w0.is_empty() {
+        return Err(format!(
+            "argument {arg}: work-group 0 writes nothing but others do (not affine)"
+        ));
+    }
+    let mut stride = [0i128; 3];
+    for (d, s) in steps {
+        stride[*d] = shift_of(w0, written_of(s, arg)).ok_or_else(|| {
+            format!("argument {arg}: the footprint is not a shift along dimension {d} (not affine in the work-group id)")
+        })?;
+    }
+    for (g, s) in checks {
+        let off: i128 = (0..3).map(|d| g[d] as i128 * stride[d]).sum();
+        if shifted(w0, off).as_deref() != Some(written_of(s, arg)) {
+            return Err(format!(
+                "argument {arg}: work-group {g:?} writes other bytes than the affine model predicts"
+            ));
+        }
+    }
+    Ok((w0.to_vec(), stride))
+}
+
+/// The lattice of the middle work-group's writes: its shift per dimension from its
+/// neighbours (interior work-groups), `W(g) = W(mid) + Σ (g_d − mid_d)·s_d`, when every
+/// sample writes inside its predicted ranges (edge work-groups that skip some items, like a
+/// stencil's `if (j > 0)`) and work-group 0's prediction lies inside the buffer. Returns
+/// work-group 0's predicted ranges and the shifts.
+fn interior_lattice(
+    arg: u32,
+    groups: [u64; 3],
+    samples: &[[u64; 3]],
+    all: &[&WorkGroupStats],
+) -> Option<(Vec<[u64; 2]>, [i128; 3])> {
+    let at = |g: [u64; 3]| samples.iter().position(|x| *x == g);
+    let mid = middle(groups);
+    let wm = written_of(all[at(mid)?], arg);
+    if wm.is_empty() {
+        return None;
+    }
+    let mut stride = [0i128; 3];
+    for d in (0..3).filter(|d| groups[*d] > 1) {
+        let (n, sign) = neighbour(groups, mid, d);
+        stride[d] = shift_of(wm, written_of(all[at(n)?], arg))? * sign;
+    }
+    let off = |g: [u64; 3]| -> i128 {
+        (0..3).map(|d| (g[d] as i128 - mid[d] as i128) * stride[d]).sum()
+    };
+    for (g, st) in samples.iter().zip(all) {
+        let predicted = shifted(wm, off(*g))?;
+        let inside = written_of(st, arg)
+            .iter()
+            .all(|r| predicted.iter().any(|p| p[0] <= r[0] && r[1] <= p[1]));
+        if !inside {
+            return None;
+        }
+    }
+    Some((shifted(wm, off([0; 3]))?, stride))
 }
 
 /// The read ranges of `arg` in one work-group's statistics.
@@ -739,6 +799,37 @@ mod tests {
         }
     }
 
+    /// PolyBench fdtd-2d's `fdtd_kernel2` in one dimension: work-item `j` writes `ex[j]`
+    /// only for `j > 0`, so work-group 0 writes one element less than its neighbours.
+    #[test]
+    fn an_edge_work_group_that_writes_less_gets_the_interior_lattice() {
+        let skip_first = |g: [u64; 3]| {
+            let (lo, hi) = ((g[0] * 16).max(1), g[0] * 16 + 16);
+            Ok(WorkGroupStats {
+                footprints: vec![ArgFootprint {
+                    arg: 0,
+                    read: vec![[lo * 4, hi * 4]],
+                    written: vec![[lo * 4, hi * 4]],
+                }],
+                ..Default::default()
+            })
+        };
+        let m = derive([8, 1, 1], 0, skip_first).unwrap();
+        let w = &m.written[0];
+        assert_eq!((w.unit_ranges.clone(), w.unit_stride), (vec![[0, 64]], 64));
+        // a superset: byte 0..4 is not written, so every device needs the pre-launch bytes
+        assert!(w.read_by_kernel);
+        // a work-group that writes outside the interior lattice still has no model
+        let stray = |g: [u64; 3]| {
+            let mut s = skip_first(g)?;
+            if g[0] == 0 {
+                s.footprints[0].written = vec![[0, 64], [1000, 1004]];
+            }
+            Ok(s)
+        };
+        assert!(derive([8, 1, 1], 0, stray).is_err());
+    }
+
     #[test]
     fn a_stencil_chunk_reads_its_units_and_one_halo_each_side() {
         let m = derive([8, 1, 1], 0, stencil(128)).unwrap();
@@ -787,7 +878,24 @@ mod tests {
                 ..Default::default()
             })
         };
-        let e = derive([8, 1, 1], 0, tail).unwrap_err();
+        // ... is inside the interior lattice: a superset model, with the pre-launch bytes
+        // on every device (`read_by_kernel`)
+        let m = derive([8, 1, 1], 0, tail).unwrap();
+        assert!(m.written[0].read_by_kernel);
+        assert_eq!(m.written[0].unit_ranges, vec![[0, 4]]);
+        // ... unless it writes outside it
+        let outside = |g: [u64; 3]| {
+            let len = if g[0] == 7 { 6 } else { 4 };
+            Ok(WorkGroupStats {
+                footprints: vec![ArgFootprint {
+                    arg: 1,
+                    read: vec![],
+                    written: vec![[g[0] * 4, g[0] * 4 + len]],
+                }],
+                ..Default::default()
+            })
+        };
+        let e = derive([8, 1, 1], 0, outside).unwrap_err();
         assert!(e.contains("affine model predicts"), "{e}");
         // a transpose: a unit writes a column, interleaved with its neighbours
         let transpose = |g: [u64; 3]| {

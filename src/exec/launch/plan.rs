@@ -742,13 +742,16 @@ impl WorkerState {
         let kid = job.kernel_id();
         let measured = self.measured.get(&kid);
         let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
+        // results left on the devices are neither merged nor uploaded at each launch; the
+        // buffers the directory tracks are on the devices already (their chunks fetch halos)
+        let resident = plan.keeps_resident(crate::config::get().balance_gather);
         let upload: u64 = plan
             .bufs
             .iter()
-            .filter(|b| !plan.skip_baseline(b))
+            .filter(|b| !plan.skip_baseline(b) && !self.tracked(b.mem))
             .filter(|b| {
                 b.always_stale
-                    || b.written
+                    || (b.written && !resident)
                     || self
                         .last_epochs
                         .get(&(kid.clone(), b.mem))
@@ -773,7 +776,7 @@ impl WorkerState {
             written_bytes: plan
                 .bufs
                 .iter()
-                .filter(|b| b.written)
+                .filter(|b| b.written && !resident)
                 .map(|b| b.size as u64)
                 .sum(),
             host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
@@ -812,6 +815,7 @@ fn memo(plan: &Plan, inputs: &sched::split::SplitInputs) -> crate::exec::decide:
             .map(|b| b.index)
             .collect(),
         merge_by_diff: inputs.merge_by_diff,
+        resident: plan.keeps_resident(crate::config::get().balance_gather),
     }
 }
 

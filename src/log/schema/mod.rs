@@ -1314,6 +1314,8 @@ mod tests {
                 makespan_ns: Some(30),
                 merge: Some(Merge::Footprint),
                 merged_bytes: Some(64),
+                fetched_bytes: Some(16),
+                resident_bytes: Some(32),
                 early_read_chunks: Some(0),
                 pinned_staging_bytes: Some(0),
                 footprint: Some(Some(FootprintLog {
