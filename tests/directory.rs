@@ -4,7 +4,9 @@
 //! releases and shifting ranges in between; each run under `CLPRISM_SPLIT=always` over
 //! three PoCL devices must write exactly what the native run writes, keep its launches'
 //! results on the devices (`schedule.merge = "resident"`, nothing merged), and move far
-//! fewer bytes than gathering every launch would.
+//! fewer bytes than gathering every launch would. The static scheduler makes every launch
+//! split the same way whatever the machine's load (Boyer's scheduler with the directory runs
+//! in `tests/balance.rs`'s examples and on the GPUs).
 
 mod common;
 use common::*;
@@ -57,6 +59,13 @@ fn run_mode(mode: &str) -> (Vec<Value>, (u64, u64, u64, u64)) {
             ("POCL_DEVICES", DEVICES),
             ("CLPRISM_LOG", log.to_str().unwrap()),
             ("CLPRISM_SPLIT", "always"),
+            // the first launch opens the devices: none is forwarded while they open (how
+            // many would be depends on the machine's load)
+            ("CLPRISM_BALANCE_EARLY", "off"),
+            // one fixed share per device: every launch splits over all three, into the same
+            // ranges (Boyer's chunks follow the devices' measured speed, which on a loaded
+            // 2-core machine may give every chunk to one device)
+            ("CLPRISM_SCHEDULER", "static:0.4,0.3,0.3"),
             ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
         ],
     );
@@ -97,16 +106,16 @@ fn resident_share(s: &[Value]) -> (usize, usize) {
 fn an_iterative_kernel_read_at_the_end_moves_halos_not_buffers() {
     let (s, (resident, fetched, gathers, gathered)) = run_mode("end");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS / 2, "only {split} of {ITERS} launches split");
+    assert!(split >= ITERS - 2, "only {split} of {ITERS} launches split");
     assert_eq!(kept, split, "a split launch merged back");
     assert_eq!(resident as usize, split);
     let bytes = (N * 4) as u64;
-    let last_held = s.last().and_then(|x| x["resident_bytes"].as_u64()).unwrap_or(0) > 0;
-    assert_eq!(gathers, last_held as u64, "one gather, at the final read");
+    assert_eq!(gathers, 1, "one gather, at the final read");
     assert!(gathered <= bytes, "gathered {gathered} bytes of a {bytes}-byte buffer");
-    // gathering every launch would read back and upload about one buffer per launch
+    // gathering every launch would read back and upload about one buffer per launch; the
+    // same ranges every launch leave only the halos: 4 bytes each side of each boundary
     assert!(
-        fetched < split as u64 * bytes / 2,
+        fetched <= split as u64 * 64,
         "fetched {fetched} bytes over {split} launches of a {bytes}-byte buffer"
     );
     let per_launch: Vec<u64> = s
@@ -123,15 +132,14 @@ fn a_read_a_map_and_a_copy_in_the_middle_see_the_devices_bytes() {
     for mode in ["read", "map", "copy"] {
         let (s, (_, _, gathers, _)) = run_mode(mode);
         let (split, kept) = resident_share(&s);
-        assert!(split >= ITERS / 2 && kept == split, "{mode}: {split} split, {kept} kept");
+        assert!(split >= ITERS - 2 && kept == split, "{mode}: {split} split, {kept} kept");
         // the app's access half-way and its read at the end each find bytes that only
         // devices hold when the launch before left some there (not when the scheduler gave
         // every chunk to the app's own device, whose results are copied at once)
         let device_held = |i: usize| s[i]["resident_bytes"].as_u64().unwrap_or(0) > 0;
-        let expected = device_held(ITERS / 2) as u64 + device_held(s.len() - 1) as u64;
         assert_eq!(s.len(), ITERS);
-        assert!(expected > 0, "{mode}: no launch left bytes on the devices");
-        assert!(gathers >= expected, "{mode}: {gathers} gathers, {expected} expected");
+        assert!(device_held(ITERS / 2) && device_held(ITERS - 1), "{mode}");
+        assert!(gathers >= 2, "{mode}: {gathers} gathers, one half-way and one at the end");
     }
 }
 
@@ -141,7 +149,7 @@ fn a_read_a_map_and_a_copy_in_the_middle_see_the_devices_bytes() {
 fn a_write_by_the_app_makes_the_device_copies_stale() {
     let (s, _) = run_mode("write");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS / 2 && kept == split, "{split} split, {kept} kept");
+    assert!(split >= ITERS - 2 && kept == split, "{split} split, {kept} kept");
 }
 
 /// Odd launches cover only the second half (a global offset): each device's ranges move
@@ -150,7 +158,7 @@ fn a_write_by_the_app_makes_the_device_copies_stale() {
 fn ranges_that_move_between_launches_are_fetched() {
     let (s, (_, fetched, _, _)) = run_mode("shift");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS / 2 && kept == split, "{split} split, {kept} kept");
+    assert!(split >= ITERS - 2 && kept == split, "{split} split, {kept} kept");
     assert!(fetched > 0, "the moved ranges were fetched");
 }
 
@@ -160,5 +168,5 @@ fn ranges_that_move_between_launches_are_fetched() {
 fn a_release_while_the_devices_hold_a_buffer_forgets_it() {
     let (s, _) = run_mode("release");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS / 2 && kept == split, "{split} split, {kept} kept");
+    assert!(split >= ITERS - 2 && kept == split, "{split} split, {kept} kept");
 }
