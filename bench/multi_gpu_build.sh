@@ -35,14 +35,21 @@ case $size in
     mm3="-DNI=8192 -DNJ=8192 -DNK=8192 -DNL=8192 -DNM=8192"
     fdtd="-DTMAX=${FDTD_STEPS:-500} -DNX=16384 -DNY=16384"
     jac="-DTSTEPS=200 -DN=16384"
-    stream="--float --arraysize 268435456 --numtimes 100" ;;
+    stream="--float --arraysize 268435456 --numtimes 100"
+    # ten times the iterations: a run long enough for the devices to open and take part
+    fdtdl="-DTMAX=5000 -DNX=16384 -DNY=16384"
+    jacl="-DTSTEPS=2000 -DN=16384"
+    streaml="--float --arraysize 268435456 --numtimes 1000" ;;
   small) # PoCL's CPU devices: a second or so per run, and still several work-groups per device
     gemm="-DNI=512 -DNJ=512 -DNK=512"
     mm2="-DNI=256 -DNJ=256 -DNK=256 -DNL=256"
     mm3="-DNI=256 -DNJ=256 -DNK=256 -DNL=256 -DNM=256"
     fdtd="-DTMAX=20 -DNX=512 -DNY=512"
     jac="-DTSTEPS=20 -DN=512"
-    stream="--float --arraysize 1048576 --numtimes 10" ;;
+    stream="--float --arraysize 1048576 --numtimes 10"
+    fdtdl="-DTMAX=200 -DNX=512 -DNY=512"
+    jacl="-DTSTEPS=200 -DN=512"
+    streaml="--float --arraysize 1048576 --numtimes 100" ;;
   *) echo "SIZE must be large or small" >&2; exit 1 ;;
 esac
 
@@ -72,6 +79,8 @@ gemm linear-algebra/kernels/gemm gemm.c $gemm
 3mm linear-algebra/kernels/3mm 3mm.c $mm3
 fdtd-2d stencils/fdtd-2d fdtd2d.c $fdtd
 jacobi-2d-imper stencils/jacobi-2d-imper jacobi2D.c $jac
+fdtd-long stencils/fdtd-2d fdtd2d.c $fdtdl
+jacobi-long stencils/jacobi-2d-imper jacobi2D.c $jacl
 EOF
 
 # BabelStream: main.cpp + the OpenCL model; the C++ runtime linked in statically, so the binary
@@ -82,6 +91,7 @@ g++ -O3 -std=c++17 -DOCL -I"$src/src" -I"$src/src/ocl" "$src/src/main.cpp" "$src
   -o "$out/babelstream/babelstream" -static-libstdc++ -static-libgcc -lOpenCL
 bsrev=$(git -C "$bs" rev-parse --short HEAD)
 echo "stream|babelstream|babelstream|BabelStream@$bsrev OpenCL $stream|./babelstream --device 0 $stream" >> "$out/apps.txt"
+echo "stream-long|babelstream|babelstream|BabelStream@$bsrev OpenCL $streaml|./babelstream --device 0 $streaml" >> "$out/apps.txt"
 
 # clpeak: Debian's package (links libOpenCL.so.1, libstdc++, libm, libc only)
 if [ -x /usr/bin/clpeak ]; then

@@ -306,3 +306,45 @@ fn efficiency_table_4_1() {
     assert_eq!(pct(0.74), 56.0);
     assert_eq!(pct(0.43), 97.0);
 }
+
+/// `keep_started_chunks` (balance mode's in-place resident launches): the straggler of
+/// [`straggler_abandonment`] keeps its chunk, however long it takes; device A takes the rest
+/// of the pool and the launch completes once B reports.
+#[test]
+fn kept_chunks_are_never_abandoned() {
+    let w = 10_000u64;
+    let mut s = ChunkScheduler::new(&SchedulerKind::Boyer, &BoyerParams::default(), 2, w).unwrap();
+    s.keep_started_chunks();
+    let a = assigns(&s.start(0));
+    let b_chunk = a[1];
+    let mut pending = vec![a[0].1];
+    let mut t = 0;
+    let mut covered = vec![(a[0].2, a[0].3), (b_chunk.2, b_chunk.3)];
+    while let Some(c) = pending.pop() {
+        t += MS;
+        // a late poll after every completion would find B overdue under the default factor
+        let mut acts = s.on_chunk_done(0, c, t, MS).unwrap();
+        acts.extend(s.poll(t + 1000 * MS));
+        assert!(
+            !acts.iter().any(|x| matches!(x, Action::Abandon { .. })),
+            "{acts:?}"
+        );
+        for x in assigns(&acts) {
+            assert_eq!(x.0, 0, "only A takes more work");
+            covered.push((x.2, x.3));
+            pending.push(x.1);
+        }
+    }
+    assert_eq!(s.unassigned_wgs(), 0);
+    assert!(!s.is_complete(), "B's chunk is still outstanding");
+    assert!(s.on_chunk_done(1, b_chunk.1, t + 2000 * MS, 2000 * MS).is_ok());
+    assert!(s.is_complete());
+    assert_eq!(s.exclusion(1), None);
+    covered.sort();
+    let mut next = 0;
+    for (f, c) in covered {
+        assert_eq!(f, next);
+        next += c;
+    }
+    assert_eq!(next, w);
+}

@@ -61,6 +61,9 @@ pub struct BoyerState {
     pub history_ns: Option<Vec<f64>>,
     /// True after a warm start: the first device to go idle triggers the final split.
     pub warm_started: bool,
+    /// Never abandon a device's started chunks (§4.3.2's stragglers, the overdue rule): set
+    /// by [`super::ChunkScheduler::keep_started_chunks`].
+    pub keep_started: bool,
     /// Per device, the units (work-groups of the pool) one wave of the device runs at once
     /// (compute units × resident work-groups per compute unit), when known
     /// ([`super::ChunkScheduler::set_wave_units`]).
@@ -213,6 +216,7 @@ impl BoyerState {
             final_phase: false,
             history_ns: None,
             warm_started: false,
+            keep_started: false,
             wave_units: None,
         }
     }
@@ -394,6 +398,7 @@ impl BoyerState {
     fn split_all(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
         let stragglers: Vec<usize> = core
             .live_devices()
+            .filter(|_| !self.keep_started)
             .filter(|&d| core.devices[d].completed == 0 && !core.devices[d].outstanding.is_empty())
             .collect();
         for s in stragglers {
@@ -411,6 +416,9 @@ impl BoyerState {
     /// that holds outstanding work but has not completed a single chunk, provided some
     /// device has made progress, and split its work over the progressing devices.
     fn straggler_check(&mut self, core: &mut Core, now: u64, out: &mut Vec<Action>) {
+        if self.keep_started {
+            return;
+        }
         let progressing: Vec<usize> = core
             .live_devices()
             .filter(|&d| core.devices[d].completed > 0 && core.devices[d].omega_ns.is_some())

@@ -578,6 +578,19 @@ impl ChunkScheduler {
         b.history_ns.is_some()
     }
 
+    /// No chunk, once given to a device, is taken back: §4.3.2's straggler rule and the
+    /// overdue extension are off. For launches whose chunks overwrite, in place, the only
+    /// copy of bytes that a reassigned chunk would need (balance mode's buffer directory keeps
+    /// a buffer's bytes on the device that wrote them last); a device that hangs then stops
+    /// the launch at the caller's stall limit instead of being abandoned. Call before
+    /// [`Self::start`]; the baselines never abandon anyway.
+    pub fn keep_started_chunks(&mut self) {
+        if let Policy::Boyer(b) = &mut self.policy {
+            b.keep_started = true;
+            b.params.overdue_factor = None;
+        }
+    }
+
     /// Per device, the units one wave of the device runs at once (compute units × resident
     /// work-groups per compute unit, divided by work-groups per unit, rounded up). Boyer's
     /// warm start then gives a device its whole share at once when the final phase would

@@ -351,7 +351,8 @@ impl ChunkDevices for RealChunks<'_> {
 }
 
 /// Warm starts of a kernel in a row after which one launch starts cold (Boyer's β chunks on
-/// every device), so a device that the earlier Ω left without work is measured again.
+/// every device), so a device that the earlier Ω left without work is measured again (not
+/// for a launch whose results stay on the devices, see [`WorkerState::run_chunks`]).
 const WARM_STREAK_MAX: u32 = 8;
 
 /// What running the chunks left for the merge and the record.
@@ -399,9 +400,24 @@ impl WorkerState {
         let Ctx { engine, job, plan } = cx;
         let n = plan.devs.len();
         let mut sched = ChunkScheduler::new(&plan.kind, &engine.boyer, n, plan.shape.units)?;
+        // A resident launch that reads a buffer it writes overwrites, in place, bytes that
+        // only the writing device may hold: a chunk taken back from a straggler could not
+        // be redone elsewhere from the pre-launch bytes (PolyBench fdtd-2d on PoCL computed
+        // other bytes than native before this), so started chunks are never abandoned.
+        if plan.resident
+            && plan
+                .model
+                .as_ref()
+                .is_some_and(|m| m.written.iter().any(|w| w.read_by_kernel))
+        {
+            sched.keep_started_chunks();
+        }
         let history_key = (job.kernel_id(), plan.shape.units, plan.devs.clone());
         let warm_streak = self.history.get(&history_key).map_or(0, |h| h.1);
-        let warm = warm_streak < WARM_STREAK_MAX
+        // A kernel whose results stay on the devices keeps warm starts (the same ranges on
+        // the same devices launch after launch: only halos move); a cold start's β chunks go
+        // to whichever device is free, and each then fetches the ranges it lacks.
+        let warm = (warm_streak < WARM_STREAK_MAX || plan.resident)
             && self
                 .history
                 .get(&history_key)

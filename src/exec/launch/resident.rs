@@ -167,8 +167,12 @@ impl WorkerState {
         let mut moved = 0;
         for b in &plan.bufs {
             let arg = b.index as u32;
-            let write_only = b.written && !model.reads_arg(arg);
-            let Some(entry) = self.directory.get(b.mem).filter(|_| !write_only) else {
+            // (a buffer no sampled work-group touches is not read, when reads follow ids)
+            let untouched = model.reads_follow_ids
+                && !model.read_only.contains(&arg)
+                && model.written.iter().all(|w| w.arg != arg);
+            let nothing_read = (b.written && !model.reads_arg(arg)) || untouched;
+            let Some(entry) = self.directory.get(b.mem).filter(|_| !nothing_read) else {
                 continue;
             };
             let size = b.size as u64;
