@@ -34,9 +34,17 @@ pub struct WrittenArg {
     pub unit_ranges: Vec<[u64; 2]>,
     /// Byte offset between the footprints of consecutive units.
     pub unit_stride: u64,
-    /// True when the sampled work-groups also read this argument (its pre-launch contents
-    /// must then be on every device).
+    /// True when every device needs this argument's pre-launch contents: the sampled
+    /// work-groups also read it, or [`Self::superset`].
     pub read_by_kernel: bool,
+    /// The unit ranges are a superset of what the units write (edge work-groups write
+    /// less, see [`derive`]): the bytes in them that a unit does not write must hold their
+    /// pre-launch value on the device that runs it.
+    #[serde(default)]
+    pub superset: bool,
+    /// The sampled work-groups read this argument (as opposed to [`Self::superset`] alone).
+    #[serde(default)]
+    pub reads: bool,
 }
 
 /// The read footprint of one kernel argument as a moving hull: unit `u` (one index of the
@@ -74,8 +82,12 @@ impl ReadArg {
 pub struct FootprintModel {
     /// One per argument that any sampled work-group wrote.
     pub written: Vec<WrittenArg>,
-    /// Arguments only read by the sampled work-groups.
+    /// Arguments only read by the sampled work-groups (also those they do not touch).
     pub read_only: Vec<u32>,
+    /// Arguments of [`Self::read_only`] that no sampled work-group reads either (not even
+    /// in a loop the emulation jumped over).
+    #[serde(default)]
+    pub untouched: Vec<u32>,
     /// Work-groups emulated to build and check the model.
     pub sampled_groups: usize,
     /// Loop entries the sampled emulations jumped over (`emu::dataflow::loop_skips`).
@@ -112,14 +124,35 @@ impl FootprintModel {
             .map(|r| r.chunk_hull(first, count))
     }
 
-    /// Whether the samples read argument `arg` at all (a written argument never read needs
-    /// nothing fetched).
+    /// Whether the samples read argument `arg` at all.
     pub fn reads_arg(&self, arg: u32) -> bool {
-        self.read_only.contains(&arg)
-            || self
-                .written
-                .iter()
-                .any(|w| w.arg == arg && w.read_by_kernel)
+        (self.read_only.contains(&arg) && !self.untouched.contains(&arg))
+            || self.written.iter().any(|w| w.arg == arg && w.reads)
+    }
+
+    /// The bytes of argument `arg` (a buffer of `size` bytes) that a chunk of units
+    /// `[first, first + count)` needs valid on its device before it runs, as one hull: its
+    /// read hull ([`Self::read_hull`]; the whole buffer when it reads `arg` without one),
+    /// joined with the hull of its written ranges where they are a superset
+    /// ([`WrittenArg::superset`]). `None`: nothing.
+    pub fn needed_hull(&self, arg: u32, size: u64, first: u64, count: u64) -> Option<[u64; 2]> {
+        let clip = |h: [u64; 2]| [h[0].min(size), h[1].min(size)];
+        let read = self.reads_arg(arg).then(|| {
+            self.read_hull(arg, first, count)
+                .map_or([0, size], clip)
+        });
+        let superset = self
+            .written
+            .iter()
+            .find(|w| w.arg == arg && w.superset)
+            .and_then(|w| {
+                let r = w.chunk_ranges(first, count);
+                Some(clip([r.first()?[0], r.last()?[1]]))
+            });
+        match (read, superset) {
+            (Some(a), Some(b)) => Some([a[0].min(b[0]), a[1].max(b[1])]),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -320,6 +353,12 @@ pub fn derive(
         let writes = all.iter().any(|s| !written_of(s, arg).is_empty());
         if !writes {
             model.read_only.push(arg);
+            let read = all.iter().any(|s| {
+                s.skipped_loop_reads.contains(&arg) || !read_of(s, arg).is_empty()
+            });
+            if !read {
+                model.untouched.push(arg);
+            }
             continue;
         }
         // exact (every sample on one lattice), else from the interior work-groups with the
@@ -387,8 +426,7 @@ pub fn derive(
                 "argument {arg}: the footprints of neighbouring units overlap or interleave ({span} bytes per unit, stride {unit_stride})"
             ));
         }
-        let read_by_kernel = superset
-            || all.iter().any(|s| {
+        let reads = all.iter().any(|s| {
             s.skipped_loop_reads.contains(&arg)
                 || s.footprints
                     .iter()
@@ -398,7 +436,9 @@ pub fn derive(
             arg,
             unit_ranges: u0,
             unit_stride,
-            read_by_kernel,
+            read_by_kernel: reads || superset,
+            superset,
+            reads,
         });
     }
     model.read = read_hulls(groups, split, &samples, &all);

@@ -12,7 +12,7 @@ use crate::exec::staging::EarlyAreas;
 use crate::exec::{chunk_callback, ChunkDone, ChunkTag, Engine, Job};
 use crate::log::schema::Chunk;
 use crate::sched::driver::{self, ChunkDevices, Completion, DriveEnd, Wake};
-use crate::sched::{ChunkId, ChunkRecord, ChunkScheduler};
+use crate::sched::{ChunkId, ChunkRecord, ChunkScheduler, SchedulerKind};
 use crossbeam_channel::Receiver;
 use opencl_sys::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -383,6 +383,9 @@ pub(super) struct ChunkRun {
     pub early_chunks: FxHashSet<ChunkId>,
     /// Bytes the buffer directory copied onto devices before their chunks.
     pub fetched: u64,
+    /// The static partition the launch ran instead of the plan's scheduler, when its shape
+    /// has resident slabs (`WorkerState::update_partition`).
+    pub owner_computes: Option<String>,
 }
 
 impl WorkerState {
@@ -399,7 +402,15 @@ impl WorkerState {
     ) -> Result<ChunkRun, String> {
         let Ctx { engine, job, plan } = cx;
         let n = plan.devs.len();
-        let mut sched = ChunkScheduler::new(&plan.kind, &engine.boyer, n, plan.shape.units)?;
+        let partition_key = (plan.shape.units, plan.devs.clone());
+        let kind = match self.resident_partitions.get(&partition_key) {
+            Some(f) if plan.resident && plan.kind == SchedulerKind::Boyer => {
+                SchedulerKind::Static(f.clone())
+            }
+            _ => plan.kind.clone(),
+        };
+        let owner_computes = kind != plan.kind;
+        let mut sched = ChunkScheduler::new(&kind, &engine.boyer, n, plan.shape.units)?;
         // A resident launch that reads a buffer it writes overwrites, in place, bytes that
         // only the writing device may hold: a chunk taken back from a straggler could not
         // be redone elsewhere from the pre-launch bytes (PolyBench fdtd-2d on PoCL computed
@@ -458,6 +469,9 @@ impl WorkerState {
             let end = chunks.get(&c.id).and_then(|x| x.end_ns).unwrap_or(0);
             finish[c.device] = Some(finish[c.device].map_or(end, |f: u64| f.max(end)));
         }
+        if plan.resident && plan.kind == SchedulerKind::Boyer {
+            self.update_partition(engine, plan, partition_key, &per_dev_units, &finish, owner_computes);
+        }
         let mut chunks: Vec<(ChunkId, Chunk)> = chunks.into_iter().collect();
         chunks.sort_by_key(|c| c.0);
         let streak = if warm { warm_streak + 1 } else { 0 };
@@ -475,7 +489,66 @@ impl WorkerState {
             staging,
             early_chunks,
             fetched,
+            owner_computes: owner_computes.then(|| kind.to_string()),
         })
+    }
+
+    /// Owner computes (a deliberate change from Boyer's dynamic chunks, for launches whose
+    /// results stay on the devices): after such a launch, each shape (units along the split
+    /// dimension, participating devices) keeps one fraction per device, and its later
+    /// launches, of every kernel, give each device one contiguous slab by those fractions
+    /// (the static baseline). The slabs stay where the data is, so an iterative kernel moves
+    /// only its halos, and a chain of kernels of one shape (STREAM's copy, mul, add, triad)
+    /// none. On 4 H200s, Boyer's chunks moved by the measured speeds from launch to launch,
+    /// and each launch fetched 1.6-2.6 GB of jacobi-2d's 1 GiB arrays (results/session19).
+    /// The fractions start equal over devices of one name, else from the launch's
+    /// throughput (units over finish time, transfers included); they move halfway to the
+    /// measured throughput when the slowest device finishes over 25 % after the fastest.
+    fn update_partition(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        key: (u64, Vec<usize>),
+        units: &[u64],
+        finish: &[Option<u64>],
+        owner_computes: bool,
+    ) {
+        let throughput: Vec<f64> = units
+            .iter()
+            .zip(finish)
+            .map(|(&u, f)| match f {
+                Some(t) if *t > 0 && u > 0 => u as f64 / *t as f64,
+                _ => 0.0,
+            })
+            .collect();
+        let total: f64 = throughput.iter().sum();
+        if total <= 0.0 {
+            return;
+        }
+        let measured: Vec<f64> = throughput.iter().map(|t| t / total).collect();
+        let like = plan
+            .devs
+            .iter()
+            .all(|&d| engine.devices[d].name == engine.devices[plan.devs[0]].name);
+        let n = plan.devs.len();
+        match self.resident_partitions.get_mut(&key) {
+            None => {
+                let start = if like { vec![1.0 / n as f64; n] } else { measured };
+                self.resident_partitions.insert(key, start);
+            }
+            Some(f) if owner_computes => {
+                let ends: Vec<u64> = finish.iter().flatten().copied().filter(|t| *t > 0).collect();
+                let (lo, hi) = (ends.iter().min(), ends.iter().max());
+                if let (Some(&lo), Some(&hi)) = (lo, hi) {
+                    if hi as f64 > 1.25 * lo as f64 {
+                        for (x, m) in f.iter_mut().zip(&measured) {
+                            *x = 0.5 * *x + 0.5 * m;
+                        }
+                    }
+                }
+            }
+            Some(_) => {}
+        }
     }
 
     /// Work-groups one wave holds on each participating device (for the warm start's whole

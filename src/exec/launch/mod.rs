@@ -155,6 +155,10 @@ pub(super) struct WorkerState {
     /// Which copies of each app buffer hold valid bytes, for buffers some device alone
     /// holds bytes of (`CLPRISM_BALANCE_GATHER=lazy`; see [`resident`]).
     directory: crate::exec::directory::Directory,
+    /// (units along the split dimension, participating devices) → each device's fraction of
+    /// the units in launches whose results stay on the devices (owner computes, see
+    /// [`chunks`]): one contiguous slab per device, the same for every kernel of that shape.
+    resident_partitions: FxHashMap<(u64, Vec<usize>), Vec<f64>>,
 }
 
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).

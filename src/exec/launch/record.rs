@@ -82,11 +82,14 @@ pub(super) fn schedule(
         })
         .collect();
     Schedule {
-        scheduler: Some(
-            plan.configured
+        scheduler: Some(match &run.owner_computes {
+            // the launch ran the shape's resident slabs (`WorkerState::update_partition`)
+            Some(kind) => format!("{} (owner computes: {kind})", plan.kind),
+            None => plan
+                .configured
                 .clone()
                 .unwrap_or_else(|| plan.kind.to_string()),
-        ),
+        }),
         warm_start: Some(run.warm),
         split_decision: plan.split_log,
         devices_excluded: Some(plan.excluded),

@@ -167,18 +167,25 @@ impl WorkerState {
         let mut moved = 0;
         for b in &plan.bufs {
             let arg = b.index as u32;
-            // (a buffer no sampled work-group touches is not read, when reads follow ids)
-            let untouched = model.reads_follow_ids
-                && !model.read_only.contains(&arg)
-                && model.written.iter().all(|w| w.arg != arg);
-            let nothing_read = (b.written && !model.reads_arg(arg)) || untouched;
-            let Some(entry) = self.directory.get(b.mem).filter(|_| !nothing_read) else {
+            let Some(entry) = self.directory.get(b.mem) else {
                 continue;
             };
-            let size = b.size as u64;
-            let hull = model
-                .read_hull(arg, first, count)
-                .map_or([0, size], |h| [h[0].min(size), h[1].min(size)]);
+            // a buffer no sampled work-group touches is not read, when reads follow ids
+            let untouched = model.reads_follow_ids
+                && (model.untouched.contains(&arg)
+                    || (!model.read_only.contains(&arg)
+                        && model.written.iter().all(|w| w.arg != arg)));
+            let needed = if untouched {
+                None
+            } else if model.read_only.contains(&arg) || model.written.iter().any(|w| w.arg == arg)
+            {
+                model.needed_hull(arg, b.size as u64, first, count)
+            } else {
+                Some([0, b.size as u64])
+            };
+            let Some(hull) = needed else {
+                continue;
+            };
             let missing = entry.missing(to, hull);
             if missing.is_empty() {
                 continue;
