@@ -501,9 +501,10 @@ impl WorkerState {
     /// only its halos, and a chain of kernels of one shape (STREAM's copy, mul, add, triad)
     /// none. On 4 H200s, Boyer's chunks moved by the measured speeds from launch to launch,
     /// and each launch fetched 1.6-2.6 GB of jacobi-2d's 1 GiB arrays (results/session19).
-    /// The fractions start equal over devices of one name, else from the launch's
-    /// throughput (units over finish time, transfers included); they move halfway to the
-    /// measured throughput when the slowest device finishes over 25 % after the fastest.
+    /// The fractions are equal over devices of one name, for good; otherwise they start from
+    /// the launch's throughput (units over finish time, transfers included) and move halfway
+    /// to the measured throughput when the slowest device finishes over 25 % after the
+    /// fastest.
     fn update_partition(
         &mut self,
         engine: &Engine,
@@ -536,7 +537,10 @@ impl WorkerState {
                 let start = if like { vec![1.0 / n as f64; n] } else { measured };
                 self.resident_partitions.insert(key, start);
             }
-            Some(f) if owner_computes => {
+            // devices of one name keep equal slabs: their finish times differ by enqueue
+            // and completion latency, and following them skewed four H200s' slabs to
+            // 0.36/0.32/0.21/0.12 over jacobi-2d's launches (results/session19)
+            Some(f) if owner_computes && !like => {
                 let ends: Vec<u64> = finish.iter().flatten().copied().filter(|t| *t > 0).collect();
                 let (lo, hi) = (ends.iter().min(), ends.iter().max());
                 if let (Some(&lo), Some(&hi)) = (lo, hi) {

@@ -324,6 +324,25 @@ impl WorkerState {
             * self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR)
     }
 
+    /// What a kernel's first split moves once through the host, ns: each buffer argument up
+    /// to the devices and back into the app's buffer (the directory gathers what the devices
+    /// wrote when the app reads it), at the measured host rate. Part of the trial cost of the
+    /// early decision's ski-rental rule: without it, PolyBench jacobi-2d at 16384² (two 1 GiB
+    /// arrays, 1 ms launches that no split speeds up) tried one split per kernel in `auto`,
+    /// and uploading and gathering its arrays cost its 2,000 steps 40 % (results/session19).
+    fn first_transfers_ns(&self, job: &super::EarlyLaunch) -> f64 {
+        let mut seen: Vec<Key> = Vec::new();
+        let mut bytes = 0u64;
+        for m in job.args.iter().filter_map(buffer_named_by) {
+            if seen.contains(&m) {
+                continue;
+            }
+            seen.push(m);
+            bytes += crate::registry::TABLES.buffers.with(m, |b| b.size as u64).unwrap_or(0);
+        }
+        2.0 * bytes as f64 / self.host_rate.unwrap_or(DEFAULT_HOST_RATE)
+    }
+
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
     /// work-group on the app's device (GPUs and accelerators only) updates the estimate of
     /// [`Self::derivation_estimate_ns`].
@@ -386,7 +405,8 @@ impl WorkerState {
             },
             trial_cost_ns: super::app_build_ns(job.program)
                 .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
-                .max(self.derivation_estimate_ns(kid, job.app_device)),
+                .max(self.derivation_estimate_ns(kid, job.app_device))
+                + self.first_transfers_ns(job),
             forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
             memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,
