@@ -194,6 +194,31 @@ string_enum!(
 );
 
 string_enum!(
+    /// How the emulated program was compiled to SPIR-V (`emulation.compile_path`;
+    /// `emu::frontend::CompilePath`): clang's `-O2` unless llvm-spirv 15 rejected its output.
+    CompilePath, default CompilePath::O2, {
+        /// `clang -O2`, translated as it is.
+        O2 = "O2",
+        /// llvm-spirv rejected `-O2`: `clang -O0` cleaned up by LLVM's `opt` with -O2's
+        /// scalar passes.
+        O0Opt = "O0+opt",
+        /// llvm-spirv rejected `-O2` and there is no `opt`: `-O2` without the vectorizers,
+        /// the intrinsics llvm-spirv rejects (`llvm.uadd.sat`, `llvm.vector.reduce.*`, ...)
+        /// and `freeze` lowered to plain instructions.
+        O2Lowered = "O2-lowered",
+        /// No `opt` and the lowered `-O2` still rejected: plain `-O0` (private variables stay
+        /// in memory, so their loads and stores are counted).
+        O0 = "O0",
+    }
+);
+
+impl From<crate::emu::CompilePath> for CompilePath {
+    fn from(p: crate::emu::CompilePath) -> CompilePath {
+        CompilePath::parse(p.as_str())
+    }
+}
+
+string_enum!(
     /// How the results of a balanced launch were merged (`schedule.merge`).
     Merge, default Merge::None, {
         /// Each device's written ranges from the footprint model were copied back.
@@ -417,6 +442,10 @@ pub struct Emulation {
     /// The local size project mode assumed when the app gave none, work-items per dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_assumed: Option<Vec<u64>>,
+    /// How the program was compiled to SPIR-V for the emulation (absent: from IL, or a
+    /// cache entry of a version that did not record it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compile_path: Option<CompilePath>,
     /// Compact logs: the definition's `stats.footprints` are widened to whole sectors of
     /// this many bytes and merged (written when the exact ranges were too many; the
     /// cache-reuse model reads them per sector, so its figures do not change).
