@@ -385,10 +385,13 @@ longer. Parsed by `exec::devices::parse_fault`.",
         default: "PATH" => |_| None,
         parse: path,
         example: "/usr/lib/llvm-15/bin",
-        usage: "project and balance: directory with clang-N and llvm-spirv-N of one LLVM version",
+        usage: "project and balance: directory with clang-N and llvm-spirv-N (and opt-N) of one LLVM version",
         doc: "`DIR` and `DIR/bin` are searched; unset, the tools are searched on `PATH`. Also \
 read by `clprism emulate`. An empty toolchain and cache give `unavailable` emulations with a \
-reason naming the toolchain.",
+reason naming the toolchain. LLVM's `opt` beside them is optional: it serves the programs whose \
+`-O2` output llvm-spirv rejects; without it they are compiled along the other fallbacks \
+(`emulation.compile_path`, docs/projection.md). A directory of links to clang and llvm-spirv \
+alone hides `opt` (`tests/project_compile_path.rs`).",
     }
     cache: Option<PathBuf> {
         name: "CLPRISM_CACHE",
