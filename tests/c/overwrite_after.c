@@ -8,6 +8,9 @@
  *   keep:      nothing else;
  *   overwrite: right after the launch, clEnqueueWriteBuffer overwrites the buffer with 50s
  *              (the kernel, and the emulation, must still see the 5s);
+ *   now:       the launch waits for nothing, and a blocking clEnqueueWriteBuffer overwrites
+ *              the buffer with 50s right after it (the kernel and the emulation must still
+ *              see the 5s);
  *   pre:       the buffer is overwritten with 50s before the launch (the statistics of a
  *              loop of 50);
  *   inplace:   an in-place kernel (reads and writes the same buffer) on the 5s.
@@ -60,16 +63,19 @@ int main(int argc, char **argv) {
     if (!inplace) OK(clSetKernelArg(k, 1, sizeof bout, &bout));
     cl_event go = clCreateUserEvent(c, &e); OK(e);
     size_t g = G, l = L;
-    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 1, &go, NULL));
+    int now = !strcmp(mode, "now");
+    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, now ? 0 : 1, now ? NULL : &go, NULL));
     if (!strcmp(mode, "overwrite"))
         OK(clEnqueueWriteBuffer(q, bin, CL_FALSE, 0, bytes, fifty, 0, NULL, NULL));
+    if (now)
+        OK(clEnqueueWriteBuffer(q, bin, CL_TRUE, 0, bytes, fifty, 0, NULL, NULL));
     OK(clSetUserEventStatus(go, CL_COMPLETE));
     static int out[G];
     OK(clEnqueueReadBuffer(q, inplace ? bin : bout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
     int v = !strcmp(mode, "pre") ? 50 : 5, want = v * (v - 1) / 2;
     for (int i = 0; i < G; i++)
         if (out[i] != want) { fprintf(stderr, "out[%d] = %d, not %d\n", i, out[i], want); return 1; }
-    if (!strcmp(mode, "overwrite")) {
+    if (!strcmp(mode, "overwrite") || now) {
         int back;
         OK(clEnqueueReadBuffer(q, bin, CL_TRUE, bytes - sizeof back, sizeof back, &back, 0, NULL, NULL));
         if (back != 50) { fprintf(stderr, "the overwrite did not land: %d\n", back); return 1; }

@@ -832,6 +832,7 @@ fn done(
         emulation.snapshot_later_bytes = nonzero(&c.later);
         emulation.snapshot_lost_bytes = nonzero(&c.lost);
         emulation.snapshot_wait_ns = nonzero(&c.waited_ns);
+        emulation.snapshot_held_ns = nonzero(&c.held_ns);
     }
     // keep the first result of a key for later launches (not a transient failure), under
     // an id the log refers to (written once: `log::compact`)

@@ -61,6 +61,9 @@ pub(super) struct Counters {
     /// Nanoseconds the app's thread waited for room under the cap for this launch's copies
     /// (eager, or later copies of its deferred buffers).
     pub waited_ns: AtomicU64,
+    /// Nanoseconds app commands writing this launch's deferred buffers were held back on the
+    /// device until the emulation was done with the buffer ([`WriteHold`]).
+    pub held_ns: AtomicU64,
 }
 
 impl Counters {
@@ -138,6 +141,9 @@ pub(super) struct Deferred {
     /// A marker after the launch on the app's queue (set at registration).
     marker: Mutex<usize>,
     state: Mutex<State>,
+    /// App commands held back until the emulation is done with this buffer (locked after
+    /// `state` when both are).
+    holds: Mutex<Vec<Arc<WriteHold>>>,
     counters: Arc<Counters>,
 }
 
@@ -273,6 +279,7 @@ pub(super) unsafe fn take(
             context,
             marker: Mutex::new(0),
             state: Mutex::new(State::App),
+            holds: Mutex::new(Vec::new()),
             counters: s.counters.clone(),
         }));
     }
@@ -435,6 +442,11 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
         return;
     };
     let size = first.size as u64;
+    if reading.iter().any(|d| d.held()) {
+        // an earlier write is held back before this one: a copy now would see its bytes
+        hold_back(q, &reading, "an earlier write of it is held back".into());
+        return;
+    }
     let needed = || reading.iter().any(|d| d.reads_app());
     let (copy, waited) = match hold(q, size, &needed) {
         Hold::Held(w) => {
@@ -461,10 +473,15 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
         Hold::NotNeeded(_) => return,
         Hold::Full(held, w) => {
             let cap = crate::config::get().emu_snapshot_max;
-            (Err(format!(
+            for d in &reading {
+                d.counters.waited(w);
+            }
+            let why = format!(
                 "a {size}-byte buffer the kernel only reads was overwritten before the emulation ended and its copy does not fit: {held} bytes of snapshots held after waiting {} ms (CLPRISM_EMU_SNAPSHOT_MAX={cap})",
                 w.as_millis()
-            )), w)
+            );
+            hold_back(q, &reading, why);
+            return;
         }
     };
     for d in reading {
@@ -474,6 +491,127 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
             Err(why) => d.lose(why.clone()),
         }
     }
+}
+
+/// Longest time one app command writing a deferred buffer is held back ([`WriteHold`]).
+const HOLD_ONE: Duration = Duration::from_secs(10);
+
+/// An app command writing a deferred buffer whose copy does not fit, held back on the device
+/// (a barrier on its queue waits for a user event of clprism's) until every emulation still
+/// reading the buffer is done with it, at most [`HOLD_ONE`] and the process's allowance
+/// ([`super::budget::Budget::hold_limit`]): the emulation takes the pages its work-group
+/// reads from the app's buffer meanwhile, so no copy of the buffer is made (a 1 GiB input
+/// overwritten right after its launch costs the write a delay, not a 1 GiB copy). The app's
+/// thread does not wait, unless the command blocks.
+struct WriteHold {
+    /// The user event the barrier waits for.
+    event: usize,
+    /// Readers not done with the buffer yet.
+    left: Mutex<usize>,
+    cv: parking_lot::Condvar,
+    since: Instant,
+}
+
+impl WriteHold {
+    /// One reader no longer reads the app's buffer.
+    fn one_done(&self) {
+        let mut l = self.left.lock();
+        *l = l.saturating_sub(1);
+        if *l == 0 {
+            self.cv.notify_all();
+        }
+    }
+
+    /// Waits (at most `limit`) for the readers to be done, makes those still reading lose
+    /// the buffer (under its lock: a page read in progress ends first), then lets the held
+    /// command run.
+    fn watch(&self, readers: &[Arc<Deferred>], limit: Duration) {
+        let deadline = self.since + limit;
+        {
+            let mut l = self.left.lock();
+            while *l > 0 {
+                if self.cv.wait_until(&mut l, deadline).timed_out() {
+                    break;
+                }
+            }
+        }
+        for d in readers {
+            d.lose(format!(
+                "a {}-byte buffer the kernel only reads was overwritten before the emulation ended: the write was held back {} ms (at most {} ms) and the emulation still needed it",
+                d.size,
+                self.since.elapsed().as_millis(),
+                limit.as_millis()
+            ));
+        }
+        self.release();
+    }
+
+    /// Completes the user event: the held command runs.
+    fn release(&self) {
+        // SAFETY: clprism's own user event, completed and released once (by `watch`).
+        unsafe {
+            let _ = crate::exec::cl::set_user_event(self.event as cl_event, CL_COMPLETE);
+            crate::exec::cl::release_event(self.event as cl_event);
+        }
+        projector().budget.held_back(self.since.elapsed());
+    }
+}
+
+/// Holds the app command about to be forwarded on `q` back until the emulations of
+/// `reading` are done with the buffer ([`WriteHold`]); when that cannot be done they lose
+/// the buffer, with `why` and the reason.
+///
+/// # Safety
+/// `q` is the app's live queue of the writing command.
+unsafe fn hold_back(q: cl_command_queue, reading: &[&Arc<Deferred>], why: String) {
+    if let Err(e) = try_hold_back(q, reading) {
+        for d in reading {
+            d.lose(format!("{why}; not held back: {e}"));
+        }
+    }
+}
+
+/// [`hold_back`]: the barrier, the registration with the readers and the watching thread.
+unsafe fn try_hold_back(q: cl_command_queue, reading: &[&Arc<Deferred>]) -> Result<(), String> {
+    let limit = projector()
+        .budget
+        .hold_limit(HOLD_ONE)
+        .ok_or("the process's time for held-back writes is spent")?;
+    let ctx = reading.first().ok_or("no reader")?.context as cl_context;
+    let ev = crate::exec::cl::user_event(ctx).map_err(|e| format!("user event: {e}"))?;
+    let hold = Arc::new(WriteHold {
+        event: ev as usize,
+        left: Mutex::new(reading.len()),
+        cv: parking_lot::Condvar::new(),
+        since: Instant::now(),
+    });
+    match crate::exec::cl::barrier(q, &[ev]) {
+        Ok(b) => crate::exec::cl::release_event(b),
+        Err(e) => {
+            hold.release();
+            return Err(format!("barrier: {e}"));
+        }
+    }
+    // the launch and its marker must run while the app's command waits
+    let _ = crate::exec::cl::flush(q);
+    for d in reading {
+        if !d.add_hold(&hold) {
+            hold.one_done();
+        }
+    }
+    let readers: Vec<Arc<Deferred>> = reading.iter().map(|d| Arc::clone(d)).collect();
+    let watcher = hold.clone();
+    let spawned = std::thread::Builder::new()
+        .name("clprism-hold".into())
+        .spawn(move || watcher.watch(&readers, limit));
+    if let Err(e) = spawned {
+        // nobody would release the command: the readers lose the buffer, the command runs
+        for d in reading {
+            d.lose(format!("no thread to watch the held-back write: {e}"));
+        }
+        hold.release();
+    }
+    Ok(())
 }
 
 /// True when some deferred snapshot is pending.
@@ -489,6 +627,34 @@ impl Deferred {
                 .lost
                 .fetch_add(self.size as u64, Ordering::Relaxed);
             *st = State::Lost(why);
+        }
+        drop(st);
+        self.release_holds();
+    }
+
+    /// Counts `h` among the held commands this buffer lets run when done; false (not
+    /// counted) when it no longer reads the app's buffer.
+    fn add_hold(&self, h: &Arc<WriteHold>) -> bool {
+        let st = self.state.lock();
+        if !matches!(*st, State::App) {
+            return false;
+        }
+        self.holds.lock().push(h.clone());
+        true
+    }
+
+    /// True while an app command writing the buffer is held back for it.
+    fn held(&self) -> bool {
+        !self.holds.lock().is_empty()
+    }
+
+    /// Done with the app's buffer: each held command stops waiting for it, and the time it
+    /// was held so far counts on this launch (`emulation.snapshot_held_ns`).
+    fn release_holds(&self) {
+        for h in std::mem::take(&mut *self.holds.lock()) {
+            let ns = h.since.elapsed().as_nanos() as u64;
+            self.counters.held_ns.fetch_add(ns, Ordering::Relaxed);
+            h.one_done();
         }
     }
 
@@ -591,6 +757,7 @@ impl Deferred {
     /// Idempotent.
     pub(super) fn finish(&self) {
         let old = std::mem::replace(&mut *self.state.lock(), State::Done);
+        self.release_holds();
         if matches!(old, State::Done) {
             return;
         }

@@ -64,6 +64,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("emulation.snapshot_later_bytes", "u64?", "bytes", "deferred buffers copied later, before the app wrote them during the emulation (absent when none)"),
     ("emulation.snapshot_lost_bytes", "u64?", "bytes", "deferred buffers written by the app during the emulation whose copy did not fit under the cap (absent when none)"),
     ("emulation.snapshot_wait_ns", "u64?", "ns", "time the app's thread waited for room under `CLPRISM_EMU_SNAPSHOT_MAX` for this launch's copies (bounded: 2 s a copy, 1 s + 10 % of the run in all; absent when none)"),
+    ("emulation.snapshot_held_ns", "u64?", "ns", "time app commands writing this launch's deferred buffers were held back on the device, when their copy did not fit, until the emulation had read its pages (bounded: 10 s a command, 10 s + 10 % of the run in all; absent when none)"),
     ("emulation.reused_from", "u64?", "", "definition line: the key whose statistics this key took when its own snapshot could not be taken (same kernel and work-group size, another NDRange)"),
     ("emulation.snapshot_bytes_read", "u64?", "bytes", "snapshot bytes read back to the host: buffers up to 1 MiB whole, larger ones only the 64 KiB pages the work-group touched"),
     ("emulation.start_unix_ns", "u64?", "ns", "emulation start since the Unix epoch (read by the trace; not written yet)"),

@@ -472,6 +472,12 @@ pub struct Emulation {
     /// project mode's snapshot budget; absent when it never waited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_wait_ns: Option<u64>,
+    /// Nanoseconds app commands writing this launch's deferred buffers were held back on the
+    /// device (a barrier before them) until the emulation was done with the buffer, because
+    /// a copy did not fit under `CLPRISM_EMU_SNAPSHOT_MAX` (bounded: 10 s a command, 10 s +
+    /// 10 % of the run in all); absent when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_held_ns: Option<u64>,
     /// The key whose statistics this key took because its own snapshot could not be taken
     /// (another NDRange shape of the same kernel and work-group size, project mode's
     /// backlog); absent when emulated itself.
