@@ -419,7 +419,10 @@ symlink at an entry is not followed.",
 emulation ends. On the host a snapshot over 1 MiB costs only the 64 KiB pages the emulated \
 work-group touches (read back on first touch); smaller ones are read whole. Suffixes `K`, `M`, \
 `G` (with or without `iB`/`B`) are KiB, MiB, GiB. A launch whose buffer arguments would exceed \
-it is not emulated, with the reason in its record.",
+it is not emulated, with the reason in its record. Buffers the kernel only reads are not copied at \
+the launch: when the app writes one before the emulation ended and its copy does not fit, the \
+write is held back on the device until the emulation has read its pages (bounded; \
+`emulation.snapshot_held_ns`, docs/projection.md).",
     }
     pinned_max: u64 {
         name: "CLPRISM_PINNED_MAX",
