@@ -444,7 +444,10 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
     let size = first.size as u64;
     if reading.iter().any(|d| d.held()) {
         // an earlier write is held back before this one: a copy now would see its bytes
-        hold_back(q, &reading, "an earlier write of it is held back".into());
+        if !(in_order(q) && reading.iter().all(|d| d.held_on(q))) {
+            // (behind a hold on the same in-order queue the command waits already)
+            hold_back(q, &reading, "an earlier write of it is held back".into());
+        }
         return;
     }
     let needed = || reading.iter().any(|d| d.reads_app());
@@ -506,6 +509,8 @@ const HOLD_ONE: Duration = Duration::from_secs(10);
 struct WriteHold {
     /// The user event the barrier waits for.
     event: usize,
+    /// The queue of the held command.
+    queue: usize,
     /// Readers not done with the buffer yet.
     left: Mutex<usize>,
     cv: parking_lot::Condvar,
@@ -581,6 +586,7 @@ unsafe fn try_hold_back(q: cl_command_queue, reading: &[&Arc<Deferred>]) -> Resu
     let ev = crate::exec::cl::user_event(ctx).map_err(|e| format!("user event: {e}"))?;
     let hold = Arc::new(WriteHold {
         event: ev as usize,
+        queue: q as usize,
         left: Mutex::new(reading.len()),
         cv: parking_lot::Condvar::new(),
         since: Instant::now(),
@@ -612,6 +618,16 @@ unsafe fn try_hold_back(q: cl_command_queue, reading: &[&Arc<Deferred>]) -> Resu
         hold.release();
     }
     Ok(())
+}
+
+/// True when the app created `q` in order (false when unknown).
+fn in_order(q: cl_command_queue) -> bool {
+    TABLES
+        .queues
+        .with(q as Key, |i| {
+            i.app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0
+        })
+        .unwrap_or(false)
 }
 
 /// True when some deferred snapshot is pending.
@@ -646,6 +662,11 @@ impl Deferred {
     /// True while an app command writing the buffer is held back for it.
     fn held(&self) -> bool {
         !self.holds.lock().is_empty()
+    }
+
+    /// True while an app command on `q` is held back for it.
+    fn held_on(&self, q: cl_command_queue) -> bool {
+        self.holds.lock().iter().any(|h| h.queue == q as usize)
     }
 
     /// Done with the app's buffer: each held command stops waiting for it, and the time it
@@ -703,13 +724,7 @@ impl Deferred {
             }
         };
         // an out-of-order queue runs the writing command only after the copy
-        let in_order = TABLES
-            .queues
-            .with(q as Key, |i| {
-                i.app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0
-            })
-            .unwrap_or(false);
-        if !in_order {
+        if !in_order(q) {
             match crate::exec::cl::barrier(q, &[ev]) {
                 Ok(b) => crate::exec::cl::release_event(b),
                 Err(e) => {
