@@ -11,6 +11,10 @@
  *   now:       the launch waits for nothing, and a blocking clEnqueueWriteBuffer overwrites
  *              the buffer with 50s right after it (the kernel and the emulation must still
  *              see the 5s);
+ *   queue2:    the launch waits for the user event; a blocking clEnqueueWriteBuffer on a
+ *              second queue overwrites the buffer with 50s before the app sets the event, so
+ *              the kernel sees the 50s (natively too); under project mode the write, held
+ *              back for the emulation, which waits for the launch, is let go at the bound;
  *   pre:       the buffer is overwritten with 50s before the launch (the statistics of a
  *              loop of 50);
  *   inplace:   an in-place kernel (reads and writes the same buffer) on the 5s.
@@ -69,13 +73,19 @@ int main(int argc, char **argv) {
         OK(clEnqueueWriteBuffer(q, bin, CL_FALSE, 0, bytes, fifty, 0, NULL, NULL));
     if (now)
         OK(clEnqueueWriteBuffer(q, bin, CL_TRUE, 0, bytes, fifty, 0, NULL, NULL));
+    int queue2 = !strcmp(mode, "queue2");
+    if (queue2) {
+        cl_command_queue q2 = clCreateCommandQueue(c, d, 0, &e); OK(e);
+        OK(clEnqueueWriteBuffer(q2, bin, CL_TRUE, 0, bytes, fifty, 0, NULL, NULL));
+        clReleaseCommandQueue(q2);
+    }
     OK(clSetUserEventStatus(go, CL_COMPLETE));
     static int out[G];
     OK(clEnqueueReadBuffer(q, inplace ? bin : bout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
-    int v = !strcmp(mode, "pre") ? 50 : 5, want = v * (v - 1) / 2;
+    int v = !strcmp(mode, "pre") || queue2 ? 50 : 5, want = v * (v - 1) / 2;
     for (int i = 0; i < G; i++)
         if (out[i] != want) { fprintf(stderr, "out[%d] = %d, not %d\n", i, out[i], want); return 1; }
-    if (!strcmp(mode, "overwrite") || now) {
+    if (!strcmp(mode, "overwrite") || now || queue2) {
         int back;
         OK(clEnqueueReadBuffer(q, bin, CL_TRUE, bytes - sizeof back, sizeof back, &back, 0, NULL, NULL));
         if (back != 50) { fprintf(stderr, "the overwrite did not land: %d\n", back); return 1; }
