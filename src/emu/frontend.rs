@@ -774,6 +774,27 @@ mod tests {
     }
 
     #[test]
+    fn cache_names_record_the_compile_path() {
+        for p in CompilePath::ALL {
+            let name = cache_name("ab12", "cd34", Some(p));
+            assert_eq!(path_of_name(&name), Some(p), "{name}");
+            assert_eq!(CompilePath::parse(p.as_str()), Some(p));
+            // the log's type takes the same names
+            let logged = crate::log::schema::CompilePath::from(p);
+            assert!(
+                !matches!(logged, crate::log::schema::CompilePath::Other(_)),
+                "{p:?}"
+            );
+        }
+        // an entry of an older version: no path
+        assert_eq!(path_of_name(&cache_name("ab12", "cd34", None)), None);
+        assert_eq!(
+            cache_name("ab12", "cd34", Some(CompilePath::O0Opt)),
+            "ab12-cd34.O0+opt.spv"
+        );
+    }
+
+    #[test]
     fn device_defines_follow_the_device() {
         assert_eq!(
             device_defines("OpenCL 3.0 PoCL HSTR: pthread-x86_64", true),

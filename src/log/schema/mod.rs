@@ -1287,6 +1287,8 @@ mod tests {
                 snapshot_later_bytes: Some(8),
                 snapshot_lost_bytes: Some(4),
                 snapshot_wait_ns: Some(9),
+                snapshot_held_ns: Some(11),
+                compile_path: Some(CompilePath::O2Lowered),
                 reused_from: Some(2),
                 start_unix_ns: Some(5),
                 launch_shape: Some(LaunchShape::default()),
