@@ -131,7 +131,7 @@ fn builtins(i: usize) -> u32 {
 fn expected(src: &str, i: u32) -> u32 {
     match src {
         s if s == BUILTINS => builtins(i as usize),
-        s if s == SATURATE => i.checked_add(0xffff_fff0 + i).unwrap_or(u32::MAX),
+        s if s == SATURATE => i.saturating_add(0xffff_fff0 + i),
         s if s == CONDITIONS => {
             if i > 0 && i < 19 {
                 2 * i
@@ -198,7 +198,7 @@ fn the_lowered_path_counts_like_o2() {
         let mut args = arguments();
         let shape = LaunchShape::new(&[32], &[32], None);
         let st = emulate(&m, "k", &shape, [0; 3], &mut args, &EmuConfig::default()).unwrap();
-        let v = serde_json::to_value(&st.instructions).unwrap();
+        let v = serde_json::to_value(st.instructions).unwrap();
         v.as_object()
             .unwrap()
             .values()
