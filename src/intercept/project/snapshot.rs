@@ -17,8 +17,11 @@
 //!   has not ended (their bytes count once and come back when the last of them finishes).
 //!   When it would exceed the cap, the app's thread waits, bounded ([`super::budget`]), for
 //!   held bytes to come back or for those emulations to finish with the buffer; after that
-//!   the buffer is *lost* to the emulation (any page it still needs fails the emulation
-//!   with the reason). The eager copies at a launch wait for room the same way. clprism retains the app's buffer while it is pending, so
+//!   the writing command is *held back* on the device ([`WriteHold`]: a barrier before it
+//!   waits for a user event clprism sets once those emulations are done with the buffer's
+//!   pages, bounded), so no copy is needed (issue 32). Only when that fails or its bound
+//!   passes is the buffer *lost* to the emulation (any page it still needs fails the
+//!   emulation with the reason). The eager copies at a launch wait for room the same way. clprism retains the app's buffer while it is pending, so
 //!   the app's last `clReleaseMemObject` does not destroy the contents. Buffers created with
 //!   `CL_MEM_USE_HOST_PTR` (the host may change them without any OpenCL call) are copied
 //!   eagerly.
@@ -527,10 +530,19 @@ impl WriteHold {
         }
     }
 
-    /// Waits (at most `limit`) for the readers to be done, makes those still reading lose
-    /// the buffer (under its lock: a page read in progress ends first), then lets the held
-    /// command run.
+    /// [`Self::wait`], then lets the held command run, whatever happened.
     fn watch(&self, readers: &[Arc<Deferred>], limit: Duration) {
+        let waited =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.wait(readers, limit)));
+        if waited.is_err() {
+            log::debug!("clprism: panic while holding a write back; released");
+        }
+        self.release();
+    }
+
+    /// Waits (at most `limit`) for the readers to be done, and makes those still reading
+    /// lose the buffer (under its lock: a page read in progress ends first).
+    fn wait(&self, readers: &[Arc<Deferred>], limit: Duration) {
         let deadline = self.since + limit;
         {
             let mut l = self.left.lock();
@@ -548,7 +560,6 @@ impl WriteHold {
                 limit.as_millis()
             ));
         }
-        self.release();
     }
 
     /// Completes the user event: the held command runs.
