@@ -27,7 +27,8 @@ const CONDITIONS: &str =
         o[k] = 2;\n}";
 
 /// Clang builtins that make the intrinsics llvm-spirv 15 rejects at any optimization level
-/// (`llvm.vector.reduce.*`, `llvm.uadd/usub.with.overflow`): lowered, with or without `opt`.
+/// (`llvm.vector.reduce.*`, `llvm.uadd/usub/ssub.with.overflow`): lowered, with or without
+/// `opt`; and a clamped 64-bit difference, which InstCombine makes `llvm.ssub.sat.i32`.
 const BUILTINS: &str =
     "kernel void k(global const uint *a, global uint *o, int ni, int nj, int c) {\n\
     size_t i = get_global_id(0);\n\
@@ -36,10 +37,12 @@ const BUILTINS: &str =
     bool ov = __builtin_uadd_overflow(a[i], a[i + 32], &r);\n\
     bool ov2 = __builtin_usub_overflow(a[i], 3u, &s);\n\
     bool ov3 = __builtin_ssub_overflow((int)a[i + 32], 0x7ffffff8, &t);\n\
+    long d = (long)(int)a[i + 32] - (long)(int)(a[i] + 0x7ffffff0u);\n\
+    d = d > 2147483647L ? 2147483647L : (d < -2147483648L ? -2147483648L : d);\n\
     o[i] = __builtin_reduce_add(v) + __builtin_reduce_max(v) * 3 + __builtin_reduce_min(v)\n\
         + __builtin_reduce_and(v) + __builtin_reduce_or(v) + __builtin_reduce_xor(v)\n\
         + (uint)__builtin_reduce_max(convert_float4(v))\n\
-        + (ov ? 1000 : 0) + (ov2 ? 2000 : 0) + (ov3 ? 4000 : 0) + r + s + t;\n}";
+        + (ov ? 1000 : 0) + (ov2 ? 2000 : 0) + (ov3 ? 4000 : 0) + r + s + t + (int)d;\n}";
 
 /// A switch LLVM 15 narrows to `i2` (DESIGN.md §5): not lowered, so `-O0` without `opt`.
 const SWITCH: &str = "kernel void k(global const uint *a, global uint *o, int ni, int nj, int c) {\n\
@@ -109,6 +112,8 @@ fn builtins(i: usize) -> u32 {
     let (r, ov) = a[i].overflowing_add(a[i + 32]);
     let (s, ov2) = a[i].overflowing_sub(3);
     let (t, ov3) = (a[i + 32] as i32).overflowing_sub(0x7fff_fff8);
+    let d = (a[i + 32] as i32 as i64 - a[i].wrapping_add(0x7fff_fff0) as i32 as i64)
+        .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
     let terms = [
         v.iter().fold(0i32, |x, y| x.wrapping_add(*y)),
         max.wrapping_mul(3),
@@ -123,6 +128,7 @@ fn builtins(i: usize) -> u32 {
         r as i32,
         s as i32,
         t,
+        d,
     ];
     terms.iter().fold(0u32, |x, y| x.wrapping_add(*y as u32))
 }
