@@ -119,55 +119,77 @@ fn lower_call(
         }
         "uadd.sat" => {
             let ((t, a), (_, b)) = (arg(0)?, arg(1)?);
-            let ct = bool_type(t);
-            Some(vec![
-                format!("{p}.s = add {t} {a}, {b}"),
-                format!("{p}.c = icmp ult {t} {p}.s, {a}"),
-                format!("{p}.m = sext {ct} {p}.c to {t}"),
-                format!("{lhs} = or {t} {p}.s, {p}.m"),
-            ])
+            Some(saturating_add(lhs, t, a, b, p))
         }
         "ssub.sat" => {
             let ((t, a), (_, b)) = (arg(0)?, arg(1)?);
-            let (ct, w) = (bool_type(t), int_bits(t)?);
-            let mut v = vec![format!("{p}.s = sub {t} {a}, {b}")];
-            v.extend(signed_overflow(t, a, b, p));
-            v.push(format!(
-                "{p}.h = ashr {t} {a}, {}",
-                splat(t, &(w - 1).to_string())
-            ));
-            let max = ((1u128 << (w - 1)) - 1).to_string();
-            v.push(format!("{p}.x = xor {t} {p}.h, {}", splat(t, &max)));
-            v.push(format!("{lhs} = select {ct} {p}.o, {t} {p}.x, {t} {p}.s"));
-            Some(v)
+            saturating_sub(lhs, t, a, b, p)
         }
         "uadd.with.overflow" | "usub.with.overflow" | "ssub.with.overflow" => {
             let ((t, a), (_, b)) = (arg(0)?, arg(1)?);
-            let ct = bool_type(t);
-            let mut v = Vec::new();
-            match base {
-                "uadd.with.overflow" => {
-                    v.push(format!("{p}.s = add {t} {a}, {b}"));
-                    v.push(format!("{p}.o = icmp ult {t} {p}.s, {a}"));
-                }
-                "usub.with.overflow" => {
-                    v.push(format!("{p}.s = sub {t} {a}, {b}"));
-                    v.push(format!("{p}.o = icmp ult {t} {a}, {b}"));
-                }
-                _ => {
-                    v.push(format!("{p}.s = sub {t} {a}, {b}"));
-                    v.extend(signed_overflow(t, a, b, p));
-                }
-            }
-            v.push(format!("{p}.r = insertvalue {ret} undef, {t} {p}.s, 0"));
-            v.push(format!("{lhs} = insertvalue {ret} {p}.r, {ct} {p}.o, 1"));
-            Some(v)
+            Some(with_overflow(base, lhs, ret, t, a, b, p))
         }
         _ => {
             let op = base.strip_prefix("vector.reduce.")?;
             reduce(op, lhs, args, p, declares)
         }
     }
+}
+
+/// `lhs = llvm.uadd.sat(a, b)`: the sum, all ones where it wrapped.
+fn saturating_add(lhs: &str, t: &str, a: &str, b: &str, p: &str) -> Vec<String> {
+    let ct = bool_type(t);
+    vec![
+        format!("{p}.s = add {t} {a}, {b}"),
+        format!("{p}.c = icmp ult {t} {p}.s, {a}"),
+        format!("{p}.m = sext {ct} {p}.c to {t}"),
+        format!("{lhs} = or {t} {p}.s, {p}.m"),
+    ]
+}
+
+/// `lhs = llvm.ssub.sat(a, b)`: the difference, or where it overflowed the extreme of
+/// `a`'s sign (`(a >> (w - 1)) ^ MAX`).
+fn saturating_sub(lhs: &str, t: &str, a: &str, b: &str, p: &str) -> Option<Vec<String>> {
+    let (ct, w) = (bool_type(t), int_bits(t)?);
+    let mut v = vec![format!("{p}.s = sub {t} {a}, {b}")];
+    v.extend(signed_overflow(t, a, b, p));
+    let shift = splat(t, &(w - 1).to_string());
+    v.push(format!("{p}.h = ashr {t} {a}, {shift}"));
+    let max = splat(t, &((1u128 << (w - 1)) - 1).to_string());
+    v.push(format!("{p}.x = xor {t} {p}.h, {max}"));
+    v.push(format!("{lhs} = select {ct} {p}.o, {t} {p}.x, {t} {p}.s"));
+    Some(v)
+}
+
+/// `lhs = llvm.{uadd,usub,ssub}.with.overflow(a, b)`: `{ result, overflowed }` of type `ret`.
+fn with_overflow(
+    base: &str,
+    lhs: &str,
+    ret: &str,
+    t: &str,
+    a: &str,
+    b: &str,
+    p: &str,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    match base {
+        "uadd.with.overflow" => {
+            v.push(format!("{p}.s = add {t} {a}, {b}"));
+            v.push(format!("{p}.o = icmp ult {t} {p}.s, {a}"));
+        }
+        "usub.with.overflow" => {
+            v.push(format!("{p}.s = sub {t} {a}, {b}"));
+            v.push(format!("{p}.o = icmp ult {t} {a}, {b}"));
+        }
+        _ => {
+            v.push(format!("{p}.s = sub {t} {a}, {b}"));
+            v.extend(signed_overflow(t, a, b, p));
+        }
+    }
+    let ct = bool_type(t);
+    v.push(format!("{p}.r = insertvalue {ret} undef, {t} {p}.s, 0"));
+    v.push(format!("{lhs} = insertvalue {ret} {p}.r, {ct} {p}.o, 1"));
+    v
 }
 
 /// `{p}.o`: whether `a - b` overflows as signed, from `{p}.s`, the wrapped difference (the
