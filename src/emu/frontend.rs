@@ -338,12 +338,15 @@ pub enum CompilePath {
     /// llvm-spirv rejected the `-O2` output: `clang -O0 -Xclang -disable-O0-optnone`
     /// cleaned up by LLVM's `opt` with -O2's scalar passes ([`OPT_PASSES`]).
     O0Opt,
-    /// llvm-spirv rejected the `-O2` output and there is no `opt`: `clang -O2` without the
+    /// llvm-spirv rejected the `-O2` output and there is no `opt` (or llvm-spirv rejected
+    /// its output too, as for clang builtins that make the intrinsics at any level):
+    /// `clang -O2` without the
     /// vectorizers (`-fno-slp-vectorize -fno-vectorize`, which make `freeze` and
     /// `llvm.vector.reduce.*`) as text, with what llvm-spirv still rejects lowered by
     /// [`super::lower`] (`llvm.uadd.sat`, ...), assembled again by clang.
     O2Lowered,
-    /// No `opt` and the lowered `-O2` output still rejected: `clang -O0` as it is. Private
+    /// Neither of the above accepted (no `opt`, and the lowered `-O2` output still rejected:
+    /// a `switch` narrowed to `i2`): `clang -O0` as it is. Private
     /// variables then stay in memory: the statistics count their loads and stores.
     O0,
 }

@@ -57,7 +57,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("emulation.reused", "bool", "", "the result is an earlier launch's of the same key"),
     ("emulation.stats", "object?", "", "`emu::stats::WorkGroupStats` of the emulated work-group (`emulation_ns`: wall time, ns)"),
     ("emulation.local_assumed", "[u64]?", "work-items", "local size assumed when the app gave none"),
-    ("emulation.compile_path", "string?", "", "how the program was compiled to SPIR-V: `O2` (clang -O2), `O0+opt` (llvm-spirv rejected -O2: -O0 cleaned up by LLVM's `opt`), `O2-lowered` (rejected and no `opt`: -O2 without vectorizers, the intrinsics llvm-spirv 15 rejects lowered), `O0` (no `opt`, lowering not enough: plain -O0, private variables counted as memory); absent: from IL or an older cache entry"),
+    ("emulation.compile_path", "string?", "", "how the program was compiled to SPIR-V: `O2` (clang -O2), `O0+opt` (llvm-spirv rejected -O2: -O0 cleaned up by LLVM's `opt`), `O2-lowered` (rejected, and no `opt` or its output rejected too: -O2 without vectorizers, the intrinsics llvm-spirv 15 rejects lowered), `O0` (none of these accepted: plain -O0, private variables counted as memory); absent: from IL or an older cache entry"),
     ("emulation.footprint_sector", "u32?", "bytes", "definition line: `stats.footprints` widened to whole sectors of this size and merged (when over 256 ranges)"),
     ("emulation.snapshot_bytes", "u64?", "bytes", "device-side snapshot copies taken at the launch: the buffer arguments the kernel may write (bounded by `CLPRISM_EMU_SNAPSHOT_MAX`)"),
     ("emulation.snapshot_deferred_bytes", "u64?", "bytes", "buffer arguments the kernel only reads, not copied at the launch: read from the app's buffers (copy on write; absent when none)"),

@@ -202,11 +202,12 @@ string_enum!(
         /// llvm-spirv rejected `-O2`: `clang -O0` cleaned up by LLVM's `opt` with -O2's
         /// scalar passes.
         O0Opt = "O0+opt",
-        /// llvm-spirv rejected `-O2` and there is no `opt`: `-O2` without the vectorizers,
+        /// llvm-spirv rejected `-O2` and there is no `opt` (or its output was rejected too):
+        /// `-O2` without the vectorizers,
         /// the intrinsics llvm-spirv rejects (`llvm.uadd.sat`, `llvm.vector.reduce.*`, ...)
         /// and `freeze` lowered to plain instructions.
         O2Lowered = "O2-lowered",
-        /// No `opt` and the lowered `-O2` still rejected: plain `-O0` (private variables stay
+        /// Neither of the above accepted: plain `-O0` (private variables stay
         /// in memory, so their loads and stores are counted).
         O0 = "O0",
     }
