@@ -230,13 +230,13 @@ fn overwritten_read_only_buffer_keeps_its_pre_launch_contents() {
 /// A read-only input larger than `CLPRISM_EMU_SNAPSHOT_MAX` (16 MiB, cap 1 MiB) overwritten
 /// right after the launch, by a non-blocking write before the launch may run (`overwrite`:
 /// the launch waits for a user event the app sets after the write) or by a blocking write
-/// (`now`): no copy of it is taken, the write is held back on the device until the emulation
+/// (`now`; `now_ooo` on an out-of-order queue, after the kernel's event): no copy of it is taken, the write is held back on the device until the emulation
 /// has read the pages its work-group reads (one 64 KiB page, not the 16 MiB), the launch is
 /// emulated, and its statistics equal those of a run without the overwrite.
 #[test]
 fn an_overwritten_input_over_the_cap_is_held_back_not_copied() {
     let keep = overwrite_after_capped("keep", Some("1M"));
-    for mode in ["overwrite", "now"] {
+    for mode in ["overwrite", "now", "now_ooo"] {
         let e = overwrite_after_capped(mode, Some("1M"));
         assert_eq!(e["snapshot_deferred_bytes"], 16u64 << 20, "{mode}: {e}");
         assert!(

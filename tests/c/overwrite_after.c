@@ -11,6 +11,7 @@
  *   now:       the launch waits for nothing, and a blocking clEnqueueWriteBuffer overwrites
  *              the buffer with 50s right after it (the kernel and the emulation must still
  *              see the 5s);
+ *   now_ooo:   as now, on an out-of-order queue (the write waits for the kernel's event);
  *   queue2:    the launch waits for the user event; a blocking clEnqueueWriteBuffer on a
  *              second queue overwrites the buffer with 50s before the app sets the event, so
  *              the kernel sees the 50s (natively too); under project mode the write, held
@@ -49,7 +50,9 @@ int main(int argc, char **argv) {
     OK(clGetPlatformIDs(1, &p, NULL));
     OK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
     cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e); OK(e);
-    cl_command_queue q = clCreateCommandQueue(c, d, 0, &e); OK(e);
+    int ooo = !strcmp(mode, "now_ooo");
+    cl_command_queue_properties props = ooo ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
+    cl_command_queue q = clCreateCommandQueue(c, d, props, &e); OK(e);
     cl_program pg = clCreateProgramWithSource(c, 1, &src, NULL, &e); OK(e);
     OK(clBuildProgram(pg, 1, &d, "", NULL, NULL));
     cl_kernel k = clCreateKernel(pg, inplace ? "count_inplace" : "count", &e); OK(e);
@@ -67,12 +70,13 @@ int main(int argc, char **argv) {
     if (!inplace) OK(clSetKernelArg(k, 1, sizeof bout, &bout));
     cl_event go = clCreateUserEvent(c, &e); OK(e);
     size_t g = G, l = L;
-    int now = !strcmp(mode, "now");
-    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, now ? 0 : 1, now ? NULL : &go, NULL));
+    int now = !strcmp(mode, "now") || ooo;
+    cl_event kev;
+    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, now ? 0 : 1, now ? NULL : &go, &kev));
     if (!strcmp(mode, "overwrite"))
         OK(clEnqueueWriteBuffer(q, bin, CL_FALSE, 0, bytes, fifty, 0, NULL, NULL));
     if (now)
-        OK(clEnqueueWriteBuffer(q, bin, CL_TRUE, 0, bytes, fifty, 0, NULL, NULL));
+        OK(clEnqueueWriteBuffer(q, bin, CL_TRUE, 0, bytes, fifty, 1, &kev, NULL));
     int queue2 = !strcmp(mode, "queue2");
     if (queue2) {
         cl_command_queue q2 = clCreateCommandQueue(c, d, 0, &e); OK(e);
@@ -92,6 +96,7 @@ int main(int argc, char **argv) {
     }
     free(fifty);
     clReleaseEvent(go);
+    clReleaseEvent(kev);
     clReleaseMemObject(bin); clReleaseMemObject(bout);
     clReleaseKernel(k); clReleaseProgram(pg);
     clReleaseCommandQueue(q); clReleaseContext(c);
