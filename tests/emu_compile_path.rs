@@ -44,7 +44,18 @@ const BUILTINS: &str =
         + (uint)__builtin_reduce_max(convert_float4(v))\n\
         + (ov ? 1000 : 0) + (ov2 ? 2000 : 0) + (ov3 ? 4000 : 0) + r + s + t + (int)d;\n}";
 
-/// A switch LLVM 15 narrows to `i2` (DESIGN.md §5): not lowered, so `-O0` without `opt`.
+/// A sum over a loop's induction variable: IndVarSimplify replaces the loop's exit value by
+/// its closed form in `i33` arithmetic (`InvalidBitWidth`); the lowered path keeps the loop
+/// (`-mllvm -replexitval=never`).
+const TRIANGLE: &str =
+    "kernel void k(global const uint *a, global uint *o, int ni, int nj, int c) {\n\
+    size_t i = get_global_id(0);\n\
+    int s = 0;\n\
+    for (int k = 0; k < (int)a[i]; k++) s += k;\n\
+    o[i] = s;\n}";
+
+/// A switch LLVM 15 narrows to `i2` (DESIGN.md §5, `InvalidBitWidth`): widened back to `i32`
+/// on the lowered path ([`OpenCL::emu::lower::widen_switches`]).
 const SWITCH: &str = "kernel void k(global const uint *a, global uint *o, int ni, int nj, int c) {\n\
     int i = get_global_id(0); uint r;\n\
     switch (a[i] & 3u) { case 0: r = 1; break; case 1: r = 7; break; case 2: r = 9; break; default: r = 4; }\n\
@@ -137,6 +148,7 @@ fn builtins(i: usize) -> u32 {
 fn expected(src: &str, i: u32) -> u32 {
     match src {
         s if s == BUILTINS => builtins(i as usize),
+        s if s == TRIANGLE => i * i.saturating_sub(1) / 2,
         s if s == SATURATE => i.saturating_add(0xffff_fff0 + i),
         s if s == CONDITIONS => {
             if i > 0 && i < 19 {
@@ -160,7 +172,8 @@ fn rejected_o2_output_is_emulated_without_opt() {
         (SATURATE, CompilePath::O2Lowered, CompilePath::O0Opt),
         (CONDITIONS, CompilePath::O2Lowered, CompilePath::O0Opt),
         (BUILTINS, CompilePath::O2Lowered, CompilePath::O2Lowered),
-        (SWITCH, CompilePath::O0, CompilePath::O0Opt),
+        (TRIANGLE, CompilePath::O2Lowered, CompilePath::O0Opt),
+        (SWITCH, CompilePath::O2Lowered, CompilePath::O0Opt),
     ];
     for (src, want, with_opt) in cases {
         let (words, path) = compile_path_with(&no_opt, src, "").expect("compiles without opt");
@@ -188,6 +201,46 @@ fn rejected_o2_output_is_emulated_without_opt() {
         compile_path_with(&no_opt, plain, "").unwrap().1,
         CompilePath::O2
     );
+}
+
+/// The last fallback, plain `-O0`: behind an llvm-spirv that takes only `-O0` output (a
+/// wrapper that rejects modules without `optnone`, the attribute clang gives every function
+/// at plain `-O0`), the saturating kernel compiles on `O0` and emulates to the host's values.
+#[test]
+fn plain_o0_is_the_last_fallback() {
+    let Some((_, no_opt)) = toolchains("emu_compile_path_o0") else {
+        eprintln!("SKIP: no toolchain");
+        return;
+    };
+    let dis = ["llvm-dis-15", "llvm-dis"].into_iter().find(|n| {
+        std::process::Command::new(n)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(dis) = dis else {
+        eprintln!("SKIP: no llvm-dis");
+        return;
+    };
+    let dir = no_opt.clang.parent().unwrap().to_path_buf();
+    let spirv = dir.join(no_opt.llvm_spirv.file_name().unwrap());
+    let real = std::fs::canonicalize(&no_opt.llvm_spirv).unwrap();
+    std::fs::remove_file(&spirv).unwrap();
+    let script = format!(
+        "#!/bin/sh\nt=$(mktemp)\ncat > \"$t\"\n\
+         if {dis} \"$t\" -o - | grep -q optnone; then \"{}\" \"$t\" -o -; r=$?; else echo rejected >&2; r=1; fi\n\
+         rm -f \"$t\"\nexit $r\n",
+        real.display()
+    );
+    std::fs::write(&spirv, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&spirv, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (words, path) = compile_path_with(&no_opt, SATURATE, "").expect("compiles at -O0");
+    assert_eq!(path, CompilePath::O0);
+    let got = outputs(&words);
+    for i in 0..32 {
+        assert_eq!(got[i as usize], expected(SATURATE, i), "work-item {i}");
+    }
 }
 
 /// The lowered path keeps -O2's code: each kernel counts the warp instructions of the

@@ -342,11 +342,13 @@ pub enum CompilePath {
     /// its output too, as for clang builtins that make the intrinsics at any level):
     /// `clang -O2` without the
     /// vectorizers (`-fno-slp-vectorize -fno-vectorize`, which make `freeze` and
-    /// `llvm.vector.reduce.*`) as text, with what llvm-spirv still rejects lowered by
-    /// [`super::lower`] (`llvm.uadd.sat`, ...), assembled again by clang.
+    /// `llvm.vector.reduce.*`) and without closed forms of loop exit values (`-mllvm
+    /// -replexitval=never`: `i33` arithmetic) as text, with what llvm-spirv still rejects
+    /// lowered by [`super::lower`] (`llvm.uadd.sat`, ..., switches narrowed to `i2`),
+    /// assembled again by clang.
     O2Lowered,
-    /// Neither of the above accepted (no `opt`, and the lowered `-O2` output still rejected:
-    /// a `switch` narrowed to `i2`): `clang -O0` as it is. Private
+    /// Neither of the above accepted (no `opt`, and the lowered `-O2` output still rejected):
+    /// `clang -O0` as it is. Private
     /// variables then stay in memory: the statistics count their loads and stores.
     O0,
 }
@@ -437,9 +439,18 @@ fn compile_o0_opt(
 
 /// [`CompilePath::O2Lowered`].
 fn compile_lowered(tc: &Toolchain, opts: &[String], source: &str) -> Result<Vec<u32>, String> {
-    let o2 = ["-O2", "-fno-slp-vectorize", "-fno-vectorize"];
+    // no vectorizers (`freeze`, `llvm.vector.reduce.*`), no closed forms of loop exit
+    // values (a sum over the induction variable becomes `i33` arithmetic: InvalidBitWidth)
+    let o2 = [
+        "-O2",
+        "-fno-slp-vectorize",
+        "-fno-vectorize",
+        "-mllvm",
+        "-replexitval=never",
+    ];
     let ll = run_pipe(&tc.clang, &clang_args(opts, &o2, true), source.as_bytes())?;
-    let lowered = super::lower::lower(&String::from_utf8_lossy(&ll));
+    let (widened, _) = super::lower::widen_switches(&String::from_utf8_lossy(&ll));
+    let lowered = super::lower::lower(&widened);
     let assemble: Vec<String> = [
         "-x",
         "ir",

@@ -11,8 +11,9 @@
 //!
 //! Lowered: `llvm.uadd.sat`, `llvm.ssub.sat`, `llvm.uadd/usub/ssub.with.overflow`,
 //! `llvm.vector.reduce.{add,mul,and,or,xor,smax,smin,umax,umin,fadd,fmul,fmax,fmin}`,
-//! `llvm.canonicalize` (the value itself), `freeze` (the value itself). Anything else is
-//! left as it is (the front end then falls back to `-O0`).
+//! `llvm.canonicalize` (the value itself), `freeze` (the value itself); and a `switch` on a
+//! narrowed integer (`i2`, `i3`: `InvalidBitWidth`) is widened back ([`widen_switches`]).
+//! Anything else is left as it is (the front end then falls back to `-O0`).
 
 /// The result of [`lower`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +72,82 @@ pub fn lower(ir: &str) -> Lowered {
         text: out,
         replaced,
     }
+}
+
+/// Widens each `switch` on an integer of a width llvm-spirv rejects (`InvalidBitWidth`:
+/// InstCombine shrinks a switch's condition to the bits its cases need, `i2`, `i3`, ...) back
+/// to the type it was truncated from, masked: `%t = trunc i32 %v to i2` and `switch i2 %t,
+/// ... [ i2 -2, label %x ]` become `%t = and i32 %v, 3` and `switch i32 %t, ... [ i32 2,
+/// label %x ]`. Only where `%t` has no other use; returns the text and the switches widened.
+pub fn widen_switches(ir: &str) -> (String, usize) {
+    let mut lines: Vec<String> = ir.lines().map(str::to_string).collect();
+    let mut widened = 0;
+    for d in 0..lines.len() {
+        let Some((name, from, bits, v)) = odd_trunc(&lines[d]) else {
+            continue;
+        };
+        let uses: Vec<usize> = (0..lines.len())
+            .filter(|&i| i != d && mentions(&lines[i], &name))
+            .collect();
+        let head = format!("switch i{bits} {name},");
+        if uses.is_empty()
+            || !uses
+                .iter()
+                .all(|&i| lines[i].trim_start().starts_with(&head))
+        {
+            continue;
+        }
+        let mask = (1u64 << bits) - 1;
+        lines[d] = format!("  {name} = and {from} {v}, {mask}");
+        for &i in &uses {
+            lines[i] =
+                lines[i].replacen(&format!("switch i{bits} "), &format!("switch {from} "), 1);
+            let mut j = i + 1;
+            while j < lines.len() && lines[j].trim() != "]" {
+                lines[j] = widen_case(&lines[j], bits, &from).unwrap_or_else(|| lines[j].clone());
+                j += 1;
+            }
+        }
+        widened += uses.len();
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    (out, widened)
+}
+
+/// `(%t, FROM, N, %v)` of `%t = trunc FROM %v to iN` with `N` a width llvm-spirv rejects.
+fn odd_trunc(line: &str) -> Option<(String, String, u32, String)> {
+    let (lhs, rhs) = line.trim().split_once(" = trunc ")?;
+    let (src, to) = rhs.split_once(" to i")?;
+    let bits: u32 = to.trim().parse().ok()?;
+    if matches!(bits, 1 | 8 | 16 | 32 | 64) || bits > 63 {
+        return None;
+    }
+    let (from, v) = src.split_once(' ')?;
+    Some((
+        lhs.to_string(),
+        from.to_string(),
+        bits,
+        v.trim().to_string(),
+    ))
+}
+
+/// A case line `iN C, label %x` of a widened switch, in type `from` (`C` as unsigned).
+fn widen_case(line: &str, bits: u32, from: &str) -> Option<String> {
+    let t = line.trim();
+    let rest = t.strip_prefix(&format!("i{bits} "))?;
+    let (c, label) = rest.split_once(',')?;
+    let c: i64 = c.trim().parse().ok()?;
+    let unsigned = (c as u64) & ((1u64 << bits) - 1);
+    Some(format!("    {from} {unsigned},{label}"))
+}
+
+/// True when `line` names the value `name` (not merely a longer name starting with it).
+fn mentions(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(i, _)| {
+        let next = line[i + name.len()..].chars().next();
+        !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+    })
 }
 
 /// The lines replacing `line` (the `n`th), or `None` when it is left as it is. Declarations
@@ -470,6 +547,23 @@ mod tests {
         assert!(o
             .text
             .contains("%5 = insertvalue { i64, i1 } %clprism.l0.r, i1 %clprism.l0.o, 1"));
+    }
+
+    #[test]
+    fn narrowed_switches_are_widened() {
+        let ir =
+            "  %10 = trunc i32 %9 to i2\n  switch i2 %10, label %14 [\n    i2 0, label %11\n    \
+                  i2 -2, label %13\n  ]\n  %100 = add i32 %1, 1\n";
+        let (w, n) = widen_switches(ir);
+        assert_eq!(n, 1);
+        assert_eq!(
+            w,
+            "  %10 = and i32 %9, 3\n  switch i32 %10, label %14 [\n    i32 0, label %11\n    \
+             i32 2, label %13\n  ]\n  %100 = add i32 %1, 1\n"
+        );
+        // another use of the narrow value: left as it is
+        let other = format!("{ir}  %20 = zext i2 %10 to i32\n");
+        assert_eq!(widen_switches(&other), (other.clone(), 0));
     }
 
     #[test]
