@@ -385,10 +385,13 @@ longer. Parsed by `exec::devices::parse_fault`.",
         default: "PATH" => |_| None,
         parse: path,
         example: "/usr/lib/llvm-15/bin",
-        usage: "project and balance: directory with clang-N and llvm-spirv-N of one LLVM version",
+        usage: "project and balance: directory with clang-N and llvm-spirv-N (and opt-N) of one LLVM version",
         doc: "`DIR` and `DIR/bin` are searched; unset, the tools are searched on `PATH`. Also \
 read by `clprism emulate`. An empty toolchain and cache give `unavailable` emulations with a \
-reason naming the toolchain.",
+reason naming the toolchain. LLVM's `opt` beside them is optional: it serves the programs whose \
+`-O2` output llvm-spirv rejects; without it they are compiled along the other fallbacks \
+(`emulation.compile_path`, docs/projection.md). A directory of links to clang and llvm-spirv \
+alone hides `opt` (`tests/project_compile_path.rs`).",
     }
     cache: Option<PathBuf> {
         name: "CLPRISM_CACHE",
@@ -416,7 +419,10 @@ symlink at an entry is not followed.",
 emulation ends. On the host a snapshot over 1 MiB costs only the 64 KiB pages the emulated \
 work-group touches (read back on first touch); smaller ones are read whole. Suffixes `K`, `M`, \
 `G` (with or without `iB`/`B`) are KiB, MiB, GiB. A launch whose buffer arguments would exceed \
-it is not emulated, with the reason in its record.",
+it is not emulated, with the reason in its record. Buffers the kernel only reads are not copied at \
+the launch: when the app writes one before the emulation ended and its copy does not fit, the \
+write is held back on the device until the emulation has read its pages (bounded; \
+`emulation.snapshot_held_ns`, docs/projection.md).",
     }
     pinned_max: u64 {
         name: "CLPRISM_PINNED_MAX",

@@ -10,12 +10,16 @@
 //! (newest first), else unversioned `clang` + `llvm-spirv`. Processes are run without a
 //! shell; the source goes in on stdin and the bitcode/SPIR-V come out on stdout.
 //!
-//! At `-O2` LLVM may narrow a `switch` to `i2`, which llvm-spirv rejects; then the source is
-//! compiled at `-O0 -Xclang -disable-O0-optnone` and cleaned up with `opt` before
-//! translation.
+//! llvm-spirv 15 rejects some of clang's `-O2` output (a `switch` narrowed to `i2`,
+//! intrinsics such as `llvm.uadd.sat` or `llvm.vector.reduce.add`, `freeze`); then the
+//! source is compiled along the fallbacks of [`CompilePath`]: at `-O0 -Xclang
+//! -disable-O0-optnone` cleaned up with `opt` when there is one, else at `-O2` with what
+//! llvm-spirv rejects lowered ([`super::lower`]), else at plain `-O0`. The log's
+//! `emulation.compile_path` says which.
 //!
 //! Cache: `CLPRISM_CACHE`, else `$XDG_CACHE_HOME/clprism`, else `~/.cache/clprism`. A file
-//! is named `<H(source, options)>-<H(toolchain version)>.spv`; without a toolchain any
+//! is named `<H(source, options)>-<H(toolchain version)>.<path>.spv` (`<path>`:
+//! [`CompilePath::as_str`]; entries of older versions lack it); without a toolchain any
 //! entry for `H(source, options)` is used, so a cache filled on one machine serves another
 //! that has no toolchain. Entries are written atomically (temporary file + rename, mode
 //! 0600, directory 0700) and symbolic links are never followed.
@@ -325,59 +329,192 @@ fn bytes_to_words(b: &[u8]) -> Result<Vec<u32>, EmuError> {
     Ok(w)
 }
 
-/// Compiles with a given toolchain, no cache. Tries `-O2`, then the `-O0` + `opt` fallback.
-pub fn compile_with(tc: &Toolchain, source: &str, options: &str) -> Result<Vec<u32>, EmuError> {
-    let opts = filter_options(options);
-    let base = |olevel: &[&str]| -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            "-x".into(),
-            "cl".into(),
-            "-c".into(),
-            "-target".into(),
-            "spir64".into(),
-            "-emit-llvm".into(),
-            "-Xclang".into(),
-            "-finclude-default-header".into(),
+/// How the front end turned OpenCL C into SPIR-V (`emulation.compile_path` in the log,
+/// `log::schema::CompilePath`): clang's `-O2` unless llvm-spirv rejects its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompilePath {
+    /// `clang -O2`, translated as it is (the emulator's statistics assume this code).
+    O2,
+    /// llvm-spirv rejected the `-O2` output: `clang -O0 -Xclang -disable-O0-optnone`
+    /// cleaned up by LLVM's `opt` with -O2's scalar passes ([`OPT_PASSES`]).
+    O0Opt,
+    /// llvm-spirv rejected the `-O2` output and there is no `opt` (or llvm-spirv rejected
+    /// its output too, as for clang builtins that make the intrinsics at any level):
+    /// `clang -O2` without the
+    /// vectorizers (`-fno-slp-vectorize -fno-vectorize`, which make `freeze` and
+    /// `llvm.vector.reduce.*`) and without closed forms of loop exit values (`-mllvm
+    /// -replexitval=never`: `i33` arithmetic) as text, with what llvm-spirv still rejects
+    /// lowered by [`super::lower`] (`llvm.uadd.sat`, ..., switches narrowed to `i2`),
+    /// assembled again by clang.
+    O2Lowered,
+    /// Neither of the above accepted (no `opt`, and the lowered `-O2` output still rejected):
+    /// `clang -O0` as it is. Private
+    /// variables then stay in memory: the statistics count their loads and stores.
+    O0,
+}
+
+impl CompilePath {
+    /// Every path, in the order the front end tries them.
+    pub const ALL: [CompilePath; 4] = [
+        CompilePath::O2,
+        CompilePath::O0Opt,
+        CompilePath::O2Lowered,
+        CompilePath::O0,
+    ];
+
+    /// The name the log and the SPIR-V cache use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompilePath::O2 => "O2",
+            CompilePath::O0Opt => "O0+opt",
+            CompilePath::O2Lowered => "O2-lowered",
+            CompilePath::O0 => "O0",
+        }
+    }
+
+    /// The path named `s` ([`Self::as_str`]).
+    pub fn parse(s: &str) -> Option<CompilePath> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// The `opt` passes of [`CompilePath::O0Opt`].
+pub const OPT_PASSES: &str =
+    "sroa,early-cse,simplifycfg,instsimplify,loop-mssa(licm),gvn,simplifycfg";
+
+/// clang's arguments for OpenCL C on stdin at `olevel` with the app's filtered `opts`,
+/// bitcode (or LLVM IR text when `text`) on stdout.
+fn clang_args(opts: &[String], olevel: &[&str], text: bool) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "-x",
+        "cl",
+        if text { "-S" } else { "-c" },
+        "-target",
+        "spir64",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.extend(
+        [
+            "-emit-llvm",
+            "-Xclang",
+            "-finclude-default-header",
             // `inline` with GNU89 semantics: a definition is emitted. Under C99's (clang's
             // default for OpenCL C) a non-static `inline` function that is not inlined is
             // only declared, and the emulator met a call to an undefined function: CLBlast's
             // XgemmBody, LoadMatrixA and 5 more (`INLINE_FUNC`), 5,800 of 9,784 launches of
             // its xgemm and xgemv tests on an H100 not emulated. Vendors' compilers build them.
-            "-fgnu89-inline".into(),
-            "-w".into(),
-        ];
-        a.extend(olevel.iter().map(|s| s.to_string()));
-        a.extend(opts.iter().cloned());
-        a.extend(["-o".into(), "-".into(), "-".into()]);
-        a
-    };
-    let spirv_args: Vec<String> = vec!["-".into(), "-o".into(), "-".into()];
-    let bc = run_pipe(&tc.clang, &base(&["-O2"]), source.as_bytes()).map_err(EmuError::Frontend)?;
-    let first = match run_pipe(&tc.llvm_spirv, &spirv_args, &bc) {
-        Ok(spv) => return bytes_to_words(&spv),
-        Err(e) => e,
-    };
-    let opt = tc.opt.as_ref().ok_or_else(|| {
-        EmuError::Frontend(format!(
-            "llvm-spirv rejected -O2 output and no opt found: {first}"
-        ))
-    })?;
-    let bc0 = run_pipe(
+            "-fgnu89-inline",
+            "-w",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    a.extend(olevel.iter().map(|s| s.to_string()));
+    a.extend(opts.iter().cloned());
+    a.extend(["-o".into(), "-".into(), "-".into()]);
+    a
+}
+
+/// llvm-spirv on bitcode `bc`: SPIR-V words, or the translator's complaint.
+fn translate(tc: &Toolchain, bc: &[u8]) -> Result<Vec<u32>, String> {
+    let spv = run_pipe(&tc.llvm_spirv, &["-".into(), "-o".into(), "-".into()], bc)?;
+    bytes_to_words(&spv).map_err(|e| e.to_string())
+}
+
+/// [`CompilePath::O0Opt`].
+fn compile_o0_opt(
+    tc: &Toolchain,
+    opt: &Path,
+    opts: &[String],
+    source: &str,
+) -> Result<Vec<u32>, String> {
+    let o0 = ["-O0", "-Xclang", "-disable-O0-optnone"];
+    let bc0 = run_pipe(&tc.clang, &clang_args(opts, &o0, false), source.as_bytes())?;
+    let passes = format!("-passes={OPT_PASSES}");
+    let bc1 = run_pipe(opt, &[passes, "-o".into(), "-".into(), "-".into()], &bc0)?;
+    translate(tc, &bc1)
+}
+
+/// [`CompilePath::O2Lowered`].
+fn compile_lowered(tc: &Toolchain, opts: &[String], source: &str) -> Result<Vec<u32>, String> {
+    // no vectorizers (`freeze`, `llvm.vector.reduce.*`), no closed forms of loop exit
+    // values (a sum over the induction variable becomes `i33` arithmetic: InvalidBitWidth)
+    let o2 = [
+        "-O2",
+        "-fno-slp-vectorize",
+        "-fno-vectorize",
+        "-mllvm",
+        "-replexitval=never",
+    ];
+    let ll = run_pipe(&tc.clang, &clang_args(opts, &o2, true), source.as_bytes())?;
+    let (widened, _) = super::lower::widen_switches(&String::from_utf8_lossy(&ll));
+    let lowered = super::lower::lower(&widened);
+    let assemble: Vec<String> = [
+        "-x",
+        "ir",
+        "-c",
+        "-emit-llvm",
+        "-target",
+        "spir64",
+        "-O0",
+        "-o",
+        "-",
+        "-",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let bc = run_pipe(&tc.clang, &assemble, lowered.text.as_bytes())?;
+    translate(tc, &bc)
+}
+
+/// Compiles with a given toolchain, no cache: `-O2`, else the first of the fallbacks of
+/// [`CompilePath`] that llvm-spirv accepts (`-O0` + `opt` when there is an `opt`, the
+/// lowered `-O2`, plain `-O0`). Returns the words and the path taken.
+pub fn compile_path_with(
+    tc: &Toolchain,
+    source: &str,
+    options: &str,
+) -> Result<(Vec<u32>, CompilePath), EmuError> {
+    let opts = filter_options(options);
+    let bc = run_pipe(
         &tc.clang,
-        &base(&["-O0", "-Xclang", "-disable-O0-optnone"]),
+        &clang_args(&opts, &["-O2"], false),
         source.as_bytes(),
     )
     .map_err(EmuError::Frontend)?;
-    let passes = "-passes=sroa,early-cse,simplifycfg,instsimplify,loop-mssa(licm),gvn,simplifycfg";
-    let bc1 = run_pipe(
-        opt,
-        &[passes.into(), "-o".into(), "-".into(), "-".into()],
-        &bc0,
+    let first = match translate(tc, &bc) {
+        Ok(w) => return Ok((w, CompilePath::O2)),
+        Err(e) => e,
+    };
+    let mut why = format!("llvm-spirv rejected -O2 output: {first}");
+    match &tc.opt {
+        Some(opt) => match compile_o0_opt(tc, opt, &opts, source) {
+            Ok(w) => return Ok((w, CompilePath::O0Opt)),
+            Err(e) => why.push_str(&format!("; -O0 + opt: {e}")),
+        },
+        None => why.push_str("; no opt found"),
+    }
+    match compile_lowered(tc, &opts, source) {
+        Ok(w) => return Ok((w, CompilePath::O2Lowered)),
+        Err(e) => why.push_str(&format!("; lowered -O2: {e}")),
+    }
+    // the intrinsics a builtin makes even at -O0 (`__builtin_smul_overflow`) fail here too
+    let o0 = run_pipe(
+        &tc.clang,
+        &clang_args(&opts, &["-O0"], false),
+        source.as_bytes(),
     )
-    .map_err(EmuError::Frontend)?;
-    let spv = run_pipe(&tc.llvm_spirv, &spirv_args, &bc1)
-        .map_err(|e| EmuError::Frontend(format!("{first}; -O0 fallback: {e}")))?;
-    bytes_to_words(&spv)
+    .and_then(|bc| translate(tc, &bc));
+    o0.map(|w| (w, CompilePath::O0))
+        .map_err(|e| EmuError::Frontend(format!("{why}; -O0: {e}")))
+}
+
+/// [`compile_path_with`] without the path.
+pub fn compile_with(tc: &Toolchain, source: &str, options: &str) -> Result<Vec<u32>, EmuError> {
+    compile_path_with(tc, source, options).map(|x| x.0)
 }
 
 /// Runs the toolchain's preprocessor on OpenCL C `source` with the `-D`/`-I`/`-U` build
@@ -467,6 +604,32 @@ pub enum Origin {
     Cache,
 }
 
+/// SPIR-V from the front end ([`compile_cached_path`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    /// The SPIR-V words.
+    pub words: Vec<u32>,
+    /// Compiled now or read from the cache.
+    pub origin: Origin,
+    /// How it was compiled; `None` for a cache entry written before the path was recorded.
+    pub path: Option<CompilePath>,
+}
+
+/// The cache file of key `key` and toolchain `tv` compiled along `path` (`None`: the name
+/// entries had before the path was recorded).
+fn cache_name(key: &str, tv: &str, path: Option<CompilePath>) -> String {
+    match path {
+        Some(p) => format!("{key}-{tv}.{}.spv", p.as_str()),
+        None => format!("{key}-{tv}.spv"),
+    }
+}
+
+/// The compile path a cache file's name records.
+fn path_of_name(name: &str) -> Option<CompilePath> {
+    let stem = name.strip_suffix(".spv")?;
+    CompilePath::parse(stem.rsplit_once('.')?.1)
+}
+
 /// Compiles OpenCL C `source` with the app's build `options` to SPIR-V words, through the
 /// on-disk cache. Errors: [`EmuError::NoToolchain`] when no toolchain and no cache entry,
 /// [`EmuError::Frontend`] when compilation fails.
@@ -475,6 +638,16 @@ pub fn compile_cached(
     options: &str,
     fe: &FrontendOptions,
 ) -> Result<(Vec<u32>, Origin), EmuError> {
+    compile_cached_path(source, options, fe).map(|c| (c.words, c.origin))
+}
+
+/// [`compile_cached`], with the [`CompilePath`] the words were made by. A cache file's name
+/// records its path (`<key>-<toolchain>.<path>.spv`).
+pub fn compile_cached_path(
+    source: &str,
+    options: &str,
+    fe: &FrontendOptions,
+) -> Result<Compiled, EmuError> {
     let opts = filter_options(options).join("\u{1f}");
     let mut key_in = Vec::with_capacity(source.len() + opts.len() + 16);
     key_in.extend_from_slice(b"clprism-spirv-v2\0");
@@ -483,61 +656,77 @@ pub fn compile_cached(
     key_in.extend_from_slice(opts.as_bytes());
     let key = &super::hash::sha256_hex(&key_in)[..32];
     let dir = cache_dir(fe);
-    let tc = find_toolchain(fe);
-    match tc {
-        Some(tc) => {
-            let tv = &super::hash::sha256_hex(tc.identity.as_bytes())[..16];
-            let name = format!("{key}-{tv}.spv");
-            if let Some(d) = &dir {
-                if let Some(b) = read_nofollow(&d.join(&name)) {
-                    if let Ok(w) = bytes_to_words(&b) {
-                        return Ok((w, Origin::Cache));
-                    }
-                }
+    let Some(tc) = find_toolchain(fe) else {
+        return cached_without_toolchain(key, dir);
+    };
+    let tv = &super::hash::sha256_hex(tc.identity.as_bytes())[..16];
+    if let Some(d) = &dir {
+        let names = CompilePath::ALL.map(Some).into_iter().chain([None]);
+        for path in names {
+            let b = read_nofollow(&d.join(cache_name(key, tv, path)));
+            if let Some(words) = b.and_then(|b| bytes_to_words(&b).ok()) {
+                let origin = Origin::Cache;
+                return Ok(Compiled {
+                    words,
+                    origin,
+                    path,
+                });
             }
-            let w = compile_with(&tc, source, options)?;
-            if let Some(d) = &dir {
-                let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
-                if let Err(e) = write_atomic(d, &name, &bytes) {
-                    log::debug!("clprism: cannot write SPIR-V cache {}: {e}", d.display());
-                }
-            }
-            Ok((w, Origin::Compiled))
-        }
-        None => {
-            let d = dir.ok_or_else(|| {
-                EmuError::NoToolchain("no clang/llvm-spirv found and no cache directory".into())
-            })?;
-            let prefix = format!("{key}-");
-            let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-            if let Ok(rd) = std::fs::read_dir(&d) {
-                for e in rd.flatten() {
-                    let n = e.file_name();
-                    let n = n.to_string_lossy();
-                    if n.starts_with(&prefix) && n.ends_with(".spv") {
-                        let t = e
-                            .metadata()
-                            .and_then(|m| m.modified())
-                            .unwrap_or(std::time::UNIX_EPOCH);
-                        if best.as_ref().is_none_or(|b| t > b.0) {
-                            best = Some((t, e.path()));
-                        }
-                    }
-                }
-            }
-            if let Some((_, p)) = best {
-                if let Some(b) = read_nofollow(&p) {
-                    if let Ok(w) = bytes_to_words(&b) {
-                        return Ok((w, Origin::Cache));
-                    }
-                }
-            }
-            Err(EmuError::NoToolchain(format!(
-                "no clang-N/llvm-spirv-N toolchain (set CLPRISM_TOOLCHAIN) and no cache entry in {}",
-                d.display()
-            )))
         }
     }
+    let (words, path) = compile_path_with(&tc, source, options)?;
+    if let Some(d) = &dir {
+        let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
+        if let Err(e) = write_atomic(d, &cache_name(key, tv, Some(path)), &bytes) {
+            log::debug!("clprism: cannot write SPIR-V cache {}: {e}", d.display());
+        }
+    }
+    let origin = Origin::Compiled;
+    Ok(Compiled {
+        words,
+        origin,
+        path: Some(path),
+    })
+}
+
+/// Without a toolchain: the newest cache entry of `key`, whatever toolchain made it.
+fn cached_without_toolchain(key: &str, dir: Option<PathBuf>) -> Result<Compiled, EmuError> {
+    let d = dir.ok_or_else(|| {
+        EmuError::NoToolchain("no clang/llvm-spirv found and no cache directory".into())
+    })?;
+    let prefix = format!("{key}-");
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    if let Ok(rd) = std::fs::read_dir(&d) {
+        for e in rd.flatten() {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            if n.starts_with(&prefix) && n.ends_with(".spv") {
+                let t = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                if best.as_ref().is_none_or(|b| t > b.0) {
+                    best = Some((t, e.path()));
+                }
+            }
+        }
+    }
+    if let Some((_, p)) = best {
+        if let Some(words) = read_nofollow(&p).and_then(|b| bytes_to_words(&b).ok()) {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            let path = name.as_deref().and_then(path_of_name);
+            let origin = Origin::Cache;
+            return Ok(Compiled {
+                words,
+                origin,
+                path,
+            });
+        }
+    }
+    Err(EmuError::NoToolchain(format!(
+        "no clang-N/llvm-spirv-N toolchain (set CLPRISM_TOOLCHAIN) and no cache entry in {}",
+        d.display()
+    )))
 }
 
 #[cfg(test)]
@@ -596,6 +785,27 @@ mod tests {
         assert_eq!(FrontendOptions::resolve(None, None, env(&[])).cache, None);
         // nothing to search: no toolchain
         assert!(find_toolchain(&FrontendOptions::default()).is_none());
+    }
+
+    #[test]
+    fn cache_names_record_the_compile_path() {
+        for p in CompilePath::ALL {
+            let name = cache_name("ab12", "cd34", Some(p));
+            assert_eq!(path_of_name(&name), Some(p), "{name}");
+            assert_eq!(CompilePath::parse(p.as_str()), Some(p));
+            // the log's type takes the same names
+            let logged = crate::log::schema::CompilePath::from(p);
+            assert!(
+                !matches!(logged, crate::log::schema::CompilePath::Other(_)),
+                "{p:?}"
+            );
+        }
+        // an entry of an older version: no path
+        assert_eq!(path_of_name(&cache_name("ab12", "cd34", None)), None);
+        assert_eq!(
+            cache_name("ab12", "cd34", Some(CompilePath::O0Opt)),
+            "ab12-cd34.O0+opt.spv"
+        );
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub mod dataflow;
 pub mod frontend;
 pub mod hash;
 mod interp;
+pub mod lower;
 pub mod module;
 pub mod paged;
 mod pointer_classes;
@@ -63,7 +64,9 @@ pub mod stats;
 pub mod worker;
 pub mod writes;
 
-pub use frontend::{compile_cached, find_toolchain, FrontendOptions, Origin, Toolchain};
+pub use frontend::{
+    compile_cached, find_toolchain, CompilePath, FrontendOptions, Origin, Toolchain,
+};
 pub use module::{ArgInfo, ArgKind, KernelInfo, Module};
 pub use stats::*;
 
@@ -218,6 +221,16 @@ pub fn compile_source(
     fe: &FrontendOptions,
 ) -> Result<Spirv, EmuError> {
     catch(|| frontend::compile_cached(source, options, fe).map(|x| x.0))
+}
+
+/// [`compile_source`], with the [`CompilePath`] that made the words (`None`: a cache entry
+/// of an older version, which did not record it).
+pub fn compile_source_path(
+    source: &str,
+    options: &str,
+    fe: &FrontendOptions,
+) -> Result<(Spirv, Option<CompilePath>), EmuError> {
+    catch(|| frontend::compile_cached_path(source, options, fe).map(|c| (c.words, c.path)))
 }
 
 /// SPIR-V words from the bytes given to `clCreateProgramWithIL` (either byte order, told

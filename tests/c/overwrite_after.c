@@ -8,6 +8,14 @@
  *   keep:      nothing else;
  *   overwrite: right after the launch, clEnqueueWriteBuffer overwrites the buffer with 50s
  *              (the kernel, and the emulation, must still see the 5s);
+ *   now:       the launch waits for nothing, and a blocking clEnqueueWriteBuffer overwrites
+ *              the buffer with 50s right after it (the kernel and the emulation must still
+ *              see the 5s);
+ *   now_ooo:   as now, on an out-of-order queue (the write waits for the kernel's event);
+ *   queue2:    the launch waits for the user event; a blocking clEnqueueWriteBuffer on a
+ *              second queue overwrites the buffer with 50s before the app sets the event, so
+ *              the kernel sees the 50s (natively too); under project mode the write, held
+ *              back for the emulation, which waits for the launch, is let go at the bound;
  *   pre:       the buffer is overwritten with 50s before the launch (the statistics of a
  *              loop of 50);
  *   inplace:   an in-place kernel (reads and writes the same buffer) on the 5s.
@@ -42,7 +50,9 @@ int main(int argc, char **argv) {
     OK(clGetPlatformIDs(1, &p, NULL));
     OK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
     cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e); OK(e);
-    cl_command_queue q = clCreateCommandQueue(c, d, 0, &e); OK(e);
+    int ooo = !strcmp(mode, "now_ooo");
+    cl_command_queue_properties props = ooo ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
+    cl_command_queue q = clCreateCommandQueue(c, d, props, &e); OK(e);
     cl_program pg = clCreateProgramWithSource(c, 1, &src, NULL, &e); OK(e);
     OK(clBuildProgram(pg, 1, &d, "", NULL, NULL));
     cl_kernel k = clCreateKernel(pg, inplace ? "count_inplace" : "count", &e); OK(e);
@@ -60,22 +70,33 @@ int main(int argc, char **argv) {
     if (!inplace) OK(clSetKernelArg(k, 1, sizeof bout, &bout));
     cl_event go = clCreateUserEvent(c, &e); OK(e);
     size_t g = G, l = L;
-    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 1, &go, NULL));
+    int now = !strcmp(mode, "now") || ooo;
+    cl_event kev;
+    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, now ? 0 : 1, now ? NULL : &go, &kev));
     if (!strcmp(mode, "overwrite"))
         OK(clEnqueueWriteBuffer(q, bin, CL_FALSE, 0, bytes, fifty, 0, NULL, NULL));
+    if (now)
+        OK(clEnqueueWriteBuffer(q, bin, CL_TRUE, 0, bytes, fifty, 1, &kev, NULL));
+    int queue2 = !strcmp(mode, "queue2");
+    if (queue2) {
+        cl_command_queue q2 = clCreateCommandQueue(c, d, 0, &e); OK(e);
+        OK(clEnqueueWriteBuffer(q2, bin, CL_TRUE, 0, bytes, fifty, 0, NULL, NULL));
+        clReleaseCommandQueue(q2);
+    }
     OK(clSetUserEventStatus(go, CL_COMPLETE));
     static int out[G];
     OK(clEnqueueReadBuffer(q, inplace ? bin : bout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
-    int v = !strcmp(mode, "pre") ? 50 : 5, want = v * (v - 1) / 2;
+    int v = !strcmp(mode, "pre") || queue2 ? 50 : 5, want = v * (v - 1) / 2;
     for (int i = 0; i < G; i++)
         if (out[i] != want) { fprintf(stderr, "out[%d] = %d, not %d\n", i, out[i], want); return 1; }
-    if (!strcmp(mode, "overwrite")) {
+    if (!strcmp(mode, "overwrite") || now || queue2) {
         int back;
         OK(clEnqueueReadBuffer(q, bin, CL_TRUE, bytes - sizeof back, sizeof back, &back, 0, NULL, NULL));
         if (back != 50) { fprintf(stderr, "the overwrite did not land: %d\n", back); return 1; }
     }
     free(fifty);
     clReleaseEvent(go);
+    clReleaseEvent(kev);
     clReleaseMemObject(bin); clReleaseMemObject(bout);
     clReleaseKernel(k); clReleaseProgram(pg);
     clReleaseCommandQueue(q); clReleaseContext(c);

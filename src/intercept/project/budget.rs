@@ -30,6 +30,9 @@ pub(super) const WAIT_ONE: Duration = Duration::from_secs(2);
 pub(super) const WAIT_FLOOR: Duration = Duration::from_secs(1);
 /// Further wait time: this share of the time since the budget was created.
 pub(super) const WAIT_SHARE: f64 = 0.10;
+/// Time every process may hold app commands back on the device for deferred buffers
+/// (`snapshot::WriteHold`), whatever its run time; plus [`WAIT_SHARE`] of its run.
+pub(super) const HOLD_FLOOR: Duration = Duration::from_secs(10);
 /// Longest sleep between two looks at the condition (a deferred buffer finished by the
 /// emulation also ends a wait).
 const POLL: Duration = Duration::from_millis(20);
@@ -42,6 +45,8 @@ pub(super) struct Budget {
     cv: Condvar,
     /// Nanoseconds waited by all waits so far.
     waited_ns: AtomicU64,
+    /// Nanoseconds app commands were held back so far (`snapshot::WriteHold`).
+    held_back_ns: AtomicU64,
     created: Instant,
 }
 
@@ -63,6 +68,7 @@ impl Default for Budget {
             released: Mutex::new(0),
             cv: Condvar::new(),
             waited_ns: AtomicU64::new(0),
+            held_back_ns: AtomicU64::new(0),
             created: Instant::now(),
         }
     }
@@ -136,6 +142,22 @@ impl Budget {
         let one_left = WAIT_ONE.checked_sub(start.elapsed())?;
         let left = process_left.min(one_left);
         (!left.is_zero()).then_some(left)
+    }
+
+    /// How long an app command may be held back now: at most `one`, and what is left of
+    /// [`HOLD_FLOOR`] plus [`WAIT_SHARE`] of the time since the budget was created after the
+    /// holds so far; `None` when nothing is left.
+    pub(super) fn hold_limit(&self, one: Duration) -> Option<Duration> {
+        let spent = Duration::from_nanos(self.held_back_ns.load(Ordering::Relaxed));
+        let allowed = HOLD_FLOOR + self.created.elapsed().mul_f64(WAIT_SHARE);
+        let left = allowed.checked_sub(spent)?.min(one);
+        (!left.is_zero()).then_some(left)
+    }
+
+    /// Counts `d` of holding an app command back.
+    pub(super) fn held_back(&self, d: Duration) {
+        self.held_back_ns
+            .fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
     }
 
     /// Adds the time since `start` to the process's waited time and returns it.

@@ -79,6 +79,8 @@ struct Loaded {
     /// ([`emu::writes::accessed_params`]).
     written: HashMap<String, Option<Vec<bool>>>,
     read: HashMap<String, Option<Vec<bool>>>,
+    /// How the source was compiled (`None`: IL, or an older cache entry).
+    compile_path: Option<emu::CompilePath>,
 }
 
 type ModuleCache = HashMap<String, Arc<once_cell::sync::OnceCell<Result<Arc<Loaded>, EmuError>>>>;
@@ -608,11 +610,11 @@ fn loaded(info: &LaunchInfo) -> Result<Arc<Loaded>, EmuError> {
         .or_default()
         .clone();
     cell.get_or_init(|| {
-        let words = match &info.origin {
+        let (words, compile_path) = match &info.origin {
             ProgramOrigin::Source(src) => {
-                emu::compile_source(src, &info.options, &crate::exec::frontend_options())
+                emu::compile_source_path(src, &info.options, &crate::exec::frontend_options())
             }
-            ProgramOrigin::Il(il) => emu::spirv_words(il),
+            ProgramOrigin::Il(il) => emu::spirv_words(il).map(|w| (w, None)),
             ProgramOrigin::Binary(_) => Err(EmuError::Unsupported(format!(
                 "{UNMAPPED_BINARY}: no source or SPIR-V to emulate"
             ))),
@@ -636,6 +638,7 @@ fn loaded(info: &LaunchInfo) -> Result<Arc<Loaded>, EmuError> {
             module,
             written,
             read,
+            compile_path,
         }))
     })
     .clone()
@@ -726,6 +729,12 @@ fn device_profile(device: Key) -> Option<String> {
     name
 }
 
+/// How the launch's program was compiled for the emulation, when known.
+fn compile_path_of(info: &LaunchInfo) -> Option<emu::CompilePath> {
+    let cell = projector().modules.lock().get(&info.program_key).cloned()?;
+    cell.get()?.as_ref().ok()?.compile_path
+}
+
 /// Projection of `stats` for the launch (without `launch_device_profile`).
 fn projection_record(stats: &WorkGroupStats, info: &LaunchInfo) -> Projection {
     let static_local = projector()
@@ -795,6 +804,7 @@ fn done(
             if info.local_assumed {
                 e.local_assumed = Some(info.local.clone());
             }
+            e.compile_path = compile_path_of(info).map(Into::into);
             (e, Some(projection_record(st, info)))
         }
         Err(err) => (
@@ -822,6 +832,7 @@ fn done(
         emulation.snapshot_later_bytes = nonzero(&c.later);
         emulation.snapshot_lost_bytes = nonzero(&c.lost);
         emulation.snapshot_wait_ns = nonzero(&c.waited_ns);
+        emulation.snapshot_held_ns = nonzero(&c.held_ns);
     }
     // keep the first result of a key for later launches (not a transient failure), under
     // an id the log refers to (written once: `log::compact`)

@@ -17,8 +17,11 @@
 //!   has not ended (their bytes count once and come back when the last of them finishes).
 //!   When it would exceed the cap, the app's thread waits, bounded ([`super::budget`]), for
 //!   held bytes to come back or for those emulations to finish with the buffer; after that
-//!   the buffer is *lost* to the emulation (any page it still needs fails the emulation
-//!   with the reason). The eager copies at a launch wait for room the same way. clprism retains the app's buffer while it is pending, so
+//!   the writing command is *held back* on the device ([`WriteHold`]: a barrier before it
+//!   waits for a user event clprism sets once those emulations are done with the buffer's
+//!   pages, bounded), so no copy is needed (issue 32). Only when that fails or its bound
+//!   passes is the buffer *lost* to the emulation (any page it still needs fails the
+//!   emulation with the reason). The eager copies at a launch wait for room the same way. clprism retains the app's buffer while it is pending, so
 //!   the app's last `clReleaseMemObject` does not destroy the contents. Buffers created with
 //!   `CL_MEM_USE_HOST_PTR` (the host may change them without any OpenCL call) are copied
 //!   eagerly.
@@ -61,6 +64,9 @@ pub(super) struct Counters {
     /// Nanoseconds the app's thread waited for room under the cap for this launch's copies
     /// (eager, or later copies of its deferred buffers).
     pub waited_ns: AtomicU64,
+    /// Nanoseconds app commands writing this launch's deferred buffers were held back on the
+    /// device until the emulation was done with the buffer ([`WriteHold`]).
+    pub held_ns: AtomicU64,
 }
 
 impl Counters {
@@ -138,6 +144,9 @@ pub(super) struct Deferred {
     /// A marker after the launch on the app's queue (set at registration).
     marker: Mutex<usize>,
     state: Mutex<State>,
+    /// App commands held back until the emulation is done with this buffer (locked after
+    /// `state` when both are).
+    holds: Mutex<Vec<Arc<WriteHold>>>,
     counters: Arc<Counters>,
 }
 
@@ -273,6 +282,7 @@ pub(super) unsafe fn take(
             context,
             marker: Mutex::new(0),
             state: Mutex::new(State::App),
+            holds: Mutex::new(Vec::new()),
             counters: s.counters.clone(),
         }));
     }
@@ -435,6 +445,14 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
         return;
     };
     let size = first.size as u64;
+    if reading.iter().any(|d| d.held()) {
+        // an earlier write is held back before this one: a copy now would see its bytes
+        if !(in_order(q) && reading.iter().all(|d| d.held_on(q))) {
+            // (behind a hold on the same in-order queue the command waits already)
+            hold_back(q, &reading, "an earlier write of it is held back".into());
+        }
+        return;
+    }
     let needed = || reading.iter().any(|d| d.reads_app());
     let (copy, waited) = match hold(q, size, &needed) {
         Hold::Held(w) => {
@@ -461,10 +479,15 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
         Hold::NotNeeded(_) => return,
         Hold::Full(held, w) => {
             let cap = crate::config::get().emu_snapshot_max;
-            (Err(format!(
+            for d in &reading {
+                d.counters.waited(w);
+            }
+            let why = format!(
                 "a {size}-byte buffer the kernel only reads was overwritten before the emulation ended and its copy does not fit: {held} bytes of snapshots held after waiting {} ms (CLPRISM_EMU_SNAPSHOT_MAX={cap})",
                 w.as_millis()
-            )), w)
+            );
+            hold_back(q, &reading, why);
+            return;
         }
     };
     for d in reading {
@@ -474,6 +497,148 @@ unsafe fn copy_shared(q: cl_command_queue, group: &[Arc<Deferred>]) {
             Err(why) => d.lose(why.clone()),
         }
     }
+}
+
+/// Longest time one app command writing a deferred buffer is held back ([`WriteHold`]).
+const HOLD_ONE: Duration = Duration::from_secs(10);
+
+/// An app command writing a deferred buffer whose copy does not fit, held back on the device
+/// (a barrier on its queue waits for a user event of clprism's) until every emulation still
+/// reading the buffer is done with it, at most [`HOLD_ONE`] and the process's allowance
+/// ([`super::budget::Budget::hold_limit`]): the emulation takes the pages its work-group
+/// reads from the app's buffer meanwhile, so no copy of the buffer is made (a 1 GiB input
+/// overwritten right after its launch costs the write a delay, not a 1 GiB copy). The app's
+/// thread does not wait, unless the command blocks.
+struct WriteHold {
+    /// The user event the barrier waits for.
+    event: usize,
+    /// The queue of the held command.
+    queue: usize,
+    /// Readers not done with the buffer yet.
+    left: Mutex<usize>,
+    cv: parking_lot::Condvar,
+    since: Instant,
+}
+
+impl WriteHold {
+    /// One reader no longer reads the app's buffer.
+    fn one_done(&self) {
+        let mut l = self.left.lock();
+        *l = l.saturating_sub(1);
+        if *l == 0 {
+            self.cv.notify_all();
+        }
+    }
+
+    /// [`Self::wait`], then lets the held command run, whatever happened.
+    fn watch(&self, readers: &[Arc<Deferred>], limit: Duration) {
+        let waited =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.wait(readers, limit)));
+        if waited.is_err() {
+            log::debug!("clprism: panic while holding a write back; released");
+        }
+        self.release();
+    }
+
+    /// Waits (at most `limit`) for the readers to be done, and makes those still reading
+    /// lose the buffer (under its lock: a page read in progress ends first).
+    fn wait(&self, readers: &[Arc<Deferred>], limit: Duration) {
+        let deadline = self.since + limit;
+        {
+            let mut l = self.left.lock();
+            while *l > 0 {
+                if self.cv.wait_until(&mut l, deadline).timed_out() {
+                    break;
+                }
+            }
+        }
+        for d in readers {
+            d.lose(format!(
+                "a {}-byte buffer the kernel only reads was overwritten before the emulation ended: the write was held back {} ms (at most {} ms) and the emulation still needed it",
+                d.size,
+                self.since.elapsed().as_millis(),
+                limit.as_millis()
+            ));
+        }
+    }
+
+    /// Completes the user event: the held command runs.
+    fn release(&self) {
+        // SAFETY: clprism's own user event, completed and released once (by `watch`).
+        unsafe {
+            let _ = crate::exec::cl::set_user_event(self.event as cl_event, CL_COMPLETE);
+            crate::exec::cl::release_event(self.event as cl_event);
+        }
+        projector().budget.held_back(self.since.elapsed());
+    }
+}
+
+/// Holds the app command about to be forwarded on `q` back until the emulations of
+/// `reading` are done with the buffer ([`WriteHold`]); when that cannot be done they lose
+/// the buffer, with `why` and the reason.
+///
+/// # Safety
+/// `q` is the app's live queue of the writing command.
+unsafe fn hold_back(q: cl_command_queue, reading: &[&Arc<Deferred>], why: String) {
+    if let Err(e) = try_hold_back(q, reading) {
+        for d in reading {
+            d.lose(format!("{why}; not held back: {e}"));
+        }
+    }
+}
+
+/// [`hold_back`]: the barrier, the registration with the readers and the watching thread.
+unsafe fn try_hold_back(q: cl_command_queue, reading: &[&Arc<Deferred>]) -> Result<(), String> {
+    let limit = projector()
+        .budget
+        .hold_limit(HOLD_ONE)
+        .ok_or("the process's time for held-back writes is spent")?;
+    let ctx = reading.first().ok_or("no reader")?.context as cl_context;
+    let ev = crate::exec::cl::user_event(ctx).map_err(|e| format!("user event: {e}"))?;
+    let hold = Arc::new(WriteHold {
+        event: ev as usize,
+        queue: q as usize,
+        left: Mutex::new(reading.len()),
+        cv: parking_lot::Condvar::new(),
+        since: Instant::now(),
+    });
+    match crate::exec::cl::barrier(q, &[ev]) {
+        Ok(b) => crate::exec::cl::release_event(b),
+        Err(e) => {
+            hold.release();
+            return Err(format!("barrier: {e}"));
+        }
+    }
+    // the launch and its marker must run while the app's command waits
+    let _ = crate::exec::cl::flush(q);
+    for d in reading {
+        if !d.add_hold(&hold) {
+            hold.one_done();
+        }
+    }
+    let readers: Vec<Arc<Deferred>> = reading.iter().map(|d| Arc::clone(d)).collect();
+    let watcher = hold.clone();
+    let spawned = std::thread::Builder::new()
+        .name("clprism-hold".into())
+        .spawn(move || watcher.watch(&readers, limit));
+    if let Err(e) = spawned {
+        // nobody would release the command: the readers lose the buffer, the command runs
+        for d in reading {
+            d.lose(format!("no thread to watch the held-back write: {e}"));
+        }
+        hold.release();
+    }
+    Ok(())
+}
+
+/// True when the app created `q` in order (false when unknown).
+fn in_order(q: cl_command_queue) -> bool {
+    TABLES
+        .queues
+        .with(q as Key, |i| {
+            i.app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0
+        })
+        .unwrap_or(false)
 }
 
 /// True when some deferred snapshot is pending.
@@ -489,6 +654,39 @@ impl Deferred {
                 .lost
                 .fetch_add(self.size as u64, Ordering::Relaxed);
             *st = State::Lost(why);
+        }
+        drop(st);
+        self.release_holds();
+    }
+
+    /// Counts `h` among the held commands this buffer lets run when done; false (not
+    /// counted) when it no longer reads the app's buffer.
+    fn add_hold(&self, h: &Arc<WriteHold>) -> bool {
+        let st = self.state.lock();
+        if !matches!(*st, State::App) {
+            return false;
+        }
+        self.holds.lock().push(h.clone());
+        true
+    }
+
+    /// True while an app command writing the buffer is held back for it.
+    fn held(&self) -> bool {
+        !self.holds.lock().is_empty()
+    }
+
+    /// True while an app command on `q` is held back for it.
+    fn held_on(&self, q: cl_command_queue) -> bool {
+        self.holds.lock().iter().any(|h| h.queue == q as usize)
+    }
+
+    /// Done with the app's buffer: each held command stops waiting for it, and the time it
+    /// was held so far counts on this launch (`emulation.snapshot_held_ns`).
+    fn release_holds(&self) {
+        for h in std::mem::take(&mut *self.holds.lock()) {
+            let ns = h.since.elapsed().as_nanos() as u64;
+            self.counters.held_ns.fetch_add(ns, Ordering::Relaxed);
+            h.one_done();
         }
     }
 
@@ -537,13 +735,7 @@ impl Deferred {
             }
         };
         // an out-of-order queue runs the writing command only after the copy
-        let in_order = TABLES
-            .queues
-            .with(q as Key, |i| {
-                i.app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE == 0
-            })
-            .unwrap_or(false);
-        if !in_order {
+        if !in_order(q) {
             match crate::exec::cl::barrier(q, &[ev]) {
                 Ok(b) => crate::exec::cl::release_event(b),
                 Err(e) => {
@@ -591,6 +783,7 @@ impl Deferred {
     /// Idempotent.
     pub(super) fn finish(&self) {
         let old = std::mem::replace(&mut *self.state.lock(), State::Done);
+        self.release_holds();
         if matches!(old, State::Done) {
             return;
         }

@@ -194,6 +194,32 @@ string_enum!(
 );
 
 string_enum!(
+    /// How the emulated program was compiled to SPIR-V (`emulation.compile_path`;
+    /// `emu::frontend::CompilePath`): clang's `-O2` unless llvm-spirv 15 rejected its output.
+    CompilePath, default CompilePath::O2, {
+        /// `clang -O2`, translated as it is.
+        O2 = "O2",
+        /// llvm-spirv rejected `-O2`: `clang -O0` cleaned up by LLVM's `opt` with -O2's
+        /// scalar passes.
+        O0Opt = "O0+opt",
+        /// llvm-spirv rejected `-O2` and there is no `opt` (or its output was rejected too):
+        /// `-O2` without the vectorizers,
+        /// the intrinsics llvm-spirv rejects (`llvm.uadd.sat`, `llvm.vector.reduce.*`, ...)
+        /// and `freeze` lowered to plain instructions.
+        O2Lowered = "O2-lowered",
+        /// Neither of the above accepted: plain `-O0` (private variables stay
+        /// in memory, so their loads and stores are counted).
+        O0 = "O0",
+    }
+);
+
+impl From<crate::emu::CompilePath> for CompilePath {
+    fn from(p: crate::emu::CompilePath) -> CompilePath {
+        CompilePath::parse(p.as_str())
+    }
+}
+
+string_enum!(
     /// How the results of a balanced launch were merged (`schedule.merge`).
     Merge, default Merge::None, {
         /// Each device's written ranges from the footprint model were copied back.
@@ -420,6 +446,10 @@ pub struct Emulation {
     /// The local size project mode assumed when the app gave none, work-items per dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_assumed: Option<Vec<u64>>,
+    /// How the program was compiled to SPIR-V for the emulation (absent: from IL, or a
+    /// cache entry of a version that did not record it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compile_path: Option<CompilePath>,
     /// Compact logs: the definition's `stats.footprints` are widened to whole sectors of
     /// this many bytes and merged (written when the exact ranges were too many; the
     /// cache-reuse model reads them per sector, so its figures do not change).
@@ -446,6 +476,12 @@ pub struct Emulation {
     /// project mode's snapshot budget; absent when it never waited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_wait_ns: Option<u64>,
+    /// Nanoseconds app commands writing this launch's deferred buffers were held back on the
+    /// device (a barrier before them) until the emulation was done with the buffer, because
+    /// a copy did not fit under `CLPRISM_EMU_SNAPSHOT_MAX` (bounded: 10 s a command, 10 s +
+    /// 10 % of the run in all); absent when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_held_ns: Option<u64>,
     /// The key whose statistics this key took because its own snapshot could not be taken
     /// (another NDRange shape of the same kernel and work-group size, project mode's
     /// backlog); absent when emulated itself.
@@ -1263,6 +1299,8 @@ mod tests {
                 snapshot_later_bytes: Some(8),
                 snapshot_lost_bytes: Some(4),
                 snapshot_wait_ns: Some(9),
+                snapshot_held_ns: Some(11),
+                compile_path: Some(CompilePath::O2Lowered),
                 reused_from: Some(2),
                 start_unix_ns: Some(5),
                 launch_shape: Some(LaunchShape::default()),
