@@ -228,7 +228,8 @@ fn examples_are_byte_identical_in_balance_mode() {
         }
         warm_launches += warm;
         // Merge method: kernels whose writes are indexed by ids merge from the emulator's
-        // footprints; Floyd-Warshall's data-conditional writes must use diff-merge.
+        // footprints (or leave their results on the devices by them, `resident`);
+        // Floyd-Warshall's data-conditional writes must use diff-merge.
         let merges: Vec<&str> = recs
             .iter()
             .filter(|r| r["schedule"]["fallback"].is_null())
@@ -236,7 +237,7 @@ fn examples_are_byte_identical_in_balance_mode() {
             .collect();
         match name.as_str() {
             "matmul_global" | "matmul_local" | "blackscholes" | "nbody" | "dct8x8" => assert!(
-                merges.iter().all(|m| *m == "footprint"),
+                merges.iter().all(|m| *m == "footprint" || *m == "resident"),
                 "{name}: expected footprint merges, got {merges:?}"
             ),
             "floyd_warshall" => {
@@ -791,8 +792,12 @@ fn pinned_staging_is_reused_and_can_be_turned_off() {
     for (cap, expect) in [(None, Some((3 * n) as u64)), (Some("0"), Some(0))] {
         let log = d.join(format!("pinned-{}.jsonl", cap.unwrap_or("default")));
         let out_file = d.join("out.bin");
-        // the first split's agreement check would also stage the output's pre-launch bytes
-        let mut env = vec![("CLPRISM_BALANCE_AGREEMENT", "off")];
+        // the first split's agreement check would also stage the output's pre-launch bytes;
+        // the output is read back at every launch (`eager`: it does not stay on the devices)
+        let mut env = vec![
+            ("CLPRISM_BALANCE_AGREEMENT", "off"),
+            ("CLPRISM_BALANCE_GATHER", "eager"),
+        ];
         if let Some(c) = cap {
             env.push(("CLPRISM_PINNED_MAX", c));
         }
