@@ -12,13 +12,15 @@
 
 use super::chunks::ChunkRun;
 use super::plan::Plan;
-use super::{wait_release, WorkerState};
+use super::WorkerState;
 use crate::exec::cl::{self, ClError};
 use crate::exec::directory::{holder_of_slot, slot_of_holder, Holders, Residency, APP};
-use crate::exec::staging::Role;
 use crate::exec::{Engine, Job};
 use crate::registry::tables::Key;
 use opencl_sys::*;
+
+/// Largest piece a gather moves through host memory at once, bytes.
+const GATHER_PIECE: usize = 64 << 20;
 
 /// One copy of a buffer as a transfer sees it.
 #[derive(Clone, Copy)]
@@ -276,9 +278,8 @@ impl WorkerState {
     /// Brings the app's buffer `m` up to date from the devices that alone hold some of its
     /// bytes and drops its directory entry; each replica that holds every byte keeps
     /// counting as valid for the buffer's current epoch, the others as stale. Returns the
-    /// bytes copied. The device-held ranges are read concurrently (each on its device's
-    /// second queue) into the buffer's pinned read-back area, then written in order on
-    /// clprism's queue in the app's context, which is finished before returning.
+    /// bytes copied ([`Self::gather_entry`]); clprism's queue in the app's context is finished
+    /// before returning.
     ///
     /// Errors: a failed read or write; the entry is kept then (nothing is lost, a later
     /// gather tries again).
@@ -300,84 +301,42 @@ impl WorkerState {
         Ok(copied)
     }
 
-    /// [`Self::gather`]'s transfers.
+    /// [`Self::gather`]'s transfers: a device-side copy from the app device's replica, else
+    /// through host memory in pieces of at most [`GATHER_PIECE`] bytes (a read on the
+    /// source's second queue, then a write on clprism's queue in the app's context). Not
+    /// through a pinned area of the buffer's size: allocating one costs 620 ms per GiB on
+    /// NVIDIA (results/session18-2026-11-27/nv-paths.txt), which made the gather of
+    /// jacobi-2d's two 1 GiB arrays the largest one-time cost of its first split.
     fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, ClError> {
         let stale = entry.missing(APP, [0, entry.size]);
         if stale.is_empty() {
             return Ok(0);
         }
         let app = self.endpoint(engine, m, entry, APP)?;
-        let mut area = None;
-        let mut reads = Vec::new();
+        let mut piece = Vec::new();
         let mut moved = 0;
-        let mut result = Ok(());
         for (range, holders) in &stale {
-            let from = Self::source_for(*holders, APP);
-            let src = match self.endpoint(engine, m, entry, from) {
-                Ok(s) => s,
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            };
-            let (off, len) = (range[0] as usize, (range[1] - range[0]) as usize);
-            moved += len as u64;
-            if src.in_app_context {
-                // SAFETY: device-side copy in the app's context, ordered on `app.write_q`.
-                if let Err(e) = unsafe { cl::copy(app.write_q, src.mem, app.mem, off, off, len) } {
-                    result = Err(e);
-                    break;
-                }
-                continue;
-            }
-            let area = area.get_or_insert_with(|| {
-                // SAFETY: clprism's queue in the app's context, alive for the process.
+            let src = self.endpoint(engine, m, entry, Self::source_for(*holders, APP))?;
+            moved += range[1] - range[0];
+            let mut off = range[0] as usize;
+            while off < range[1] as usize {
+                let len = (range[1] as usize - off).min(GATHER_PIECE);
+                // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside
+                // the buffer; `piece` outlives the blocking calls.
                 unsafe {
-                    self.host_pool.take(
-                        m,
-                        Role::ReadBack,
-                        entry.size as usize,
-                        entry.app_context as cl_context,
-                        app.read_q,
-                    )
+                    if src.in_app_context {
+                        cl::copy(app.write_q, src.mem, app.mem, off, off, len)?;
+                    } else {
+                        piece.resize(len, 0);
+                        cl::read(src.read_q, src.mem, off, &mut piece[..len])?;
+                        cl::write(app.write_q, app.mem, off, &piece[..len], true)?;
+                    }
                 }
-            });
-            let Some(piece) = area.get_mut(off..off + len) else {
-                result = Err(ClError {
-                    call: "buffer directory (range)",
-                    code: CL_INVALID_VALUE,
-                });
-                break;
-            };
-            // SAFETY: non-blocking read into `area`, waited for below before it is used.
-            match unsafe { cl::read_async(src.read_q, src.mem, off, piece) } {
-                Ok(ev) => reads.push(ev),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        // SAFETY: clprism's own read events.
-        let waited = unsafe { cl::wait(&reads) };
-        wait_release(&reads);
-        result?;
-        waited?;
-        if let Some(area) = &area {
-            for (range, holders) in &stale {
-                if self.endpoint(engine, m, entry, Self::source_for(*holders, APP))?.in_app_context {
-                    continue;
-                }
-                let (off, end) = (range[0] as usize, range[1] as usize);
-                // SAFETY: non-blocking write from `area`, finished below.
-                unsafe { cl::write(app.write_q, app.mem, off, &area[off..end], false)? };
+                off += len;
             }
         }
         // SAFETY: clprism's queue in the app's context.
         unsafe { cl::finish(app.write_q)? };
-        if let Some(area) = area {
-            self.host_pool.give(m, Role::ReadBack, area);
-        }
         Ok(moved)
     }
 }
