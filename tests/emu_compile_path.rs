@@ -149,7 +149,7 @@ fn expected(src: &str, i: u32) -> u32 {
     match src {
         s if s == BUILTINS => builtins(i as usize),
         s if s == TRIANGLE => i * i.saturating_sub(1) / 2,
-        s if s == SATURATE => i.saturating_add(0xffff_fff0 + i),
+        s if s == SATURATE => i.saturating_add(0xffff_fff0u32.wrapping_add(i)),
         s if s == CONDITIONS => {
             if i > 0 && i < 19 {
                 2 * i
