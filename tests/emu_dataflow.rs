@@ -53,3 +53,51 @@ fn example_kernels_get_the_expected_verdicts() {
     // `if (via < old) dist[..] = via`: the footprint depends on the matrix
     assert!(get("floyd_pass").unwrap().contains("conditional"));
 }
+
+/// `data_dependent_reads`: the read hulls of balance mode's buffer directory are trusted only
+/// for kernels whose loads follow the ids. A stencil's and a matrix product's reads do; a
+/// gather through an index array, a load under a data-dependent branch and a loop whose trip
+/// count is loaded do not.
+#[test]
+fn reads_that_follow_the_ids_and_reads_that_follow_data() {
+    let src = r#"
+__kernel void stencil(__global const float *a, __global float *b, int n) {
+    int i = get_global_id(0);
+    if (i > 0 && i < n - 1) b[i] = a[i - 1] + a[i] + a[i + 1];
+}
+__kernel void product(__global const float *a, __global const float *b, __global float *c, int n) {
+    int i = get_global_id(1), j = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < n; k++) s += a[i * n + k] * b[k * n + j];
+    c[i * n + j] = s;
+}
+__kernel void indirect(__global const int *idx, __global const float *x, __global float *y) {
+    int i = get_global_id(0);
+    y[i] = x[idx[i]];
+}
+__kernel void guarded(__global const float *x, __global const float *z, __global float *y) {
+    int i = get_global_id(0);
+    float v = x[i];
+    if (v > 0.0f) v += z[i];
+    y[i] = v;
+}
+__kernel void counted(__global const int *len, __global const float *x, __global float *y) {
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < len[0]; k++) s += x[k];
+    y[i] = s;
+}
+"#;
+    let words = compile_source(src, "", &fe()).unwrap();
+    let reads = |k: &str| OpenCL::emu::dataflow::data_dependent_reads(&words, k).unwrap();
+    assert_eq!(reads("stencil"), None);
+    assert_eq!(reads("product"), None);
+    assert!(reads("indirect").unwrap().contains("address"), "{:?}", reads("indirect"));
+    assert!(reads("guarded").unwrap().contains("conditional"), "{:?}", reads("guarded"));
+    // the loop's counter is data-dependent past its loaded bound: its loads' addresses too
+    assert!(reads("counted").is_some());
+    // (the stores of all five follow the ids)
+    for k in ["stencil", "product", "indirect", "guarded", "counted"] {
+        assert_eq!(data_dependent_writes(&words, k).unwrap(), None, "{k}");
+    }
+}

@@ -32,6 +32,11 @@ use std::collections::{HashMap, HashSet};
 /// Errors: [`EmuError::Internal`] when the module does not parse, [`EmuError::BadLaunch`]
 /// when it has no kernel of that name.
 pub fn data_dependent_writes(words: &[u32], kernel: &str) -> Result<Option<String>, EmuError> {
+    analyse_kernel(words, kernel, Access::Stores)
+}
+
+/// [`analyse`] of kernel `kernel` of the SPIR-V module `words` for `access`.
+fn analyse_kernel(words: &[u32], kernel: &str, access: Access) -> Result<Option<String>, EmuError> {
     let module = std::panic::catch_unwind(|| dr::load_words(words))
         .map_err(|_| EmuError::Internal("SPIR-V parse panicked".into()))?
         .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))?;
@@ -50,7 +55,7 @@ pub fn data_dependent_writes(words: &[u32], kernel: &str) -> Result<Option<Strin
         .iter()
         .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
         .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
-    Ok(analyse(&cx, &module, func, &[], false, 0, Access::Stores))
+    Ok(analyse(&cx, &module, func, &[], false, 0, access))
 }
 
 /// Which accesses to global memory [`analyse`] judges.
@@ -70,25 +75,7 @@ enum Access {
 ///
 /// Errors: as [`data_dependent_writes`].
 pub fn data_dependent_reads(words: &[u32], kernel: &str) -> Result<Option<String>, EmuError> {
-    let module = std::panic::catch_unwind(|| dr::load_words(words))
-        .map_err(|_| EmuError::Internal("SPIR-V parse panicked".into()))?
-        .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))?;
-    let entry = module
-        .entry_points
-        .iter()
-        .find(|ep| matches!(ep.operands.get(2), Some(Operand::LiteralString(n)) if n == kernel))
-        .and_then(|ep| match ep.operands.get(1) {
-            Some(Operand::IdRef(f)) => Some(*f),
-            _ => None,
-        })
-        .ok_or_else(|| EmuError::BadLaunch(format!("no kernel named {kernel}")))?;
-    let cx = Ctx::new(&module);
-    let func = module
-        .functions
-        .iter()
-        .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
-        .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
-    Ok(analyse(&cx, &module, func, &[], false, 0, Access::Loads))
+    analyse_kernel(words, kernel, Access::Loads)
 }
 
 /// The pointers instruction `i` reads global memory through, for [`Access::Loads`] (an

@@ -68,10 +68,7 @@ pub fn invalidate_args(k: cl_kernel, unwritten: &[Key]) {
         .kernels
         .with(k as Key, |i| i.args.clone())
         .unwrap_or_default();
-    args.iter()
-        .flatten()
-        .filter_map(handle_named_by)
-        .for_each(invalidate);
+    known_buffers(&args).for_each(invalidate);
 }
 
 /// A launch of kernel `k` runs on the app's device as the app made it (forwarded, or a
@@ -86,11 +83,15 @@ pub fn gather_args(k: cl_kernel) {
         .kernels
         .with(k as Key, |i| i.args.clone())
         .unwrap_or_default();
+    known_buffers(&args).for_each(exec::gather_for_app);
+}
+
+/// The buffers clprism knows among kernel arguments `args`.
+fn known_buffers(args: &[Option<KernelArg>]) -> impl Iterator<Item = Key> + '_ {
     args.iter()
         .flatten()
         .filter_map(handle_named_by)
         .filter(|m| TABLES.buffers.with(*m, |_| ()).is_some())
-        .for_each(exec::gather_for_app);
 }
 
 /// The tables' entries of kernel `k` and of its program.
