@@ -42,7 +42,11 @@ fn directory_line(stderr: &str) -> (u64, u64, u64, u64) {
 fn run_mode(mode: &str) -> (Vec<Value>, (u64, u64, u64, u64)) {
     let exe = c_program("resident");
     let d = scratch(&format!("directory-{mode}"));
-    let (nat, bal, log) = (d.join("native.bin"), d.join("balanced.bin"), d.join("log.jsonl"));
+    let (nat, bal, log) = (
+        d.join("native.bin"),
+        d.join("balanced.bin"),
+        d.join("log.jsonl"),
+    );
     let (n, iters) = (N.to_string(), ITERS.to_string());
     let native = run(
         &exe,
@@ -111,7 +115,10 @@ fn an_iterative_kernel_read_at_the_end_moves_halos_not_buffers() {
     assert_eq!(resident as usize, split);
     let bytes = (N * 4) as u64;
     assert_eq!(gathers, 1, "one gather, at the final read");
-    assert!(gathered <= bytes, "gathered {gathered} bytes of a {bytes}-byte buffer");
+    assert!(
+        gathered <= bytes,
+        "gathered {gathered} bytes of a {bytes}-byte buffer"
+    );
     // gathering every launch would read back and upload about one buffer per launch; the
     // same ranges every launch leave only the halos: 4 bytes each side of each boundary
     assert!(
@@ -132,14 +139,20 @@ fn a_read_a_map_and_a_copy_in_the_middle_see_the_devices_bytes() {
     for mode in ["read", "map", "copy"] {
         let (s, (_, _, gathers, _)) = run_mode(mode);
         let (split, kept) = resident_share(&s);
-        assert!(split >= ITERS - 2 && kept == split, "{mode}: {split} split, {kept} kept");
+        assert!(
+            split >= ITERS - 2 && kept == split,
+            "{mode}: {split} split, {kept} kept"
+        );
         // the app's access half-way and its read at the end each find bytes that only
         // devices hold when the launch before left some there (not when the scheduler gave
         // every chunk to the app's own device, whose results are copied at once)
         let device_held = |i: usize| s[i]["resident_bytes"].as_u64().unwrap_or(0) > 0;
         assert_eq!(s.len(), ITERS);
         assert!(device_held(ITERS / 2) && device_held(ITERS - 1), "{mode}");
-        assert!(gathers >= 2, "{mode}: {gathers} gathers, one half-way and one at the end");
+        assert!(
+            gathers >= 2,
+            "{mode}: {gathers} gathers, one half-way and one at the end"
+        );
     }
 }
 
@@ -149,7 +162,10 @@ fn a_read_a_map_and_a_copy_in_the_middle_see_the_devices_bytes() {
 fn a_write_by_the_app_makes_the_device_copies_stale() {
     let (s, _) = run_mode("write");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS - 2 && kept == split, "{split} split, {kept} kept");
+    assert!(
+        split >= ITERS - 2 && kept == split,
+        "{split} split, {kept} kept"
+    );
 }
 
 /// Odd launches cover only the second half (a global offset): each device's ranges move
@@ -158,7 +174,10 @@ fn a_write_by_the_app_makes_the_device_copies_stale() {
 fn ranges_that_move_between_launches_are_fetched() {
     let (s, (_, fetched, _, _)) = run_mode("shift");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS - 2 && kept == split, "{split} split, {kept} kept");
+    assert!(
+        split >= ITERS - 2 && kept == split,
+        "{split} split, {kept} kept"
+    );
     assert!(fetched > 0, "the moved ranges were fetched");
 }
 
@@ -168,5 +187,8 @@ fn ranges_that_move_between_launches_are_fetched() {
 fn a_release_while_the_devices_hold_a_buffer_forgets_it() {
     let (s, _) = run_mode("release");
     let (split, kept) = resident_share(&s);
-    assert!(split >= ITERS - 2 && kept == split, "{split} split, {kept} kept");
+    assert!(
+        split >= ITERS - 2 && kept == split,
+        "{split} split, {kept} kept"
+    );
 }

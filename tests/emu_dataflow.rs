@@ -92,8 +92,16 @@ __kernel void counted(__global const int *len, __global const float *x, __global
     let reads = |k: &str| OpenCL::emu::dataflow::data_dependent_reads(&words, k).unwrap();
     assert_eq!(reads("stencil"), None);
     assert_eq!(reads("product"), None);
-    assert!(reads("indirect").unwrap().contains("address"), "{:?}", reads("indirect"));
-    assert!(reads("guarded").unwrap().contains("conditional"), "{:?}", reads("guarded"));
+    assert!(
+        reads("indirect").unwrap().contains("address"),
+        "{:?}",
+        reads("indirect")
+    );
+    assert!(
+        reads("guarded").unwrap().contains("conditional"),
+        "{:?}",
+        reads("guarded")
+    );
     // the loop's counter is data-dependent past its loaded bound: its loads' addresses too
     assert!(reads("counted").is_some());
     // (the stores of all five follow the ids)

@@ -337,7 +337,9 @@ fn kept_chunks_are_never_abandoned() {
     }
     assert_eq!(s.unassigned_wgs(), 0);
     assert!(!s.is_complete(), "B's chunk is still outstanding");
-    assert!(s.on_chunk_done(1, b_chunk.1, t + 2000 * MS, 2000 * MS).is_ok());
+    assert!(s
+        .on_chunk_done(1, b_chunk.1, t + 2000 * MS, 2000 * MS)
+        .is_ok());
     assert!(s.is_complete());
     assert_eq!(s.exclusion(1), None);
     covered.sort();

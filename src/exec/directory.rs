@@ -269,8 +269,14 @@ impl Traffic {
         if self.reported.swap(true, Relaxed) {
             return None;
         }
-        let (l, f) = (self.resident_launches.load(Relaxed), self.fetched_bytes.load(Relaxed));
-        let (g, b) = (self.gathers.load(Relaxed), self.gathered_bytes.load(Relaxed));
+        let (l, f) = (
+            self.resident_launches.load(Relaxed),
+            self.fetched_bytes.load(Relaxed),
+        );
+        let (g, b) = (
+            self.gathers.load(Relaxed),
+            self.gathered_bytes.load(Relaxed),
+        );
         (l + f + g > 0).then(|| {
             format!(
                 "buffer directory: {l} split launches left their results on the devices; \
@@ -329,9 +335,21 @@ mod tests {
         assert_eq!(
             r.segments(),
             &[
-                Segment { start: 0, end: 10, holders: APP },
-                Segment { start: 10, end: 30, holders: D0 },
-                Segment { start: 30, end: 100, holders: APP },
+                Segment {
+                    start: 0,
+                    end: 10,
+                    holders: APP
+                },
+                Segment {
+                    start: 10,
+                    end: 30,
+                    holders: D0
+                },
+                Segment {
+                    start: 30,
+                    end: 100,
+                    holders: APP
+                },
             ]
         );
         r.add([0, 100], APP);
@@ -339,6 +357,13 @@ mod tests {
         assert_eq!(r.segments()[1].holders, APP | D0);
         assert!(r.holds_all(APP));
         r.set_only([0, 100], APP);
-        assert_eq!(r.segments(), &[Segment { start: 0, end: 100, holders: APP }]);
+        assert_eq!(
+            r.segments(),
+            &[Segment {
+                start: 0,
+                end: 100,
+                holders: APP
+            }]
+        );
     }
 }

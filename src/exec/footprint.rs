@@ -137,10 +137,9 @@ impl FootprintModel {
     /// ([`WrittenArg::superset`]). `None`: nothing.
     pub fn needed_hull(&self, arg: u32, size: u64, first: u64, count: u64) -> Option<[u64; 2]> {
         let clip = |h: [u64; 2]| [h[0].min(size), h[1].min(size)];
-        let read = self.reads_arg(arg).then(|| {
-            self.read_hull(arg, first, count)
-                .map_or([0, size], clip)
-        });
+        let read = self
+            .reads_arg(arg)
+            .then(|| self.read_hull(arg, first, count).map_or([0, size], clip));
         let superset = self
             .written
             .iter()
@@ -353,9 +352,9 @@ pub fn derive(
         let writes = all.iter().any(|s| !written_of(s, arg).is_empty());
         if !writes {
             model.read_only.push(arg);
-            let read = all.iter().any(|s| {
-                s.skipped_loop_reads.contains(&arg) || !read_of(s, arg).is_empty()
-            });
+            let read = all
+                .iter()
+                .any(|s| s.skipped_loop_reads.contains(&arg) || !read_of(s, arg).is_empty());
             if !read {
                 model.untouched.push(arg);
             }
@@ -502,7 +501,9 @@ fn interior_lattice(
         stride[d] = shift_of(wm, written_of(all[at(n)?], arg))? * sign;
     }
     let off = |g: [u64; 3]| -> i128 {
-        (0..3).map(|d| (g[d] as i128 - mid[d] as i128) * stride[d]).sum()
+        (0..3)
+            .map(|d| (g[d] as i128 - mid[d] as i128) * stride[d])
+            .sum()
     };
     for (g, st) in samples.iter().zip(all) {
         let predicted = shifted(wm, off(*g))?;
@@ -541,7 +542,12 @@ fn read_hulls(
 ) -> Vec<ReadArg> {
     let mut args: Vec<u32> = all
         .iter()
-        .flat_map(|s| s.footprints.iter().filter(|f| !f.read.is_empty()).map(|f| f.arg))
+        .flat_map(|s| {
+            s.footprints
+                .iter()
+                .filter(|f| !f.read.is_empty())
+                .map(|f| f.arg)
+        })
         .collect();
     args.sort_unstable();
     args.dedup();
@@ -577,7 +583,9 @@ fn read_hull(
         stride[d] = s;
     }
     let predicted = |g: [u64; 3]| -> [i128; 2] {
-        let off: i128 = (0..3).map(|d| (g[d] as i128 - mid[d] as i128) * stride[d]).sum();
+        let off: i128 = (0..3)
+            .map(|d| (g[d] as i128 - mid[d] as i128) * stride[d])
+            .sum();
         [hm[0] as i128 + off, hm[1] as i128 + off]
     };
     for (g, st) in samples.iter().zip(all) {
@@ -599,11 +607,13 @@ fn read_hull(
         }
     }
     let unit_stride = if groups[split] > 1 { stride[split] } else { 0 };
-    (unit_stride >= 0 && i64::try_from(lo).is_ok() && i64::try_from(hi).is_ok()).then_some(ReadArg {
-        arg,
-        hull: [lo as i64, hi as i64],
-        unit_stride: unit_stride as u64,
-    })
+    (unit_stride >= 0 && i64::try_from(lo).is_ok() && i64::try_from(hi).is_ok()).then_some(
+        ReadArg {
+            arg,
+            hull: [lo as i64, hi as i64],
+            unit_stride: unit_stride as u64,
+        },
+    )
 }
 
 /// The middle work-group (sampled by [`sample_groups`]).
@@ -813,7 +823,14 @@ mod tests {
         // neighbours
         assert_eq!(m.sampled_groups, 7);
         // every unit reads the whole of argument 0
-        assert_eq!(m.read, vec![ReadArg { arg: 0, hull: [0, (n * n * 4) as i64], unit_stride: 0 }]);
+        assert_eq!(
+            m.read,
+            vec![ReadArg {
+                arg: 0,
+                hull: [0, (n * n * 4) as i64],
+                unit_stride: 0
+            }]
+        );
     }
 
     /// A 1-D three-point stencil on 16-work-item groups over `n` floats: work-item `i` reads
@@ -880,7 +897,10 @@ mod tests {
         assert_eq!(r.chunk_hull(2, 3), [124, 324]);
         // without the trusted-reads verdict the model says "anywhere"
         assert_eq!(m.read_hull(0, 2, 3), None);
-        let trusted = FootprintModel { reads_follow_ids: true, ..m.clone() };
+        let trusted = FootprintModel {
+            reads_follow_ids: true,
+            ..m.clone()
+        };
         assert_eq!(trusted.read_hull(0, 2, 3), Some([124, 324]));
         // a hull that jumps (reads depending on the square of the id) has no model
         let square = |g: [u64; 3]| {

@@ -219,8 +219,13 @@ impl ChunkDevices for RealChunks<'_> {
                     "balance: {} could not take a chunk ({e}); its work is reassigned",
                     dev.name
                 ));
-                let mut entry =
-                    Chunk::enqueued(device, first_wg, count, plan.shape.wgs_per_unit, self.now_ns());
+                let mut entry = Chunk::enqueued(
+                    device,
+                    first_wg,
+                    count,
+                    plan.shape.wgs_per_unit,
+                    self.now_ns(),
+                );
                 entry.failed = Some(CL_OUT_OF_RESOURCES);
                 self.chunks.insert(chunk_id, entry);
                 return Err(e);
@@ -470,7 +475,14 @@ impl WorkerState {
             finish[c.device] = Some(finish[c.device].map_or(end, |f: u64| f.max(end)));
         }
         if plan.resident && plan.kind == SchedulerKind::Boyer {
-            self.update_partition(engine, plan, partition_key, &per_dev_units, &finish, owner_computes);
+            self.update_partition(
+                engine,
+                plan,
+                partition_key,
+                &per_dev_units,
+                &finish,
+                owner_computes,
+            );
         }
         let mut chunks: Vec<(ChunkId, Chunk)> = chunks.into_iter().collect();
         chunks.sort_by_key(|c| c.0);
@@ -534,14 +546,23 @@ impl WorkerState {
         let n = plan.devs.len();
         match self.resident_partitions.get_mut(&key) {
             None => {
-                let start = if like { vec![1.0 / n as f64; n] } else { measured };
+                let start = if like {
+                    vec![1.0 / n as f64; n]
+                } else {
+                    measured
+                };
                 self.resident_partitions.insert(key, start);
             }
             // devices of one name keep equal slabs: their finish times differ by enqueue
             // and completion latency, and following them skewed four H200s' slabs to
             // 0.36/0.32/0.21/0.12 over jacobi-2d's launches (results/session19)
             Some(f) if owner_computes && !like => {
-                let ends: Vec<u64> = finish.iter().flatten().copied().filter(|t| *t > 0).collect();
+                let ends: Vec<u64> = finish
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .filter(|t| *t > 0)
+                    .collect();
                 let (lo, hi) = (ends.iter().min(), ends.iter().max());
                 if let (Some(&lo), Some(&hi)) = (lo, hi) {
                     if hi as f64 > 1.25 * lo as f64 {

@@ -338,7 +338,10 @@ impl WorkerState {
                 continue;
             }
             seen.push(m);
-            bytes += crate::registry::TABLES.buffers.with(m, |b| b.size as u64).unwrap_or(0);
+            bytes += crate::registry::TABLES
+                .buffers
+                .with(m, |b| b.size as u64)
+                .unwrap_or(0);
         }
         2.0 * bytes as f64 / self.host_rate.unwrap_or(DEFAULT_HOST_RATE)
     }

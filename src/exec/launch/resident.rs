@@ -133,7 +133,8 @@ impl WorkerState {
     /// The holder to copy from among `holders` for `to`: one in the same context first,
     /// then a balance device, then the app's buffer.
     fn source_for(holders: Holders, to: Holders) -> Holders {
-        let app_side = |h: Holders| h == APP || slot_of_holder(h).is_some_and(|s| s > usize::MAX / 2);
+        let app_side =
+            |h: Holders| h == APP || slot_of_holder(h).is_some_and(|s| s > usize::MAX / 2);
         let bits = (0..64).map(|i| 1u64 << i).filter(|b| holders & b != 0);
         let mut best = None;
         for b in bits {
@@ -179,8 +180,7 @@ impl WorkerState {
                         && model.written.iter().all(|w| w.arg != arg)));
             let needed = if untouched {
                 None
-            } else if model.read_only.contains(&arg) || model.written.iter().any(|w| w.arg == arg)
-            {
+            } else if model.read_only.contains(&arg) || model.written.iter().any(|w| w.arg == arg) {
                 model.needed_hull(arg, b.size as u64, first, count)
             } else {
                 Some([0, b.size as u64])
