@@ -164,6 +164,14 @@ pub(super) struct WorkerState {
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
 type HistoryKey = (String, u64, Vec<usize>);
 
+/// What a split launch is assumed to cost at least on a GPU app device before one was
+/// measured, ns: 1 ms. Resident jacobi-2d launches over 4 H200s took 1.28 ms (median) with
+/// only 0.11-0.33 ms of chunks (results/session19-2026-11-27): the barrier on the app's
+/// queue, an enqueue and a completion per device. With the CPU devices' 50 µs instead,
+/// `auto` tried a split of jacobi-2d's 1 ms launches once per kernel, and the try's
+/// one-time costs made the run 1.24-1.42x native (not re-measured with this prior).
+const GPU_SPLIT_FLOOR_PRIOR_NS: f64 = 1e6;
+
 /// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
 const DEFAULT_HOST_RATE: f64 = 10.0;
 
@@ -346,6 +354,19 @@ impl WorkerState {
         2.0 * bytes as f64 / self.host_rate.unwrap_or(DEFAULT_HOST_RATE)
     }
 
+    /// The shortest split launch measured so far, ns; before one, what a split is assumed to
+    /// cost at least: [`GPU_SPLIT_FLOOR_PRIOR_NS`] when the app's device is a GPU or an
+    /// accelerator, else `decide::ASSUMED_SPLIT_FLOOR_NS`.
+    fn split_floor_or_prior(&self, app_device: cl_device_id) -> f64 {
+        if self.split_floor_ns > 0.0 {
+            self.split_floor_ns
+        } else if crate::registry::device::is_gpu_like(app_device) {
+            GPU_SPLIT_FLOOR_PRIOR_NS
+        } else {
+            super::decide::ASSUMED_SPLIT_FLOOR_NS
+        }
+    }
+
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
     /// work-group on the app's device (GPUs and accelerators only) updates the estimate of
     /// [`Self::derivation_estimate_ns`].
@@ -401,11 +422,7 @@ impl WorkerState {
             measured: self.measured.get(kid).map(|v| v.as_slice()),
             merge_ns: self.merge_cost.get(kid).copied(),
             host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
-            split_floor_ns: if self.split_floor_ns > 0.0 {
-                self.split_floor_ns
-            } else {
-                super::decide::ASSUMED_SPLIT_FLOOR_NS
-            },
+            split_floor_ns: self.split_floor_or_prior(job.app_device),
             trial_cost_ns: super::app_build_ns(job.program)
                 .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
                 .max(self.derivation_estimate_ns(kid, job.app_device))

@@ -781,7 +781,14 @@ impl WorkerState {
                 .sum(),
             host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
             min_gain: 0.05,
-            split_floor_ns: self.split_floor_ns,
+            // (on CPU devices the full decision assumes no floor before a split measured one)
+            split_floor_ns: if self.split_floor_ns > 0.0
+                || crate::registry::device::is_gpu_like(job.app_device)
+            {
+                self.split_floor_or_prior(job.app_device)
+            } else {
+                0.0
+            },
             merge_by_diff: plan.home_d.is_none(),
             measured_merge_ns: self.merge_cost.get(&kid).copied(),
         }
