@@ -130,6 +130,20 @@ impl FootprintModel {
             || self.written.iter().any(|w| w.arg == arg && w.reads)
     }
 
+    /// What a chunk of units `[first, first + count)` must find valid of argument `arg` (a
+    /// buffer of `size` bytes) on its device before it runs: [`Self::needed_hull`] for an
+    /// argument the samples touch; for one they do not touch, nothing when reads follow the
+    /// ids ([`Self::reads_follow_ids`]), else the whole buffer (the samples may have missed
+    /// its reads).
+    pub fn fetch_hull(&self, arg: u32, size: u64, first: u64, count: u64) -> Option<[u64; 2]> {
+        let touched = (self.read_only.contains(&arg) && !self.untouched.contains(&arg))
+            || self.written.iter().any(|w| w.arg == arg);
+        if !touched {
+            return (!self.reads_follow_ids).then_some([0, size]);
+        }
+        self.needed_hull(arg, size, first, count)
+    }
+
     /// The bytes of argument `arg` (a buffer of `size` bytes) that a chunk of units
     /// `[first, first + count)` needs valid on its device before it runs, as one hull: its
     /// read hull ([`Self::read_hull`]; the whole buffer when it reads `arg` without one),

@@ -173,19 +173,7 @@ impl WorkerState {
             let Some(entry) = self.directory.get(b.mem) else {
                 continue;
             };
-            // a buffer no sampled work-group touches is not read, when reads follow ids
-            let untouched = model.reads_follow_ids
-                && (model.untouched.contains(&arg)
-                    || (!model.read_only.contains(&arg)
-                        && model.written.iter().all(|w| w.arg != arg)));
-            let needed = if untouched {
-                None
-            } else if model.read_only.contains(&arg) || model.written.iter().any(|w| w.arg == arg) {
-                model.needed_hull(arg, b.size as u64, first, count)
-            } else {
-                Some([0, b.size as u64])
-            };
-            let Some(hull) = needed else {
+            let Some(hull) = model.fetch_hull(arg, b.size as u64, first, count) else {
                 continue;
             };
             let missing = entry.missing(to, hull);
