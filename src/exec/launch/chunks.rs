@@ -446,7 +446,14 @@ impl WorkerState {
                 .map(|w| w.div_ceil(per_unit))
                 .collect::<Vec<_>>(),
         );
+        // a static partition (owner computes): every slab is known now, so the halos move in
+        // one batch
+        let (prefetched, _held_writes) = match &kind {
+            SchedulerKind::Static(f) if plan.resident => self.prefetch_owned(engine, plan, f),
+            _ => (0, Default::default()),
+        };
         let mut devices = RealChunks::new(self, cx, targets, done_rx, t0, staging);
+        devices.fetched += prefetched;
         let end = driver::drive(&mut sched, &mut devices);
         let makespan_ns = devices.now_ns();
         devices.settle_arrived();
@@ -600,6 +607,39 @@ impl WorkerState {
             .map(|(&d, &r)| best.wave_work_groups(engine, d, wg_items, local_bytes, r))
             .collect();
         (wave_wgs, registers)
+    }
+}
+
+impl WorkerState {
+    /// [`WorkerState::prefetch_slabs`] over the slabs the static partition `fractions` gives
+    /// the participating devices, in device order as `sched::baselines` claims them. A
+    /// failure only warns in the debug output: each chunk then fetches what is still missing.
+    fn prefetch_owned(
+        &mut self,
+        engine: &crate::exec::Engine,
+        plan: &super::plan::Plan,
+        fractions: &[f64],
+    ) -> (u64, super::resident::HeldWrites) {
+        let parts = crate::sched::baselines::static_partition(plan.shape.units, fractions);
+        let mut first = 0;
+        let mut slabs = Vec::new();
+        for (&d, &n) in plan.devs.iter().zip(&parts) {
+            if n > 0 {
+                slabs.push((d, first, n));
+            }
+            first += n;
+        }
+        let (moved, held, failed) = self.prefetch_slabs(engine, plan, &slabs);
+        crate::config::debug(|| {
+            format!(
+                "balance: {} slabs fetched {moved} bytes in one batch",
+                slabs.len()
+            )
+        });
+        if let Some(e) = failed {
+            crate::config::debug(|| format!("balance: batched halo fetch failed ({e})"));
+        }
+        (moved, held)
     }
 }
 

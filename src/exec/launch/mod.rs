@@ -683,7 +683,7 @@ impl WorkerState {
         let merged = if plan.resident {
             plan.marks.push(("chunks", run.makespan_ns));
             drop(uploads);
-            resident_bytes = Some(self.keep_resident(job, &plan, &run, home)?);
+            resident_bytes = Some(self.keep_resident(job, &plan, &run));
             plan.mark("keep_resident", t0);
             readback::Merged::default()
         } else {

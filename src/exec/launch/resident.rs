@@ -34,6 +34,35 @@ struct Endpoint {
     in_app_context: bool,
 }
 
+/// One copy the directory plans before a chunk: `range` of buffer `mem` (argument `arg`)
+/// from holder `from` to holder `to`, with the buffer's entry as planned.
+struct Fetch {
+    mem: Key,
+    arg: u32,
+    entry: Residency,
+    from: Holders,
+    to: Holders,
+    range: [u64; 2],
+}
+
+/// Non-blocking writes in flight and the host copies they read: dropping it waits for the
+/// writes (and releases their events) before the copies are freed.
+#[derive(Default)]
+pub(super) struct HeldWrites(Vec<(cl_event, Vec<u8>)>);
+
+impl Drop for HeldWrites {
+    fn drop(&mut self) {
+        let evs: Vec<cl_event> = self.0.iter().map(|w| w.0).collect();
+        // SAFETY: the writes' own events, released once here, before their host copies.
+        unsafe {
+            let _ = cl::wait(&evs);
+            for ev in evs {
+                cl::release_event(ev);
+            }
+        }
+    }
+}
+
 impl WorkerState {
     /// Whether buffer `m` is tracked by the directory (some device may hold bytes the app's
     /// buffer lacks); such a buffer gets no pre-launch upload, its chunks fetch instead.
@@ -150,24 +179,21 @@ impl WorkerState {
         best.map_or(APP, |b| b.1)
     }
 
-    /// Before the chunk of units `[first, first + count)` runs on device `d` (index in
-    /// [`Engine::devices`]): the bytes its read hull covers (`FootprintModel::read_hull`,
-    /// the whole buffer where there is none) that are stale on `d`, copied there, for every
-    /// tracked buffer the kernel reads. Returns the bytes moved.
-    ///
-    /// Errors: a failed transfer (the chunk is then reassigned by the scheduler).
-    pub(super) fn fetch_for_chunk(
-        &mut self,
-        engine: &Engine,
+    /// The copies the chunk of units `[first, first + count)` on device `d` (index in
+    /// [`Engine::devices`]) needs first: the bytes its read hull covers
+    /// (`FootprintModel::fetch_hull`, the whole buffer where there is none) that are stale on
+    /// `d`, for every tracked buffer the kernel reads, each with the copy it comes from.
+    fn fetches_for_chunk(
+        &self,
         plan: &Plan,
         d: usize,
         (first, count): (u64, u64),
-    ) -> Result<u64, String> {
-        let Some(model) = plan.model.clone() else {
-            return Ok(0);
+    ) -> Result<Vec<Fetch>, String> {
+        let Some(model) = plan.model.as_ref() else {
+            return Ok(Vec::new());
         };
         let to = holder_of_slot(plan.slot(d)).ok_or("device past the directory's holders")?;
-        let mut moved = 0;
+        let mut out = Vec::new();
         for b in &plan.bufs {
             let arg = b.index as u32;
             let Some(entry) = self.directory.get(b.mem) else {
@@ -176,44 +202,163 @@ impl WorkerState {
             let Some(hull) = model.fetch_hull(arg, b.size as u64, first, count) else {
                 continue;
             };
-            let missing = entry.missing(to, hull);
-            if missing.is_empty() {
-                continue;
-            }
-            let entry = entry.clone();
-            for (range, holders) in missing {
-                let from = Self::source_for(holders, to);
-                self.transfer(engine, b.mem, &entry, (from, to), range)
-                    .map_err(|e| format!("fetching argument {arg}: {e}"))?;
-                moved += range[1] - range[0];
-            }
-            if let Some(e) = self.directory.get_mut(b.mem) {
-                for (range, _) in entry.missing(to, hull) {
-                    e.add(range, to);
-                }
+            for (range, holders) in entry.missing(to, hull) {
+                out.push(Fetch {
+                    mem: b.mem,
+                    arg,
+                    entry: entry.clone(),
+                    from: Self::source_for(holders, to),
+                    to,
+                    range,
+                });
             }
         }
+        Ok(out)
+    }
+
+    /// The directory now counts `fetches` as held by their destinations.
+    fn note_fetched(&mut self, fetches: &[Fetch]) {
+        for f in fetches {
+            if let Some(e) = self.directory.get_mut(f.mem) {
+                e.add(f.range, f.to);
+            }
+        }
+    }
+
+    /// Before the chunk of units `[first, first + count)` runs on device `d` (index in
+    /// [`Engine::devices`]): its [`Self::fetches_for_chunk`], copied one after the other.
+    /// Returns the bytes moved.
+    ///
+    /// Errors: a failed transfer (the chunk is then reassigned by the scheduler).
+    pub(super) fn fetch_for_chunk(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        d: usize,
+        units: (u64, u64),
+    ) -> Result<u64, String> {
+        let fetches = self.fetches_for_chunk(plan, d, units)?;
+        let mut moved = 0;
+        for f in &fetches {
+            self.transfer(engine, f.mem, &f.entry, (f.from, f.to), f.range)
+                .map_err(|e| format!("fetching argument {}: {e}", f.arg))?;
+            moved += f.range[1] - f.range[0];
+        }
+        self.note_fetched(&fetches);
         Ok(moved)
     }
 
-    /// After the chunks of a resident launch: each written range stays valid only on the
-    /// device whose chunk wrote it (the app device's ranges are also copied into the app's
-    /// buffer, device-side). A buffer the directory did not track yet starts with every
-    /// copy that held its pre-launch bytes. Returns the bytes that only devices hold.
+    /// Before an owner-computes launch whose slabs are known (`(device, first unit, units)`,
+    /// device as an index in [`Engine::devices`]): every slab's fetches at once. All reads
+    /// are started together on the sources' second queues and waited for once; the writes
+    /// are then enqueued, non-blocking, on each destination's queue ahead of its chunk. One
+    /// transfer round trip per launch instead of a blocking read and write per halo, one
+    /// device after the other: jacobi-2d's kernel 1 on 4 H200s enqueued its last chunk
+    /// 0.55 ms after its first (results/session19-2026-11-27, `c-logs.tgz`).
     ///
-    /// Errors: a failed copy on the app's device (the app's data is then incomplete: the
-    /// entry still names the device copies, so a later gather completes it).
-    pub(super) fn keep_resident(
+    /// Returns the bytes moved and the host copies the writes read from (hold them until the
+    /// chunks after the writes have completed; dropping them waits for the writes). A failed
+    /// transfer ends the batch early: what was not noted in the directory is fetched again
+    /// before its chunk ([`Self::fetch_for_chunk`]).
+    pub(super) fn prefetch_slabs(
         &mut self,
-        job: &Job,
+        engine: &Engine,
         plan: &Plan,
-        run: &ChunkRun,
-        home: cl_command_queue,
-    ) -> Result<u64, String> {
+        slabs: &[(usize, u64, u64)],
+    ) -> (u64, HeldWrites, Option<String>) {
+        let mut held = HeldWrites::default();
+        let mut fetches = Vec::new();
+        for &(d, first, count) in slabs {
+            match self.fetches_for_chunk(plan, d, (first, count)) {
+                Ok(f) => fetches.extend(f),
+                Err(e) => return (0, held, Some(e)),
+            }
+        }
+        match self.batched_transfers(engine, &fetches, &mut held) {
+            Ok(()) => {
+                self.note_fetched(&fetches);
+                let moved = fetches.iter().map(|f| f.range[1] - f.range[0]).sum();
+                (moved, held, None)
+            }
+            Err(e) => (0, held, Some(e.to_string())),
+        }
+    }
+
+    /// [`Self::prefetch_slabs`]'s transfers: device-side copies within the app's context at
+    /// once, the others as reads started together, one wait, then non-blocking writes whose
+    /// host copies `held` keeps.
+    fn batched_transfers(
+        &mut self,
+        engine: &Engine,
+        fetches: &[Fetch],
+        held: &mut HeldWrites,
+    ) -> Result<(), ClError> {
+        let mut reads = Vec::new();
+        let mut areas = Vec::new();
+        let mut result = Ok(());
+        for f in fetches {
+            let (off, len) = (f.range[0] as usize, (f.range[1] - f.range[0]) as usize);
+            let started = self
+                .endpoint(engine, f.mem, &f.entry, f.from)
+                .and_then(|src| Ok((src, self.endpoint(engine, f.mem, &f.entry, f.to)?)))
+                .and_then(|(src, dst)| {
+                    // SAFETY: clprism's replicas and the app's (retained) buffer, ranges
+                    // inside the buffer; each host area lives in `areas` (its heap block
+                    // does not move) until the reads into it were waited for.
+                    unsafe {
+                        if src.in_app_context && dst.in_app_context {
+                            return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len)
+                                .map(|()| None);
+                        }
+                        let mut area = vec![0u8; len];
+                        let ev = cl::read_async(src.read_q, src.mem, off, &mut area)?;
+                        Ok(Some((ev, area, dst)))
+                    }
+                });
+            match started {
+                Ok(None) => {}
+                Ok(Some((ev, area, dst))) => {
+                    reads.push(ev);
+                    areas.push((area, dst, off));
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        // SAFETY: the events of the reads started above, waited for before the areas are
+        // read or dropped.
+        unsafe {
+            let waited = cl::wait(&reads);
+            for ev in reads {
+                cl::release_event(ev);
+            }
+            result?;
+            waited?;
+        }
+        for (area, dst, off) in areas {
+            // SAFETY: `area` moves into `held`, which keeps it until the write completed.
+            let ev = unsafe { cl::write_event(dst.write_q, dst.mem, off, &area)? };
+            held.0.push((ev, area));
+        }
+        Ok(())
+    }
+
+    /// After the chunks of a resident launch: each written range stays valid only on the
+    /// copy whose chunk wrote it, the app device's replica included (a gather copies those
+    /// ranges device-side when the app needs them). A buffer the directory did not track yet
+    /// starts with every copy that held its pre-launch bytes. Returns the bytes that only
+    /// devices hold.
+    ///
+    /// The app device's ranges were copied into the app's buffer after every launch until
+    /// session 20: 0.24 ms per jacobi-2d launch on 4 H200s (a quarter of a 1 GiB array and a
+    /// finish), a fifth of the split launch's wall time (results/session19-2026-11-27,
+    /// `c-logs.tgz`, the `keep_resident` phase).
+    pub(super) fn keep_resident(&mut self, job: &Job, plan: &Plan, run: &ChunkRun) -> u64 {
         let Some(model) = plan.model.clone() else {
-            return Ok(0);
+            return 0;
         };
-        let mut copies = Vec::new();
         let mut device_only = 0;
         for b in plan.bufs.iter().filter(|b| b.written) {
             let Some(w) = model.written.iter().find(|w| w.arg == b.index as u32) else {
@@ -236,31 +381,16 @@ impl WorkerState {
                 )
             });
             for c in &run.done {
-                let d = plan.devs[c.device];
-                let Some(h) = holder_of_slot(plan.slot(d)) else {
+                let Some(h) = holder_of_slot(plan.slot(plan.devs[c.device])) else {
                     continue;
                 };
-                let home_chunk = Some(d) == plan.home_d;
                 for r in w.chunk_ranges(c.first_wg, c.count) {
-                    entry.set_only(r, if home_chunk { h | APP } else { h });
-                    if home_chunk {
-                        copies.push((self.replicas[&(b.mem, plan.slot(d))].mem, b.mem, r));
-                    }
+                    entry.set_only(r, h);
                 }
             }
             device_only += entry.device_only_bytes();
         }
-        // SAFETY: device-side copies between buffers of the app's context; the chunks that
-        // wrote the replica have completed.
-        unsafe {
-            for (rep, m, r) in &copies {
-                let (off, len) = (r[0] as usize, (r[1] - r[0]) as usize);
-                cl::copy(home, *rep, *m as cl_mem, off, off, len)
-                    .map_err(|e| format!("copying the app device's result: {e}"))?;
-            }
-            cl::finish(home).map_err(|e| format!("copying the app device's result: {e}"))?;
-        }
-        Ok(device_only)
+        device_only
     }
 
     /// Brings the app's buffer `m` up to date from the devices that alone hold some of its
