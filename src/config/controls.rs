@@ -528,6 +528,26 @@ brought up to date only when the app reads, maps, copies, fills or releases it, 
 that is not split uses it. `eager`: every split launch gathers its results into the app's \
 buffer at once (the behaviour before the directory).",
     }
+    balance_async: bool {
+        name: "CLPRISM_BALANCE_ASYNC",
+        reader: Library,
+        values: "on|off",
+        default: "on" => |_| true,
+        parse: |v, _| match v {
+            "on" | "1" => Some(true),
+            "off" | "0" => Some(false),
+            _ => None,
+        },
+        example: "off",
+        usage: "balance: return from a balanced launch at once, run it on clprism's launch thread",
+        doc: "`on`: a launch balance mode may split returns to the app at once with an event that \
+completes when all its chunks have (a barrier on the app's queue gated by a user event); \
+clprism's launch thread plans and runs the launches in the order they came, and the app's \
+waits, `clFinish`, blocking reads and callbacks see its completion. Only where the app's driver \
+holds later commands behind a barrier gated by a user event (checked once per context; PoCL 3.1 \
+with a `basic` device does not, see results/pocl-user-event); elsewhere, and with `off`, the \
+launch runs on the app's thread before the call returns (the behaviour before session 20).",
+    }
     balance_early: bool {
         name: "CLPRISM_BALANCE_EARLY",
         reader: Library,

@@ -251,7 +251,8 @@ pub unsafe fn set_arg(k: cl_kernel, i: u32, size: usize, value: *const c_void) -
     check("clSetKernelArg", f!(clSetKernelArg)(k, i, size, value))
 }
 
-/// Enqueues an NDRange with explicit offset/global/local, returning its event.
+/// Enqueues an NDRange with explicit offset/global/local (an empty `l`: the driver picks the
+/// local size), returning its event.
 pub unsafe fn enqueue_ndrange(
     q: cl_command_queue,
     k: cl_kernel,
@@ -273,7 +274,11 @@ pub unsafe fn enqueue_ndrange(
         dim,
         off.as_ptr(),
         g.as_ptr(),
-        l.as_ptr(),
+        if l.is_empty() {
+            std::ptr::null()
+        } else {
+            l.as_ptr()
+        },
         wait.len() as u32,
         wp,
         &mut ev,
@@ -474,6 +479,21 @@ pub unsafe fn retain_event(ev: cl_event) -> ClResult<()> {
     check("clRetainEvent", f!(clRetainEvent)(ev))
 }
 
+/// Takes one more reference to memory object `m` (through the driver, not clprism's hook).
+pub unsafe fn retain_mem(m: cl_mem) -> ClResult<()> {
+    check("clRetainMemObject", f!(clRetainMemObject)(m))
+}
+
+/// Takes one more reference to program `p`.
+pub unsafe fn retain_program(p: cl_program) -> ClResult<()> {
+    check("clRetainProgram", f!(clRetainProgram)(p))
+}
+
+/// Takes one more reference to context `c`.
+pub unsafe fn retain_context(c: cl_context) -> ClResult<()> {
+    check("clRetainContext", f!(clRetainContext)(c))
+}
+
 /// `CL_EVENT_COMMAND_EXECUTION_STATUS` of `ev`: `CL_COMPLETE` (0), a later state (> 0) or
 /// the command's error (< 0).
 pub unsafe fn event_status(ev: cl_event) -> ClResult<cl_int> {
@@ -536,6 +556,14 @@ release_fn!(
 release_fn!(
     /// Releases a kernel (errors ignored).
     release_kernel, cl_kernel, clReleaseKernel
+);
+release_fn!(
+    /// Releases a context (errors ignored).
+    release_context, cl_context, clReleaseContext
+);
+release_fn!(
+    /// Releases a command queue (errors ignored).
+    release_queue, cl_command_queue, clReleaseCommandQueue
 );
 
 pub use crate::registry::device::info_value as info;

@@ -26,6 +26,7 @@ pub mod early;
 pub mod footprint;
 mod launch;
 pub mod merge;
+pub mod pipeline;
 pub mod program;
 mod staging;
 
@@ -102,6 +103,19 @@ impl Job {
         }
     }
 
+    /// What the early split decision reads of this launch ([`EarlyLaunch`]).
+    pub fn early(&self) -> EarlyLaunch<'_> {
+        EarlyLaunch {
+            id: &self.id,
+            program: &self.program,
+            app_device: self.app_device,
+            args: &self.args,
+            work_dim: self.work_dim,
+            global: self.global,
+            local: self.local,
+        }
+    }
+
     /// Bytes of `__local` memory per work-group given as kernel arguments (the dynamic part;
     /// the module's static `__local` variables are not included).
     pub fn dynamic_local_bytes(&self) -> u64 {
@@ -152,6 +166,8 @@ pub struct Engine {
     tracked: std::sync::atomic::AtomicUsize,
     /// What the directory moved in the process, for the line at exit.
     traffic: directory::Traffic,
+    /// The launch thread of asynchronous balanced launches (`CLPRISM_BALANCE_ASYNC`).
+    pub pipeline: pipeline::Pipeline,
 }
 
 impl Engine {
@@ -252,6 +268,136 @@ pub fn run(job: &Job) -> Result<Balanced, Forward> {
     let e = engine().map_err(|e| format!("balance engine unavailable: {e}"))?;
     let mut st = e.state.lock();
     st.run(e, job)
+}
+
+/// Writes the log record of launch `rec` that ran balanced (`done`), after its probe chunk
+/// when there was one.
+pub fn record_balanced(
+    rec: &LaunchRecord,
+    done: Balanced,
+    probe: Option<crate::log::schema::ProbeLog>,
+) {
+    let mut rec = rec.clone();
+    let mut schedule = done.schedule;
+    schedule.devices_ready_ms = devices_ready_ms();
+    let probe_ns = probe.as_ref().map_or(0, |p| p.device_ns);
+    schedule.probe = probe;
+    rec.set_schedule(&schedule);
+    let seq = rec.seq;
+    crate::log::pending(rec);
+    crate::log::complete(
+        seq,
+        CL_SUCCESS,
+        Some(crate::log::DeviceTimes {
+            submit: 0,
+            start: 0,
+            // the launch's device time: its probe's, then the balanced rest's
+            end: done.makespan_ns + probe_ns,
+        }),
+    );
+}
+
+/// The early split decision without waiting for a launch in progress: `None` when the
+/// launch thread is busy (its launches hold the worker's state; the launch thread then
+/// takes the decision itself, see [`submit_async`]).
+pub fn try_pre_decide(engine: &Engine, launch: &EarlyLaunch) -> Option<Result<(), Forward>> {
+    if engine.pipeline.busy() {
+        return None;
+    }
+    let mut st = engine.state.try_lock()?;
+    Some(st.pre_decide(engine, launch))
+}
+
+/// Hands `job` to the launch thread (`exec::pipeline`) when the app's driver allows it:
+/// the returned event is the app's (completes when the launch has). `decided`: the early
+/// decision already ran on the app's thread. `Err(Ok(job))`: run it synchronously;
+/// `Err(Err(code))`: the driver refused the start barrier.
+///
+/// # Safety
+/// `q` and `wait` are the app's valid queue and wait list; the job's handles are valid.
+pub unsafe fn submit_async(
+    engine: &'static Engine,
+    job: Job,
+    q: cl_command_queue,
+    wait: &[cl_event],
+    decided: bool,
+    probe: Option<crate::log::schema::ProbeLog>,
+) -> Result<cl_event, Result<Job, cl_int>> {
+    if !engine.pipeline.allowed(job.app_context, job.app_device) {
+        return Err(Ok(job));
+    }
+    engine
+        .pipeline
+        .submit(job, q, wait, (decided, probe), run_submitted)
+}
+
+/// The launch thread's work for one launch: waits for its start barrier, runs it balanced
+/// (or whole on the app's device when it is not split), writes its record and lets the
+/// app's queue go on.
+fn run_submitted(s: pipeline::Submitted) {
+    let Ok(e) = engine() else {
+        s.open_gate(CL_COMPLETE);
+        return;
+    };
+    if let Err(code) = pipeline::wait_polling(s.start) {
+        if background::get().exiting() {
+            // the driver may be torn down: touch nothing
+            std::mem::forget(s);
+            return;
+        }
+        let mut rec = s.job.rec.clone();
+        rec.forwarded = Some(crate::log::Forwarded {
+            reason: format!("a command the launch waits for failed ({code}); not run").into(),
+            decision_ns: 0,
+            devices_ready_ms: devices_ready_ms(),
+        });
+        let seq = rec.seq;
+        crate::log::pending(rec);
+        crate::log::complete(seq, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, None);
+        s.open_gate(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        return;
+    }
+    crate::config::debug(|| format!("launch {}: on the launch thread", s.job.rec.seq));
+    let outcome = background::get()
+        .driver_call(|| e.state.lock().run_async(e, &s.job, s.decided));
+    let Some(outcome) = outcome else {
+        std::mem::forget(s);
+        return;
+    };
+    match outcome {
+        launch::AsyncOutcome::Balanced(done) => {
+            record_balanced(&s.job.rec, done, s.probe.clone());
+            s.open_gate(CL_COMPLETE);
+        }
+        launch::AsyncOutcome::Whole {
+            reason,
+            device_ns,
+            status,
+        } => {
+            let mut rec = s.job.rec.clone();
+            rec.forwarded = Some(crate::log::Forwarded {
+                reason,
+                decision_ns: 0,
+                devices_ready_ms: devices_ready_ms(),
+            });
+            let seq = rec.seq;
+            crate::log::pending(rec);
+            crate::log::complete(
+                seq,
+                status,
+                Some(crate::log::DeviceTimes {
+                    submit: 0,
+                    start: 0,
+                    end: device_ns,
+                }),
+            );
+            s.open_gate(if status == CL_SUCCESS {
+                CL_COMPLETE
+            } else {
+                status.min(-1)
+            });
+        }
+    }
 }
 
 /// Balance mode's process-wide state, one object reached from one place ([`balance`]):
@@ -430,15 +576,12 @@ pub fn gather_for_app(m: Key) {
     let Some(Ok(e)) = balance().engine.get() else {
         return;
     };
+    e.pipeline.settle();
     if e.tracked.load(std::sync::atomic::Ordering::Acquire) == 0 {
         return;
     }
-    let parent = crate::registry::TABLES
-        .buffers
-        .with(m, |b| b.parent.map(|p| p.0))
-        .flatten();
     let mut st = e.state.lock();
-    for b in std::iter::once(m).chain(parent) {
+    for b in with_parent(m) {
         if let Err(why) = st.gather_for_app(e, b) {
             crate::config::warn(&format!("balance: {why}"));
         }
@@ -468,10 +611,43 @@ pub fn epoch(m: Key) -> u64 {
 
 /// The application released buffer `m` for the last time: drop its replicas.
 pub fn forget(m: Key) {
+    if let Some(Ok(e)) = balance().engine.get() {
+        // a launch still on the launch thread may use (and track) the buffer
+        e.pipeline.settle();
+    }
     balance().epochs.lock().remove(&m);
     if let Some(Ok(e)) = balance().engine.get() {
         e.state.lock().forget(m);
     }
+}
+
+/// Waits until clprism's launch thread has finished every balanced launch submitted so far
+/// (`exec::pipeline`); returns at once when none is in flight. Called before an app command
+/// that uses buffers outside a balanced launch.
+pub fn settle_launches() {
+    if let Some(Ok(e)) = balance().engine.get() {
+        e.pipeline.settle();
+    }
+}
+
+/// A forwarded launch of `kernel` ([`Job::kernel_id`]) over `work_groups` took `ns` on the
+/// app's device: the kernel's `t_whole` for `sched::split` (as [`watch_forwarded`] records).
+fn note_forwarded(kernel: &str, ns: u64, work_groups: u64) {
+    if ns > 0 && work_groups > 0 {
+        balance()
+            .forwarded
+            .lock()
+            .insert(kernel.to_string(), (ns as f64 / work_groups as f64, work_groups));
+    }
+}
+
+/// Buffer `m` and, for a sub-buffer, its parent.
+fn with_parent(m: Key) -> impl Iterator<Item = Key> {
+    let parent = crate::registry::TABLES
+        .buffers
+        .with(m, |b| b.parent.map(|p| p.0))
+        .flatten();
+    std::iter::once(m).chain(parent)
 }
 
 /// The engine, started on first use. Errors (no usable device) are reported once.
@@ -525,6 +701,7 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
                 done_rx,
                 tracked: Default::default(),
                 traffic: Default::default(),
+                pipeline: Default::default(),
             })
         })
         .as_ref()

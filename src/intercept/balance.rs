@@ -76,6 +76,8 @@ pub fn invalidate_args(k: cl_kernel, unwritten: &[Key]) {
 /// balance devices first (`exec::gather_for_app`; one atomic load while no buffer is
 /// tracked).
 pub fn gather_args(k: cl_kernel) {
+    // a launch still on clprism's launch thread may leave bytes on the devices
+    exec::settle_launches();
     if !exec::directory_in_use() {
         return;
     }
@@ -409,18 +411,28 @@ unsafe fn balance_rest(
         return Err("every balance device is busy with abandoned work".into());
     }
     let dev = cl::queue_device(q).map_err(|e| e.to_string())?;
-    exec::pre_decide(
-        engine,
-        &exec::EarlyLaunch {
-            id: &facts.id,
-            program: &prog,
-            app_device: dev,
-            args: &args,
-            work_dim: launch.work_dim,
-            global: g,
-            local: l,
-        },
-    )?;
+    let early = exec::EarlyLaunch {
+        id: &facts.id,
+        program: &prog,
+        app_device: dev,
+        args: &args,
+        work_dim: launch.work_dim,
+        global: g,
+        local: l,
+    };
+    // while clprism's launch thread runs earlier launches, it takes this decision itself
+    let decided = if crate::config::get().balance_async {
+        match exec::try_pre_decide(engine, &early) {
+            Some(d) => {
+                d?;
+                true
+            }
+            None => false,
+        }
+    } else {
+        exec::pre_decide(engine, &early)?;
+        true
+    };
     // the launch may split: what the balanced path needs
     let ctx = cl::queue_context(q).map_err(|e| e.to_string())?;
     let mut epochs = rustc_hash::FxHashMap::default();
@@ -446,6 +458,27 @@ unsafe fn balance_rest(
         local_given: launch.local.is_some(),
         epochs,
     };
+    let probe_log = probe.map(|p| crate::log::schema::ProbeLog {
+        work_groups: p.work_groups,
+        of_work_groups: p.of,
+        device_ns: p.ns,
+    });
+    // Asynchronous where the driver allows it (`exec::pipeline`): the launch thread runs it
+    let job = match exec::submit_async(engine, job, q, launch.wait_list(), decided, probe_log.clone()) {
+        Ok(end) => {
+            if event.is_null() {
+                cl::release_event(end);
+            } else {
+                *event = end;
+            }
+            return Ok(CL_SUCCESS);
+        }
+        Err(Err(code)) => return Ok(code),
+        Err(Ok(job)) => job,
+    };
+    if !decided {
+        exec::pre_decide(engine, &job.early())?;
+    }
     // Start barrier: the launch's wait list and every earlier command of the queue. The
     // balanced launch then runs synchronously (see `exec` for why).
     let start = match cl::barrier(q, launch.wait_list()) {
@@ -482,27 +515,7 @@ unsafe fn balance_rest(
             )
         }
     }
-    let mut rec = rec.clone();
-    let mut schedule = done.schedule;
-    schedule.devices_ready_ms = exec::devices_ready_ms();
-    schedule.probe = probe.map(|p| crate::log::schema::ProbeLog {
-        work_groups: p.work_groups,
-        of_work_groups: p.of,
-        device_ns: p.ns,
-    });
-    rec.set_schedule(&schedule);
-    let seq = rec.seq;
-    crate::log::pending(rec);
-    crate::log::complete(
-        seq,
-        CL_SUCCESS,
-        Some(crate::log::DeviceTimes {
-            submit: 0,
-            start: 0,
-            // the launch's device time: its probe's, then the balanced rest's
-            end: done.makespan_ns + probe.map_or(0, |p| p.ns),
-        }),
-    );
+    exec::record_balanced(rec, done, probe_log);
     Ok(CL_SUCCESS)
 }
 

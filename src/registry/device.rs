@@ -163,6 +163,27 @@ pub fn like_siblings(dev: cl_device_id) -> usize {
         .count()
 }
 
+/// Whether a device of `dev`'s own platform has a `CL_DEVICE_NAME` starting with `prefix`
+/// (asking only that platform, as [`index_of`] does); false when a query fails.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn platform_has_device_named(dev: cl_device_id, prefix: &str) -> bool {
+    let Some(t) = crate::loader::table() else {
+        return false;
+    };
+    let Some(gi) = t.clGetDeviceInfo else {
+        return false;
+    };
+    // SAFETY: a cl_platform_id-sized query on a device handle the app obtained.
+    let Some(platform) =
+        (unsafe { info_value::<usize>(|n, p, s| gi(dev, CL_DEVICE_PLATFORM, n, p, s)) })
+    else {
+        return false;
+    };
+    device_ids(t, platform as cl_platform_id)
+        .into_iter()
+        .any(|d| describe(d).name.starts_with(prefix))
+}
+
 /// The log description of a device (cached). The handle is only passed to the driver.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn describe(dev: cl_device_id) -> Arc<DeviceRef> {

@@ -161,6 +161,18 @@ pub(super) struct WorkerState {
     resident_partitions: FxHashMap<(u64, Vec<usize>), Vec<f64>>,
 }
 
+/// What the launch thread did with a launch ([`WorkerState::run_async`]).
+pub(super) enum AsyncOutcome {
+    /// Split (or run by clprism's scheduler on one device).
+    Balanced(super::Balanced),
+    /// Run whole on the app's device: why, its device time (ns) and status.
+    Whole {
+        reason: super::Reason,
+        device_ns: u64,
+        status: cl_int,
+    },
+}
+
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
 type HistoryKey = (String, u64, Vec<usize>);
 
@@ -462,6 +474,105 @@ impl WorkerState {
                     measure: measure.then(|| (job.id.clone(), groups)),
                 })
             }
+        }
+    }
+
+    /// The launch thread's run of one launch (`exec::pipeline`): the early decision when the
+    /// app's thread did not take it (`decided`), then the balanced run; a launch either
+    /// hands back runs whole on the app's device ([`Self::run_whole`]).
+    pub(super) fn run_async(&mut self, engine: &Engine, job: &Job, decided: bool) -> AsyncOutcome {
+        if !decided {
+            if let Err(f) = self.pre_decide(engine, &job.early()) {
+                return self.run_whole(engine, job, f);
+            }
+        }
+        match self.run(engine, job) {
+            Ok(b) => AsyncOutcome::Balanced(b),
+            Err(f) => self.run_whole(engine, job, f),
+        }
+    }
+
+    /// A launch of the launch thread that is not split (`forward` says why): its buffers
+    /// are gathered into the app's, then it runs as the app made it on the app's device
+    /// (clprism's kernel of the app's program, on clprism's queue in the app's context, the
+    /// driver's local size when the app gave none), and the buffers it may write count as
+    /// written by the app. Its device time is the kernel's figure when `forward` asks for a
+    /// measurement.
+    fn run_whole(&mut self, engine: &Engine, job: &Job, forward: super::Forward) -> AsyncOutcome {
+        let bufs: Vec<Key> = job.args.iter().filter_map(buffer_named_by).collect();
+        for m in bufs.iter().flat_map(|m| super::with_parent(*m)) {
+            if let Err(why) = self.gather_for_app(engine, m) {
+                crate::config::warn(&format!("balance: {why}"));
+            }
+        }
+        let ran = self.enqueue_whole(job);
+        for m in bufs.iter().filter(|m| !forward.unwritten.contains(m)) {
+            for b in super::with_parent(*m) {
+                super::invalidate(b);
+            }
+        }
+        match ran {
+            Ok(ns) => {
+                if let Some((kid, wgs)) = &forward.measure {
+                    super::note_forwarded(kid, ns, *wgs);
+                }
+                AsyncOutcome::Whole {
+                    reason: forward.reason,
+                    device_ns: ns,
+                    status: CL_SUCCESS,
+                }
+            }
+            Err(e) => AsyncOutcome::Whole {
+                reason: format!(
+                    "{}; run whole on the app's device by clprism's launch thread, it failed \
+                     there ({e})",
+                    forward.reason.text()
+                )
+                .into(),
+                device_ns: 0,
+                status: e.code,
+            },
+        }
+    }
+
+    /// Runs `job` whole on the app's device and waits for it: its device time, ns (0 when
+    /// the queue does not profile).
+    fn enqueue_whole(&mut self, job: &Job) -> Result<u64, ClError> {
+        let q = self.home_exec_queue(job.app_context, job.app_device)?;
+        let k = self.home_kernel(job)?;
+        let dim = job.work_dim as usize;
+        // SAFETY: clprism's kernel of the app's program and its queue in the app's context;
+        // the argument bytes are the app's (buffers retained for the launch thread).
+        unsafe {
+            for (i, a) in job.args.iter().enumerate() {
+                match a {
+                    KernelArg::Value(v) => {
+                        let b = v.as_slice();
+                        cl::set_arg(k, i as u32, b.len(), b.as_ptr().cast())?
+                    }
+                    KernelArg::Local(n) => cl::set_arg(k, i as u32, *n, std::ptr::null())?,
+                }
+            }
+            let local: &[usize] = if job.local_given {
+                &job.local[..dim]
+            } else {
+                &[]
+            };
+            let ev = cl::enqueue_ndrange(
+                q,
+                k,
+                job.work_dim,
+                &job.offset[..dim],
+                &job.global[..dim],
+                local,
+                &[],
+            )?;
+            let _ = cl::flush(q);
+            let waited = cl::wait(&[ev]);
+            let ns = super::event_device_ns(ev).unwrap_or(0);
+            cl::release_event(ev);
+            waited?;
+            Ok(ns)
         }
     }
 

@@ -1,0 +1,294 @@
+//! Asynchronous balanced launches (issue 31 item 4; DESIGN.md §7, "Ordering"): the app's
+//! `clEnqueueNDRangeKernel` returns at once, and clprism's launch thread runs the launch.
+//!
+//! What the hook enqueues on the app's queue, in order:
+//! 1. a **start barrier** (the launch's wait list, or every earlier command): the launch
+//!    thread waits for it before it reads any of the app's buffers;
+//! 2. an **end barrier** gated by a **user event** of the app's context, the event the app
+//!    gets: later commands of the queue, the app's waits, `clFinish`, blocking reads and
+//!    callbacks wait for it, and the launch thread sets the user event once the launch is
+//!    done (its chunks, its merge or the directory's bookkeeping, or the whole launch run
+//!    on the app's device when it is not split).
+//!
+//! The launch thread takes launches in the order the app made them (one FIFO for the
+//! process, as the engine's lock serialised them before), so the next launch is planned and
+//! its chunks enqueued as soon as the previous one ends, while the app's thread goes on.
+//!
+//! Where the driver does not hold later commands behind a user-event barrier, the launch runs
+//! synchronously as before ([`holds_behind_user_event`]): PoCL 3.1 with a `basic` device
+//! lets a read pass such a barrier (results/pocl-user-event).
+//!
+//! clprism's own hooks do not rely on the barrier alone: every app command that touches a
+//! buffer through them (reads, writes, maps, copies, fills, a forwarded launch, a release)
+//! first waits until the launch thread has finished every launch submitted before it
+//! ([`Pipeline::settle`]), since a launch still queued may leave bytes on the devices that
+//! the command needs gathered first.
+
+use super::cl;
+use super::Job;
+use crate::log::schema::ProbeLog;
+use crate::registry::tables::{buffer_named_by, Key};
+use crossbeam_channel::{unbounded, Sender};
+use once_cell::sync::OnceCell;
+use opencl_sys::*;
+use parking_lot::{Condvar, Mutex};
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A launch handed to the launch thread.
+pub struct Submitted {
+    /// The launch.
+    pub job: Job,
+    /// The start barrier on the app's queue (clprism's reference).
+    pub start: cl_event,
+    /// The user event the end barrier waits for (clprism's reference).
+    pub gate: cl_event,
+    /// The early decision already said "consider a split" on the app's thread; when not, the
+    /// launch thread takes it.
+    pub decided: bool,
+    /// A probe chunk that ran on the app's thread before the rest (`exec::early`).
+    pub probe: Option<ProbeLog>,
+    /// Buffers of the arguments, the app's program and context, retained until the launch
+    /// is done (the app may release them right after the enqueue).
+    held: Held,
+}
+
+// SAFETY: OpenCL handles are thread-safe.
+unsafe impl Send for Submitted {}
+
+/// Handles retained for a launch in flight; released on drop.
+#[derive(Default)]
+struct Held {
+    mems: Vec<cl_mem>,
+    program: Option<cl_program>,
+    context: Option<cl_context>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // SAFETY: references taken by `Held::take`, released once.
+        unsafe {
+            for m in self.mems.drain(..) {
+                cl::release_mem(m);
+            }
+            if let Some(p) = self.program.take() {
+                cl::release_program(p);
+            }
+            if let Some(c) = self.context.take() {
+                cl::release_context(c);
+            }
+        }
+    }
+}
+
+impl Held {
+    /// Retains the job's buffers, program and context.
+    ///
+    /// # Safety
+    /// The job's handles are valid now (the app just enqueued the launch with them).
+    unsafe fn take(job: &Job) -> Held {
+        let mut h = Held::default();
+        for m in job.args.iter().filter_map(buffer_named_by) {
+            if cl::retain_mem(m as cl_mem).is_ok() {
+                h.mems.push(m as cl_mem);
+            }
+        }
+        if cl::retain_program(job.app_program).is_ok() {
+            h.program = Some(job.app_program);
+        }
+        if cl::retain_context(job.app_context).is_ok() {
+            h.context = Some(job.app_context);
+        }
+        h
+    }
+}
+
+/// The launch thread's queue and what the app's threads know of it; owned by the engine.
+#[derive(Default)]
+pub struct Pipeline {
+    /// The launch thread's input, made with the thread at the first submission (`Err`: the
+    /// thread could not be started; launches then run synchronously).
+    tx: OnceCell<Result<Sender<Submitted>, String>>,
+    /// Launches submitted and not finished.
+    in_flight: AtomicUsize,
+    /// Guards the wait for `in_flight` to reach 0.
+    lock: Mutex<()>,
+    idle: Condvar,
+    /// App context → whether its driver holds later commands behind a user-event barrier.
+    holds: Mutex<FxHashMap<Key, bool>>,
+}
+
+impl Pipeline {
+    /// Whether launches are in flight on the launch thread.
+    pub fn busy(&self) -> bool {
+        self.in_flight.load(Ordering::Acquire) > 0
+    }
+
+    /// Waits until every launch submitted so far is done (returns at once when none is).
+    pub fn settle(&self) {
+        if !self.busy() {
+            return;
+        }
+        let mut g = self.lock.lock();
+        while self.busy() {
+            self.idle.wait(&mut g);
+        }
+    }
+
+    /// One launch is done.
+    fn finished(&self) {
+        let _g = self.lock.lock();
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.idle.notify_all();
+    }
+
+    /// Whether launches on `ctx`'s device `dev` may run asynchronously: `CLPRISM_BALANCE_ASYNC`
+    /// is on and the driver holds later commands behind a user-event barrier
+    /// ([`holds_behind_user_event`], found once per context).
+    pub fn allowed(&self, ctx: cl_context, dev: cl_device_id) -> bool {
+        if !crate::config::get().balance_async {
+            return false;
+        }
+        if let Some(v) = self.holds.lock().get(&(ctx as Key)) {
+            return *v;
+        }
+        let v = holds_behind_user_event(dev);
+        if !v {
+            crate::config::debug(|| {
+                "balance: the driver lets commands pass a barrier gated by a user event; \
+                 balanced launches run on the app's thread"
+                    .into()
+            });
+        }
+        self.holds.lock().insert(ctx as Key, v);
+        v
+    }
+
+    /// The launch thread's input, starting the thread at the first call. `run` runs one
+    /// submitted launch (on the launch thread).
+    fn sender(
+        &'static self,
+        run: fn(Submitted),
+    ) -> Result<&'static Sender<Submitted>, &'static str> {
+        self.tx
+            .get_or_init(|| {
+                let (tx, rx) = unbounded::<Submitted>();
+                std::thread::Builder::new()
+                    .name("clprism-launches".into())
+                    .spawn(move || {
+                        for s in rx.iter() {
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                run(s)
+                            }));
+                            self.finished();
+                        }
+                    })
+                    .map(|_| tx)
+                    .map_err(|e| format!("the launch thread could not start: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| e.as_str())
+    }
+
+    /// Enqueues the start and end barriers of `job` on the app's queue `q` (after `wait`)
+    /// and hands the launch to the launch thread, which runs it with `run`. Returns the end
+    /// barrier's event (the app's). `Err(Ok(job))`: nothing was started, run it
+    /// synchronously; `Err(Err(code))`: the driver refused the start barrier (its verdict on
+    /// the wait list or the queue, for the app).
+    ///
+    /// # Safety
+    /// `q` and `wait` are the app's valid queue and wait list; the job's handles are valid.
+    pub unsafe fn submit(
+        &'static self,
+        job: Job,
+        q: cl_command_queue,
+        wait: &[cl_event],
+        (decided, probe): (bool, Option<ProbeLog>),
+        run: fn(Submitted),
+    ) -> Result<cl_event, Result<Job, cl_int>> {
+        let Ok(tx) = self.sender(run) else {
+            return Err(Ok(job));
+        };
+        let start = cl::barrier(q, wait).map_err(|e| Err(e.code))?;
+        let gate = match cl::user_event(job.app_context) {
+            Ok(g) => g,
+            Err(_) => {
+                cl::release_event(start);
+                return Err(Ok(job));
+            }
+        };
+        let end = match cl::barrier(q, &[gate]) {
+            Ok(e) => e,
+            Err(_) => {
+                let _ = cl::set_user_event(gate, CL_COMPLETE);
+                cl::release_event(gate);
+                cl::release_event(start);
+                return Err(Ok(job));
+            }
+        };
+        let _ = cl::flush(q);
+        let held = Held::take(&job);
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        let s = Submitted {
+            job,
+            start,
+            gate,
+            decided,
+            probe,
+            held,
+        };
+        if let Err(e) = tx.send(s) {
+            // the thread is gone: run it here (the barriers are already enqueued)
+            run(e.into_inner());
+            self.finished();
+        }
+        Ok(end)
+    }
+}
+
+impl Submitted {
+    /// Lets the app's queue go on: the end barrier completes with `status` (`CL_COMPLETE`, or
+    /// a negative code when the launch failed), and the handles retained for the launch are
+    /// released.
+    pub fn open_gate(self, status: cl_int) {
+        // SAFETY: clprism's user event and start barrier references, released once.
+        unsafe {
+            let _ = cl::set_user_event(self.gate, status);
+            cl::release_event(self.gate);
+            cl::release_event(self.start);
+        }
+        drop(self.held);
+    }
+}
+
+/// Waits for `ev` to complete, polling, so that the process's exit is never held up by an
+/// event the app will not complete any more (`None`: the process is exiting, or the event
+/// failed: its status).
+pub fn wait_polling(ev: cl_event) -> Result<(), cl_int> {
+    let mut pause = std::time::Duration::from_micros(2);
+    loop {
+        // SAFETY: clprism's reference to the event.
+        match unsafe { cl::event_status(ev) } {
+            Ok(s) if s == CL_COMPLETE => return Ok(()),
+            Ok(s) if s < 0 => return Err(s),
+            Ok(_) => {}
+            Err(e) => return Err(e.code),
+        }
+        if super::background::get().exiting() {
+            return Err(CL_INVALID_OPERATION);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_micros(50));
+    }
+}
+
+/// Whether the driver of `dev` holds later commands of a queue behind a barrier gated by a
+/// user event until the event is set. Every driver is trusted to, except PoCL 3.1 with a
+/// `basic` device in the platform (its devices' names start with `basic-`): there a read
+/// passes such a barrier (results/pocl-user-event), and setting a user event that a
+/// pending barrier waits for deadlocked inside PoCL (`pocl_update_event_running`, seen
+/// here while checking the driver with such a barrier at run time, so no run-time check is
+/// made).
+pub fn holds_behind_user_event(dev: cl_device_id) -> bool {
+    !crate::registry::device::platform_has_device_named(dev, "basic-")
+}
