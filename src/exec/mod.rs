@@ -271,14 +271,16 @@ pub fn run(job: &Job) -> Result<Balanced, Forward> {
 }
 
 /// Writes the log record of launch `rec` that ran balanced (`done`), after its probe chunk
-/// when there was one.
+/// when there was one; `launch_thread`: it ran on clprism's launch thread.
 pub fn record_balanced(
     rec: &LaunchRecord,
     done: Balanced,
     probe: Option<crate::log::schema::ProbeLog>,
+    launch_thread: bool,
 ) {
     let mut rec = rec.clone();
     let mut schedule = done.schedule;
+    schedule.launch_thread = launch_thread.then_some(true);
     schedule.devices_ready_ms = devices_ready_ms();
     let probe_ns = probe.as_ref().map_or(0, |p| p.device_ns);
     schedule.probe = probe;
@@ -350,6 +352,7 @@ fn run_submitted(s: pipeline::Submitted) {
             reason: format!("a command the launch waits for failed ({code}); not run").into(),
             decision_ns: 0,
             devices_ready_ms: devices_ready_ms(),
+            launch_thread: true,
         });
         let seq = rec.seq;
         crate::log::pending(rec);
@@ -358,15 +361,14 @@ fn run_submitted(s: pipeline::Submitted) {
         return;
     }
     crate::config::debug(|| format!("launch {}: on the launch thread", s.job.rec.seq));
-    let outcome = background::get()
-        .driver_call(|| e.state.lock().run_async(e, &s.job, s.decided));
+    let outcome = background::get().driver_call(|| e.state.lock().run_async(e, &s.job, s.decided));
     let Some(outcome) = outcome else {
         std::mem::forget(s);
         return;
     };
     match outcome {
         launch::AsyncOutcome::Balanced(done) => {
-            record_balanced(&s.job.rec, done, s.probe.clone());
+            record_balanced(&s.job.rec, done, s.probe.clone(), true);
             s.open_gate(CL_COMPLETE);
         }
         launch::AsyncOutcome::Whole {
@@ -379,6 +381,7 @@ fn run_submitted(s: pipeline::Submitted) {
                 reason,
                 decision_ns: 0,
                 devices_ready_ms: devices_ready_ms(),
+                launch_thread: true,
             });
             let seq = rec.seq;
             crate::log::pending(rec);
@@ -634,10 +637,10 @@ pub fn settle_launches() {
 /// app's device: the kernel's `t_whole` for `sched::split` (as [`watch_forwarded`] records).
 fn note_forwarded(kernel: &str, ns: u64, work_groups: u64) {
     if ns > 0 && work_groups > 0 {
-        balance()
-            .forwarded
-            .lock()
-            .insert(kernel.to_string(), (ns as f64 / work_groups as f64, work_groups));
+        balance().forwarded.lock().insert(
+            kernel.to_string(),
+            (ns as f64 / work_groups as f64, work_groups),
+        );
     }
 }
 

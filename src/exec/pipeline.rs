@@ -177,9 +177,8 @@ impl Pipeline {
                     .name("clprism-launches".into())
                     .spawn(move || {
                         for s in rx.iter() {
-                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run(s)
-                            }));
+                            let _ =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(s)));
                             self.finished();
                         }
                     })

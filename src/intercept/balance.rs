@@ -464,7 +464,14 @@ unsafe fn balance_rest(
         device_ns: p.ns,
     });
     // Asynchronous where the driver allows it (`exec::pipeline`): the launch thread runs it
-    let job = match exec::submit_async(engine, job, q, launch.wait_list(), decided, probe_log.clone()) {
+    let job = match exec::submit_async(
+        engine,
+        job,
+        q,
+        launch.wait_list(),
+        decided,
+        probe_log.clone(),
+    ) {
         Ok(end) => {
             if event.is_null() {
                 cl::release_event(end);
@@ -515,7 +522,7 @@ unsafe fn balance_rest(
             )
         }
     }
-    exec::record_balanced(rec, done, probe_log);
+    exec::record_balanced(rec, done, probe_log, false);
     Ok(CL_SUCCESS)
 }
 

@@ -1240,6 +1240,7 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
                     reason: forward.reason,
                     decision_ns,
                     devices_ready_ms: crate::exec::devices_ready_ms(),
+                    launch_thread: false,
                 });
                 // the app's device runs it on the app's buffers: complete them first
                 super::balance::gather_args(launch.kernel);

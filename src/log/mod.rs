@@ -118,6 +118,8 @@ pub struct Forwarded {
     /// The record's `schedule.devices_ready_ms`: when the balance devices became ready (ms
     /// since the first OpenCL call), once they are open.
     pub devices_ready_ms: Option<f64>,
+    /// Run whole by clprism's launch thread (`schedule.launch_thread`).
+    pub launch_thread: bool,
 }
 
 impl Forwarded {
@@ -125,6 +127,7 @@ impl Forwarded {
     pub fn schedule(&self) -> schema::Schedule {
         let mut s = schema::Schedule::forwarded(&*self.reason.text(), self.decision_ns);
         s.devices_ready_ms = self.devices_ready_ms;
+        s.launch_thread = self.launch_thread.then_some(true);
         s
     }
 }
@@ -437,12 +440,15 @@ impl PlainWriter {
                 buf.extend_from_slice(b",\"devices_ready_ms\":");
                 json(buf, &ms);
             }
-            match &f.reason {
-                ReasonText::Shared(r) => buf.extend_from_slice(self.reason(r)),
-                // a text of its own: written, not cached
-                ReasonText::Deferred(_) => {
+            match (&f.reason, f.launch_thread) {
+                (ReasonText::Shared(r), false) => buf.extend_from_slice(self.reason(r)),
+                // a text of its own, or a key between the reason and `merge`: not cached
+                _ => {
                     buf.extend_from_slice(b",\"fallback\":");
                     json(buf, &*f.reason.text());
+                    if f.launch_thread {
+                        buf.extend_from_slice(b",\"launch_thread\":true");
+                    }
                     buf.extend_from_slice(b",\"merge\":\"none\"}");
                 }
             }
@@ -1448,6 +1454,7 @@ mod tests {
                 reason,
                 decision_ns: [0, 7, u64::MAX][i % 3],
                 devices_ready_ms: [None, Some(385.398), Some(0.0), Some(1e-3)][i % 4],
+                launch_thread: i % 5 == 1,
             });
             let mut buf = Vec::new();
             w.write(&r, &mut buf);
@@ -1456,8 +1463,9 @@ mod tests {
             assert_eq!(r.schedule(), r.with_schedule_in_extra().schedule());
             assert!(serde_line.contains("\"schedule\":{"), "{serde_line}");
         }
-        // one fragment per reason text, not per Arc
-        assert_eq!(w.reasons.len(), reasons.len());
+        // one fragment per reason text, not per Arc; record 1's shared reason came with
+        // `launch_thread` and is written without a fragment
+        assert_eq!(w.reasons.len(), reasons.len() - 1);
     }
 
     #[test]

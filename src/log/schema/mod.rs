@@ -1177,6 +1177,10 @@ pub struct Schedule {
     /// balanced rest (`exec::early`; the chunks and `makespan_ns` are the rest's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeLog>,
+    /// The launch ran on clprism's launch thread while the app's enqueue returned at once
+    /// (`exec::pipeline`, `CLPRISM_BALANCE_ASYNC`); only written when true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_thread: Option<bool>,
     /// Start of the launch, ns since the Unix epoch (read by the trace; not written by this
     /// version).
     #[serde(skip_serializing_if = "Option::is_none")]

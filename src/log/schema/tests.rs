@@ -113,6 +113,7 @@ fn full() -> Launch {
             merge: Some(Merge::Footprint),
             merged_bytes: Some(64),
             fetched_bytes: Some(16),
+            launch_thread: Some(true),
             resident_bytes: Some(32),
             early_read_chunks: Some(0),
             pinned_staging_bytes: Some(0),
