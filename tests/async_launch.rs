@@ -1,0 +1,100 @@
+//! Asynchronous balanced launches (issue 31 item 4, `exec::pipeline`): a split launch returns
+//! to the app at once and runs on clprism's launch thread. `tests/c/async_launches.c`
+//! enqueues a stencil's launches without waiting and checks what the app sees: a callback,
+//! a wait on one launch's event, a non-blocking and a blocking read in the middle, `clFinish`,
+//! every event complete with profiling times, and the data (against its own host reference
+//! and byte for byte against the native run). Two PoCL `pthread` devices: PoCL 3.1 with a
+//! `basic` device lets commands pass a user-event barrier, and balance mode keeps launches
+//! on the app's thread there (checked too).
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// Buffer elements (uint) and launches per run.
+const N: usize = 32768;
+const ITERS: usize = 40;
+
+/// Runs the app natively and balanced on `devices`; asserts both pass and write the same
+/// bytes; returns the balanced run's records.
+fn run_both(devices: &str, name: &str) -> Vec<Value> {
+    let exe = c_program("async_launches");
+    let d = scratch(&format!("async-{name}"));
+    let (nat, bal, log) = (
+        d.join("native.bin"),
+        d.join("balanced.bin"),
+        d.join("log.jsonl"),
+    );
+    let (n, iters) = (N.to_string(), ITERS.to_string());
+    let native = run(
+        &exe,
+        &[&n, &iters, nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", devices)],
+    );
+    assert_ok(&native, "native");
+    let out = run(
+        &exe,
+        &[&n, &iters, bal.to_str().unwrap()],
+        Via::Preload("balance"),
+        &[
+            ("POCL_DEVICES", devices),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SPLIT", "always"),
+            ("CLPRISM_BALANCE_EARLY", "off"),
+            // fixed shares: every launch splits the same way whatever the machine's load
+            ("CLPRISM_SCHEDULER", "static:0.5,0.5,0.5"),
+            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "balanced");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("PASS async_launches"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "what the app read differs from the native run"
+    );
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), ITERS, "one record per launch");
+    recs
+}
+
+/// Split launches (more than one device ran chunks) and how many ran on the launch thread.
+fn split_on_launch_thread(recs: &[Value]) -> (usize, usize) {
+    let split: Vec<&Value> = recs
+        .iter()
+        .map(|r| &r["schedule"])
+        .filter(|s| {
+            s["share"]
+                .as_array()
+                .is_some_and(|v| v.iter().filter(|x| x.as_f64() > Some(0.0)).count() >= 2)
+        })
+        .collect();
+    let threaded = split
+        .iter()
+        .filter(|s| s["launch_thread"] == Value::Bool(true))
+        .count();
+    (split.len(), threaded)
+}
+
+#[test]
+fn launches_return_at_once_and_the_app_sees_their_completion_and_data() {
+    let recs = run_both("pthread pthread", "two");
+    let (split, threaded) = split_on_launch_thread(&recs);
+    assert!(
+        split >= ITERS - 2,
+        "only {split} of {ITERS} launches split over both devices"
+    );
+    assert_eq!(threaded, split, "a split launch ran on the app's thread");
+}
+
+#[test]
+fn a_driver_that_lets_commands_pass_a_user_event_barrier_keeps_launches_synchronous() {
+    let recs = run_both("pthread pthread basic", "basic");
+    let (split, threaded) = split_on_launch_thread(&recs);
+    assert!(split >= ITERS - 2, "only {split} of {ITERS} launches split");
+    assert_eq!(threaded, 0, "a launch ran on the launch thread beside PoCL's basic device");
+}
