@@ -96,5 +96,8 @@ fn a_driver_that_lets_commands_pass_a_user_event_barrier_keeps_launches_synchron
     let recs = run_both("pthread pthread basic", "basic");
     let (split, threaded) = split_on_launch_thread(&recs);
     assert!(split >= ITERS - 2, "only {split} of {ITERS} launches split");
-    assert_eq!(threaded, 0, "a launch ran on the launch thread beside PoCL's basic device");
+    assert_eq!(
+        threaded, 0,
+        "a launch ran on the launch thread beside PoCL's basic device"
+    );
 }

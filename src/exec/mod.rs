@@ -3,17 +3,16 @@
 //! slowest-varying dimension and run on every participating device, with byte-identical
 //! results.
 //!
-//! Ordering (a deliberate change from DESIGN.md §7): the balanced launch runs synchronously in
-//! the enqueuing thread. The hook enqueues a barrier on the application's queue (its wait list
-//! and every earlier command) and waits for it; then this module takes the pre-launch contents
-//! of the buffers, brings the per-device replicas up to date, runs the chunks as the scheduler
-//! (`sched`) assigns them, and merges what each device wrote into the app's buffer
-//! (diff-merge against the pre-launch contents). The app gets a marker event enqueued after
-//! that. The design's asynchronous variant (an end marker gated by a user event) is not used
-//! because PoCL 3.1 lets later commands pass a user-event-gated barrier whenever a `basic`
-//! device is configured, which would hand the app stale data. Chunk completions arrive
-//! through event callbacks into a channel; callbacks do nothing else. Launches are serialised
-//! by one lock.
+//! Ordering (DESIGN.md §7): the hook enqueues a start barrier on the application's queue
+//! (its wait list, or every earlier command) and an end barrier gated by a user event, the
+//! event the app gets, and returns; clprism's launch thread ([`pipeline`]) waits for the
+//! start barrier, takes the pre-launch contents of the buffers, brings the per-device
+//! replicas up to date, runs the chunks as the scheduler (`sched`) assigns them, merges what
+//! each device wrote into the app's buffer (or leaves it on the devices, [`directory`]) and
+//! sets the user event. Where the driver lets commands pass a user-event barrier (PoCL 3.1
+//! with a `basic` device) the launch runs the same steps in the enqueuing thread and the app
+//! gets a marker enqueued after them. Chunk completions arrive through event callbacks into
+//! a channel; callbacks do nothing else. Launches are serialised by one lock.
 
 pub mod background;
 pub mod best;
@@ -360,6 +359,7 @@ fn run_submitted(s: pipeline::Submitted) {
         s.open_gate(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         return;
     }
+    e.pipeline.note_span(s.end, s.start);
     crate::config::debug(|| format!("launch {}: on the launch thread", s.job.rec.seq));
     let outcome = background::get().driver_call(|| e.state.lock().run_async(e, &s.job, s.decided));
     let Some(outcome) = outcome else {
@@ -622,6 +622,31 @@ pub fn forget(m: Key) {
     if let Some(Ok(e)) = balance().engine.get() {
         e.state.lock().forget(m);
     }
+}
+
+/// The `QUEUED`, `SUBMIT` or `START` time (`param`) to report for `ev` when it is the event
+/// of a launch that ran on clprism's launch thread (`exec::pipeline`): the launch's start
+/// barrier's, so that `END − START` spans the launch as a kernel event's does. `None`: not
+/// such an event, or another profiling query.
+pub fn launch_profiling(ev: cl_event, param: cl_profiling_info) -> Option<u64> {
+    if !matches!(
+        param,
+        CL_PROFILING_COMMAND_QUEUED | CL_PROFILING_COMMAND_SUBMIT | CL_PROFILING_COMMAND_START
+    ) {
+        return None;
+    }
+    let Some(Ok(e)) = balance().engine.get() else {
+        return None;
+    };
+    let f = crate::loader::table().and_then(|t| t.clGetEventProfilingInfo)?;
+    // SAFETY: a cl_ulong output of the app's (valid) event.
+    let end = || unsafe { cl::info::<u64>(|n, p, r| f(ev, CL_PROFILING_COMMAND_END, n, p, r)) };
+    let s = e.pipeline.span_of(ev, end)?;
+    Some(match param {
+        CL_PROFILING_COMMAND_QUEUED => s.queued,
+        CL_PROFILING_COMMAND_SUBMIT => s.submit,
+        _ => s.start,
+    })
 }
 
 /// Waits until clprism's launch thread has finished every balanced launch submitted so far

@@ -43,6 +43,9 @@ pub struct Submitted {
     pub start: cl_event,
     /// The user event the end barrier waits for (clprism's reference).
     pub gate: cl_event,
+    /// The end barrier: the app's event (not retained by clprism; only its handle is kept,
+    /// for [`Pipeline::note_span`]).
+    pub end: cl_event,
     /// The early decision already said "consider a split" on the app's thread; when not, the
     /// launch thread takes it.
     pub decided: bool,
@@ -116,7 +119,28 @@ pub struct Pipeline {
     idle: Condvar,
     /// App context → whether its driver holds later commands behind a user-event barrier.
     holds: Mutex<FxHashMap<Key, bool>>,
+    /// The latest launches' spans for the app's profiling queries ([`Pipeline::span_of`]),
+    /// by app event, with the events in the order noted (the oldest is dropped first).
+    spans: Mutex<(FxHashMap<usize, Span>, std::collections::VecDeque<usize>)>,
 }
+
+/// A launch's start on the app's device clock, for the profiling queries of the event the
+/// app got (an end barrier, which starts and ends when the launch ends): the start barrier's
+/// `QUEUED`, `SUBMIT` and `END` (ns).
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+    /// `CL_PROFILING_COMMAND_QUEUED` to report, ns.
+    pub queued: u64,
+    /// `CL_PROFILING_COMMAND_SUBMIT` to report, ns.
+    pub submit: u64,
+    /// `CL_PROFILING_COMMAND_START` to report, ns.
+    pub start: u64,
+}
+
+/// Launch spans kept for the app's profiling queries: the latest ones (an app reads a
+/// launch's times soon after it completes); an event handle the driver reuses later is
+/// told apart by its times ([`Pipeline::span_of`]).
+const SPANS_KEPT: usize = 4096;
 
 impl Pipeline {
     /// Whether launches are in flight on the launch thread.
@@ -133,6 +157,52 @@ impl Pipeline {
         while self.busy() {
             self.idle.wait(&mut g);
         }
+    }
+
+    /// Notes the span of the launch whose app event is `end_event`, from its completed start
+    /// barrier `start` (nothing when the app's queue does not profile).
+    pub fn note_span(&self, end_event: cl_event, start: cl_event) {
+        let f = match crate::loader::table().and_then(|t| t.clGetEventProfilingInfo) {
+            Some(f) => f,
+            None => return,
+        };
+        let read = |param| {
+            // SAFETY: a cl_ulong output of clprism's reference to a completed event.
+            unsafe { cl::info::<u64>(|n, p, r| f(start, param, n, p, r)) }
+        };
+        let (Some(queued), Some(submit), Some(start)) = (
+            read(CL_PROFILING_COMMAND_QUEUED),
+            read(CL_PROFILING_COMMAND_SUBMIT),
+            read(CL_PROFILING_COMMAND_END),
+        ) else {
+            return;
+        };
+        let mut g = self.spans.lock();
+        let (map, order) = &mut *g;
+        if order.len() == SPANS_KEPT {
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
+            }
+        }
+        let key = end_event as usize;
+        order.push_back(key);
+        map.insert(
+            key,
+            Span {
+                queued,
+                submit,
+                start,
+            },
+        );
+    }
+
+    /// The span of the launch whose app event is `ev`, if one of the latest: its `QUEUED`,
+    /// `SUBMIT` and `START` are the start barrier's (the event's own `END` stays the
+    /// driver's). `ev_end` reads the event's own `END` (asked only for a known handle), to
+    /// tell a handle the driver reused for a later event apart.
+    pub fn span_of(&self, ev: cl_event, ev_end: impl FnOnce() -> Option<u64>) -> Option<Span> {
+        let s = self.spans.lock().0.get(&(ev as usize)).copied()?;
+        (s.start <= ev_end()?).then_some(s)
     }
 
     /// One launch is done.
@@ -232,6 +302,7 @@ impl Pipeline {
             job,
             start,
             gate,
+            end,
             decided,
             probe,
             held,

@@ -495,7 +495,6 @@ unsafe fn balance_rest(
     let _ = cl::flush(q);
     let t_wait = std::time::Instant::now();
     let waited = cl::wait(&[start]);
-    cl::release_event(start);
     crate::config::debug(|| {
         format!(
             "launch {}: start barrier waited {:.3} ms",
@@ -504,11 +503,24 @@ unsafe fn balance_rest(
         )
     });
     if let Err(e) = waited {
+        cl::release_event(start);
         return Err(format!("a command the launch waits for failed ({e})").into());
     }
-    let done = exec::run(&job)?;
-    // the event the app gets: a marker after the (completed) launch
-    match cl::marker(q, &[]) {
+    let done = match exec::run(&job) {
+        Ok(d) => d,
+        Err(f) => {
+            cl::release_event(start);
+            return Err(f);
+        }
+    };
+    // the event the app gets: a marker after the (completed) launch, whose profiled start is
+    // the start barrier's
+    let marked = cl::marker(q, &[]);
+    if let Ok(end) = marked {
+        engine.pipeline.note_span(end, start);
+    }
+    cl::release_event(start);
+    match marked {
         Ok(end) => {
             if event.is_null() {
                 cl::release_event(end);
