@@ -97,7 +97,8 @@ impl ShapeKey {
 pub struct SplitCosts {
     /// M: devices the measured splits ran on.
     pub devices: usize,
-    /// Steady split launches the medians come from.
+    /// Steady split launches the medians come from (0: only first splits, whose fetches are
+    /// uploads; halos then unknown, taken as none).
     pub launches: usize,
     /// Host phases before the chunks (start of the `chunks` phase), ns.
     pub pre_ns: f64,
@@ -220,7 +221,7 @@ pub struct Replay {
     pub shapes: Vec<ShapeModel>,
     /// The complete launches in log order.
     pub launches: Vec<RanLaunch>,
-    /// Launches left out: not complete, or of a shape never timed.
+    /// Launches left out: failed, or of a shape never timed.
     pub skipped: usize,
     /// Host transfer rate of slab moves, bytes per ns (GB/s), when the log has any.
     pub move_rate: Option<f64>,
@@ -353,7 +354,12 @@ impl Replay {
     pub fn from_launches(all: &[Launch]) -> Result<Replay, String> {
         let done: Vec<&Launch> = all
             .iter()
-            .filter(|l| l.status == LaunchStatus::Complete)
+            .filter(|l| {
+                matches!(
+                    l.status,
+                    LaunchStatus::Complete | LaunchStatus::Untimed | LaunchStatus::NoProfiling
+                )
+            })
             .collect();
         let mut by_shape: BTreeMap<ShapeKey, Vec<&Launch>> = BTreeMap::new();
         for l in &done {
@@ -534,7 +540,20 @@ impl Replay {
         let med = |f: &dyn Fn(&Launch) -> Option<f64>| {
             median(basis.iter().filter_map(|l| f(l)).collect()).unwrap_or(0.0)
         };
-        let pre = med(&chunks_start_ns);
+        // before the chunks; a first split's build, footprint and upload are one-time
+        // costs (counted apart), not part of every launch
+        let pre = med(&|l: &Launch| {
+            let once = ["build", "footprint", "upload_ring"]
+                .iter()
+                .map(|p| phase_ns(l, p).unwrap_or(0.0))
+                .sum::<f64>();
+            let once = if phase_ns(l, "upload_ring").is_some() {
+                once
+            } else {
+                0.0
+            };
+            chunks_start_ns(l).map(|c| (c - once).max(0.0))
+        });
         let post = med(&|l: &Launch| {
             let s = l.schedule.as_ref()?;
             Some(s.wall_ns? as f64 - s.makespan_ns? as f64).filter(|x| *x >= 0.0)
@@ -603,7 +622,7 @@ impl Replay {
         let first = splits.iter().find(|l| phase_ns(l, "upload_ring").is_some());
         m.split = Some(SplitCosts {
             devices,
-            launches: basis.len(),
+            launches: steady.len(),
             pre_ns: pre,
             post_ns: post,
             issue_ns: issue,
@@ -883,7 +902,7 @@ pub fn format_report(
         .count();
     let _ = writeln!(
         o,
-        "launches {} ({} split on {} GPUs, {} left out: not complete or never timed); kernel shapes {}",
+        "launches {} ({} split on {} GPUs, {} left out: failed or never timed); kernel shapes {}",
         r.launches.len(),
         n_split,
         m.map_or("-".into(), |m| m.to_string()),
@@ -930,6 +949,13 @@ pub fn format_report(
             ms(c.first_fixed_ns),
             ms(c.first_upload_ns)
         );
+        if c.launches == 0 {
+            let _ = writeln!(
+                o,
+                "  no steady split in the log: costs from first splits, halos unknown (none \
+                 projected, optimistic); replay an `always` log for them"
+            );
+        }
         let _ = writeln!(
             o,
             "  {:>4} {:>11} {:>9} {:>9} {:>9} {:>9} {:>8}",
