@@ -31,6 +31,7 @@ pub mod boyer;
 pub mod driver;
 pub mod parse;
 pub mod pool;
+pub mod replay;
 pub mod sim;
 pub mod split;
 

@@ -39,6 +39,12 @@ pub struct SimDevice {
     /// set, a chunk's processing time is read from this curve ([`ChunkCost::ns`]) instead
     /// of the rate segments.
     pub cost: ChunkCost,
+    /// Time before the device can start its first chunk, ns (0: at once). The replay of a
+    /// measured run ([`super::replay`]) puts here what the host does before this device's
+    /// chunk runs: the per-launch phases before the chunks, the enqueues and buffer-directory
+    /// fetches (halos) of the devices served before it, its own, and its enqueue-to-start
+    /// latency.
+    pub lead_ns: u64,
 }
 
 /// A chunk's processing time as a function of its work-groups, measured on a real device:
@@ -103,6 +109,7 @@ impl SimDevice {
             blocked: false,
             wave: 0,
             cost: ChunkCost::default(),
+            lead_ns: 0,
         }
     }
 
@@ -118,6 +125,7 @@ impl SimDevice {
             blocked: false,
             wave: 0,
             cost: ChunkCost::default(),
+            lead_ns: 0,
         }
     }
 
@@ -128,6 +136,7 @@ impl SimDevice {
             blocked: true,
             wave: 0,
             cost: ChunkCost::default(),
+            lead_ns: 0,
         }
     }
 
@@ -151,6 +160,12 @@ impl SimDevice {
     /// still gives Ω for a warm start and the ideal finish).
     pub fn with_cost(mut self, cost: ChunkCost) -> Self {
         self.cost = cost;
+        self
+    }
+
+    /// The same device, free only from `lead_ns` on (see the field).
+    pub fn with_lead(mut self, lead_ns: u64) -> Self {
+        self.lead_ns = lead_ns;
         self
     }
 
@@ -463,7 +478,7 @@ pub fn simulate(
         poll_floor: 0,
         heap: BinaryHeap::new(),
         seq: 0,
-        free_at: vec![Some(0); n],
+        free_at: cfg.devices.iter().map(|d| Some(d.lead_ns)).collect(),
         assigned_per_dev: vec![0; n],
         reported: HashSet::new(),
         ranges: Vec::new(),
@@ -550,7 +565,7 @@ pub fn simulate(
 }
 
 /// Ideal finish time 1/Σ(1/T_alone,i) (ns), where T_alone,i is device i running all
-/// work-groups as one chunk from t = 0 (Boyer's efficiency reference, §4.1.1 footnote 1).
+/// work-groups as one chunk from t = 0 (its `lead_ns` ignored) (Boyer's efficiency reference, §4.1.1 footnote 1).
 /// `None` when no device can finish alone.
 pub fn ideal_finish_ns(cfg: &SimConfig) -> Option<f64> {
     let s: f64 = cfg
@@ -760,7 +775,9 @@ const USAGE: &str =
   --fail dev:n: the n-th (0-based) chunk enqueue on dev fails.
   bound = earliest time all devices (one overhead each) can finish W together; eff = bound/
   makespan; eff_boyer = throughput / sum of throughputs alone (Boyer ch.4 footnote 1; can
-  exceed 1 when rates change); idle tail = last minus first device finishing.";
+  exceed 1 when rates change); idle tail = last minus first device finishing.
+  clprism simulate --replay LOG.jsonl [--gpus 1,2,4,8] [--native-kernel-s X]: replay a
+  balance-mode run's log on N GPUs with the buffer directory (`--replay --help`).";
 
 fn parse_num<T: std::str::FromStr>(what: &str, s: &str) -> Result<T, String> {
     s.trim()
@@ -943,6 +960,12 @@ fn parse_cli(args: &[String]) -> Result<Option<Cli>, String> {
 /// `clprism simulate ...` (arguments after `simulate`): prints a comparison table to
 /// stdout. Returns the process exit status: 0 ok, 2 usage error, 1 simulation error.
 pub fn simulate_main(args: &[String]) -> i32 {
+    if args
+        .iter()
+        .any(|a| a == "--replay" || a.starts_with("--replay="))
+    {
+        return super::replay::replay_main(args);
+    }
     let cli = match parse_cli(args) {
         Ok(Some(c)) => c,
         Ok(None) => {
