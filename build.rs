@@ -288,6 +288,9 @@ fn main() {
             .unwrap();
         } else {
             // the command's queue is its first argument
+            if e.name.starts_with("clEnqueue") {
+                writeln!(rs, "    crate::intercept::queue_command(a0 as usize);").unwrap();
+            }
             if let Some(n) = e.reads {
                 writeln!(
                     rs,

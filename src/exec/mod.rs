@@ -337,10 +337,15 @@ pub unsafe fn submit_async(
 /// app's queue go on.
 fn run_submitted(s: pipeline::Submitted) {
     let Ok(e) = engine() else {
-        s.open_gate(CL_COMPLETE);
+        s.open_gate(None, CL_COMPLETE);
         return;
     };
-    if let Err(code) = pipeline::wait_polling(s.start) {
+    let waited = if s.wait_start {
+        pipeline::wait_polling(s.start)
+    } else {
+        Ok(())
+    };
+    if let Err(code) = waited {
         if background::get().exiting() {
             // the driver may be torn down: touch nothing
             std::mem::forget(s);
@@ -356,11 +361,23 @@ fn run_submitted(s: pipeline::Submitted) {
         let seq = rec.seq;
         crate::log::pending(rec);
         crate::log::complete(seq, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, None);
-        s.open_gate(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        s.open_gate(
+            Some(&e.pipeline),
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST,
+        );
         return;
     }
-    e.pipeline.note_span(s.end, s.start);
-    crate::config::debug(|| format!("launch {}: on the launch thread", s.job.rec.seq));
+    crate::config::debug(|| {
+        format!(
+            "launch {}: on the launch thread{}",
+            s.job.rec.seq,
+            if s.wait_start {
+                ""
+            } else {
+                " (quiet queue: its start barrier is not waited for)"
+            }
+        )
+    });
     let outcome = background::get().driver_call(|| e.state.lock().run_async(e, &s.job, s.decided));
     let Some(outcome) = outcome else {
         std::mem::forget(s);
@@ -369,7 +386,7 @@ fn run_submitted(s: pipeline::Submitted) {
     match outcome {
         launch::AsyncOutcome::Balanced(done) => {
             record_balanced(&s.job.rec, done, s.probe.clone(), true);
-            s.open_gate(CL_COMPLETE);
+            s.open_gate(Some(&e.pipeline), CL_COMPLETE);
         }
         launch::AsyncOutcome::Whole {
             reason,
@@ -394,11 +411,14 @@ fn run_submitted(s: pipeline::Submitted) {
                     end: device_ns,
                 }),
             );
-            s.open_gate(if status == CL_SUCCESS {
-                CL_COMPLETE
-            } else {
-                status.min(-1)
-            });
+            s.open_gate(
+                Some(&e.pipeline),
+                if status == CL_SUCCESS {
+                    CL_COMPLETE
+                } else {
+                    status.min(-1)
+                },
+            );
         }
     }
 }
@@ -647,6 +667,14 @@ pub fn launch_profiling(ev: cl_event, param: cl_profiling_info) -> Option<u64> {
         CL_PROFILING_COMMAND_SUBMIT => s.submit,
         _ => s.start,
     })
+}
+
+/// The app enqueued a command of its own on queue `q` (anything but a launch clprism ran on
+/// its launch thread): the next balanced launch on `q` waits for its start barrier.
+pub fn note_app_command(q: usize) {
+    if let Some(Ok(e)) = balance().engine.get() {
+        e.pipeline.note_app_command(q);
+    }
 }
 
 /// Waits until clprism's launch thread has finished every balanced launch submitted so far

@@ -49,6 +49,11 @@ pub struct Submitted {
     /// The early decision already said "consider a split" on the app's thread; when not, the
     /// launch thread takes it.
     pub decided: bool,
+    /// Wait for the start barrier: false when the app enqueued nothing on the queue since
+    /// the previous launch the launch thread ran from it and the launch has no wait list
+    /// (the start barrier then waits only for that launch, which the launch thread finished
+    /// first).
+    pub wait_start: bool,
     /// A probe chunk that ran on the app's thread before the rest (`exec::early`).
     pub probe: Option<ProbeLog>,
     /// Buffers of the arguments, the app's program and context, retained until the launch
@@ -119,6 +124,10 @@ pub struct Pipeline {
     idle: Condvar,
     /// App context → whether its driver holds later commands behind a user-event barrier.
     holds: Mutex<FxHashMap<Key, bool>>,
+    /// The app queue (as an integer) of the latest launch submitted, and whether the app
+    /// enqueued nothing else on it since (`note_app_command` clears it).
+    last_queue: AtomicUsize,
+    quiet: std::sync::atomic::AtomicBool,
     /// The latest launches' spans for the app's profiling queries ([`Pipeline::span_of`]),
     /// by app event, with the events in the order noted (the oldest is dropped first).
     spans: Mutex<(FxHashMap<usize, Span>, std::collections::VecDeque<usize>)>,
@@ -143,6 +152,13 @@ pub struct Span {
 const SPANS_KEPT: usize = 4096;
 
 impl Pipeline {
+    /// The app enqueued a command of its own on queue `q`.
+    pub fn note_app_command(&self, q: usize) {
+        if self.last_queue.load(Ordering::Acquire) == q {
+            self.quiet.store(false, Ordering::Release);
+        }
+    }
+
     /// Whether launches are in flight on the launch thread.
     pub fn busy(&self) -> bool {
         self.in_flight.load(Ordering::Acquire) > 0
@@ -298,12 +314,18 @@ impl Pipeline {
         let _ = cl::flush(q);
         let held = Held::take(&job);
         self.in_flight.fetch_add(1, Ordering::AcqRel);
+        // the queue is quiet: its previous command is the end barrier of the launch the
+        // launch thread runs just before this one
+        let quiet = wait.is_empty()
+            && self.last_queue.swap(q as usize, Ordering::AcqRel) == q as usize
+            && self.quiet.swap(true, Ordering::AcqRel);
         let s = Submitted {
             job,
             start,
             gate,
             end,
             decided,
+            wait_start: !quiet,
             probe,
             held,
         };
@@ -319,8 +341,12 @@ impl Pipeline {
 impl Submitted {
     /// Lets the app's queue go on: the end barrier completes with `status` (`CL_COMPLETE`, or
     /// a negative code when the launch failed), and the handles retained for the launch are
-    /// released.
-    pub fn open_gate(self, status: cl_int) {
+    /// released. The launch's span is noted first ([`Pipeline::note_span`]).
+    pub fn open_gate(self, pipeline: Option<&Pipeline>, status: cl_int) {
+        // the start barrier has completed: the launch thread finished the launch before
+        if let Some(p) = pipeline {
+            p.note_span(self.end, self.start);
+        }
         // SAFETY: clprism's user event and start barrier references, released once.
         unsafe {
             let _ = cl::set_user_event(self.gate, status);
@@ -335,7 +361,9 @@ impl Submitted {
 /// event the app will not complete any more (`None`: the process is exiting, or the event
 /// failed: its status).
 pub fn wait_polling(ev: cl_event) -> Result<(), cl_int> {
-    let mut pause = std::time::Duration::from_micros(2);
+    // yield for the first 200 us (a sleep lasts at least the timer slack, ~50 us), then sleep
+    let spin_until = std::time::Instant::now() + std::time::Duration::from_micros(200);
+    let mut pause = std::time::Duration::from_micros(20);
     loop {
         // SAFETY: clprism's reference to the event.
         match unsafe { cl::event_status(ev) } {
@@ -347,8 +375,12 @@ pub fn wait_polling(ev: cl_event) -> Result<(), cl_int> {
         if super::background::get().exiting() {
             return Err(CL_INVALID_OPERATION);
         }
+        if std::time::Instant::now() < spin_until {
+            std::thread::yield_now();
+            continue;
+        }
         std::thread::sleep(pause);
-        pause = (pause * 2).min(std::time::Duration::from_micros(50));
+        pause = (pause * 2).min(std::time::Duration::from_micros(200));
     }
 }
 

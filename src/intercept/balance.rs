@@ -343,6 +343,7 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
 /// # Safety
 /// `part` holds the app's valid handles and wait list.
 unsafe fn run_on_app_queue(part: &Launch) -> Option<u64> {
+    exec::note_app_command(part.queue as usize);
     let mut ev: cl_event = std::ptr::null_mut();
     if part.forward(None, &mut ev) != CL_SUCCESS || ev.is_null() {
         return None;
@@ -483,6 +484,8 @@ unsafe fn balance_rest(
         Err(Err(code)) => return Ok(code),
         Err(Ok(job)) => job,
     };
+    // the launch runs on the app's thread: the next launch on the queue waits for it
+    exec::note_app_command(q as usize);
     if !decided {
         exec::pre_decide(engine, &job.early())?;
     }

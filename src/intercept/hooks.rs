@@ -1260,6 +1260,7 @@ unsafe fn launched(launch: &Launch, event: *mut cl_event) -> cl_int {
                 });
                 // the app's device runs it on the app's buffers: complete them first
                 super::balance::gather_args(launch.kernel);
+                crate::exec::note_app_command(launch.queue as usize);
                 super::balance::invalidate_args(launch.kernel, &forward.unwritten);
                 // a measurement needs a profiled queue: without one, timing the launch would
                 // only add an event and a poll per launch (CLPRISM_DEVICE_TIMING=off)

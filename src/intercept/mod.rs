@@ -48,6 +48,16 @@ pub fn wrote_buffer(q: usize, m: tables::Key) {
     }
 }
 
+/// The application enqueues a command other than a launch on queue `q` (generated stubs of
+/// every forwarded `clEnqueue*` entry point): in balance mode, the next balanced launch on
+/// that queue waits for it (`exec::pipeline`'s quiet queue). One atomic load otherwise.
+#[inline]
+pub fn queue_command(q: usize) {
+    if crate::config::get().mode == crate::config::Mode::Balance {
+        crate::exec::note_app_command(q);
+    }
+}
+
 /// An application command on queue `q` reads buffer `m` (generated stubs of the `reads:N`
 /// entry points, called before the command is forwarded): in balance mode the bytes that
 /// only balance devices hold are copied into it first (`exec::gather_for_app`).
