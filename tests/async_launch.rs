@@ -101,3 +101,34 @@ fn a_driver_that_lets_commands_pass_a_user_event_barrier_keeps_launches_synchron
         "a launch ran on the launch thread beside PoCL's basic device"
     );
 }
+
+/// An app that exits with launches still queued on the launch thread (no `clFinish`):
+/// the process ends at once with the app's status and prints nothing (the exit guarantees
+/// of `exec::background`: no driver call starts after exit began, none is waited for
+/// past the one in flight). Five runs, with the launches at different stages at exit.
+#[test]
+fn an_app_that_exits_with_launches_in_flight_exits_cleanly() {
+    let exe = c_program("exit_in_flight");
+    for iters in ["1", "5", "30", "100", "300"] {
+        let t = std::time::Instant::now();
+        let out = run(
+            &exe,
+            &[iters],
+            Via::Preload("balance"),
+            &[("POCL_DEVICES", "pthread pthread")],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ok(&out, &format!("{iters} launches in flight"));
+        assert!(
+            !stderr.contains("clprism: warning") && !stderr.contains("clprism: error"),
+            "{iters} launches: {stderr}"
+        );
+        // the launches themselves take about 1 ms each: an exit that waited for all 300 of
+        // them, or for a hung driver call, would take far longer than this bound
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "{iters} launches: the exit took {:?}",
+            t.elapsed()
+        );
+    }
+}

@@ -479,6 +479,7 @@ unsafe fn balance_rest(
             } else {
                 *event = end;
             }
+            crate::config::debug(|| format!("launch {}: handed to the launch thread", rec.seq));
             return Ok(CL_SUCCESS);
         }
         Err(Err(code)) => return Ok(code),

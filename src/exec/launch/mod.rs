@@ -702,6 +702,8 @@ impl WorkerState {
                 });
                 match b {
                     Ok(b) => per_dev.push(Some(b)),
+                    // an app that exits while the launch thread builds: nothing to report
+                    Err(_) if super::background::get().exiting() => per_dev.push(None),
                     Err(e) => {
                         crate::config::warn(&format!(
                             "balance: building {} for {} failed: {e}",
