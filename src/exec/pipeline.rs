@@ -262,6 +262,10 @@ impl Pipeline {
                 std::thread::Builder::new()
                     .name("clprism-launches".into())
                     .spawn(move || {
+                        // sleeps of a few µs last a few µs (the default slack is 50 µs): the
+                        // launch loop polls running chunks every 15 µs on GPUs
+                        // SAFETY: changes only this thread's timer slack.
+                        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000) };
                         for s in rx.iter() {
                             let _ =
                                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(s)));

@@ -56,6 +56,13 @@ const STALL_LIMIT: Duration = Duration::from_secs(120);
 /// How often the launch loop polls the events of running chunks.
 const POLL_INTERVAL: Duration = Duration::from_micros(100);
 
+/// The poll interval when every participating device is a GPU or an accelerator (its own
+/// hardware: a waking launch thread takes no core from it). On 2 H200s the completion of
+/// jacobi-2d's 0.45 ms chunks was seen 0.12-0.17 ms after their end with the 100 µs poll and
+/// the thread's default 50 µs timer slack (results/session20-2026-11-27, call b): a sixth of
+/// each split launch. The launch thread's timer slack is 1 µs (`exec::pipeline`).
+const GPU_POLL_INTERVAL: Duration = Duration::from_micros(15);
+
 /// The longest wait for a completion when no chunk is in flight.
 const IDLE_WAIT: Duration = Duration::from_millis(20);
 
@@ -93,6 +100,8 @@ pub(super) struct RealChunks<'a> {
     readmit_safe: bool,
     /// Bytes the buffer directory copied onto devices before their chunks.
     pub fetched: u64,
+    /// Every participating device is a GPU or an accelerator ([`GPU_POLL_INTERVAL`]).
+    gpus_only: bool,
 }
 
 impl<'a> RealChunks<'a> {
@@ -128,6 +137,10 @@ impl<'a> RealChunks<'a> {
             early_chunks: FxHashSet::default(),
             readmit_safe,
             fetched: 0,
+            gpus_only: plan
+                .devs
+                .iter()
+                .all(|&d| matches!(engine.devices[d].kind.as_str(), "gpu" | "accelerator")),
         }
     }
 
@@ -288,13 +301,15 @@ impl ChunkDevices for RealChunks<'_> {
         loop {
             let longest = if self.inflight.0.is_empty() {
                 IDLE_WAIT
+            } else if self.gpus_only {
+                GPU_POLL_INTERVAL
             } else {
                 POLL_INTERVAL
             };
             let wait = poll_at_ns
                 .map(|p| Duration::from_nanos(p.saturating_sub(self.now_ns())))
                 .unwrap_or(longest)
-                .clamp(Duration::from_micros(20), longest);
+                .clamp(longest.min(Duration::from_micros(20)), longest);
             if self.arrived.is_empty() {
                 self.arrived.extend(self.done_rx.recv_timeout(wait));
                 self.arrived.extend(self.done_rx.try_iter());
