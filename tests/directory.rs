@@ -192,3 +192,83 @@ fn a_release_while_the_devices_hold_a_buffer_forgets_it() {
         "{split} split, {kept} kept"
     );
 }
+
+/// A time step passed by value that only indexes a read-only table (PolyBench fdtd-2d's
+/// kernel 1, `tests/c/time_step.c`): its footprint is derived at most twice (the second time
+/// once the step is seen to change), not at every launch
+/// (`emu::dataflow::value_params_free_of_writes`; fdtd-2d's kernel 1 spent 2.1 ms per launch
+/// on 2 H200s deriving it again), every launch still keeps its results on the devices, and
+/// what the app reads is byte-identical to native.
+#[test]
+fn a_time_step_passed_by_value_does_not_derive_the_footprint_again() {
+    let exe = c_program("time_step");
+    let d = scratch("directory-time-step");
+    let (nat, bal, log) = (
+        d.join("native.bin"),
+        d.join("balanced.bin"),
+        d.join("log.jsonl"),
+    );
+    let iters = 30;
+    let args = |out: &std::path::Path| {
+        vec![
+            "256".to_string(),
+            iters.to_string(),
+            out.to_str().unwrap().to_string(),
+        ]
+    };
+    let a_nat = args(&nat);
+    let native = run(
+        &exe,
+        &a_nat.iter().map(String::as_str).collect::<Vec<_>>(),
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, "native");
+    let a_bal = args(&bal);
+    let out = run(
+        &exe,
+        &a_bal.iter().map(String::as_str).collect::<Vec<_>>(),
+        Via::Preload("balance"),
+        &[
+            ("POCL_DEVICES", DEVICES),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SPLIT", "always"),
+            ("CLPRISM_BALANCE_EARLY", "off"),
+            ("CLPRISM_SCHEDULER", "static:0.4,0.3,0.3"),
+            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "balanced");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "what the app read differs from the native run"
+    );
+    let recs = read_log(&log);
+    let derived: Vec<u64> = recs
+        .iter()
+        .filter(|r| {
+            r["kernel"] == "advance" && r["schedule"]["footprint"]["derived_ms"].is_number()
+        })
+        .filter_map(|r| r["seq"].as_u64())
+        .collect();
+    // once with the first value of `t`, once more when `t` is seen to change (from then on
+    // the key leaves it out)
+    let first_two: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["kernel"] == "advance")
+        .filter_map(|r| r["seq"].as_u64())
+        .take(2)
+        .collect();
+    assert!(
+        !derived.is_empty() && derived.iter().all(|s| first_two.contains(s)),
+        "advance's footprint derived at launches {derived:?} (its first two: {first_two:?})"
+    );
+    let resident = recs
+        .iter()
+        .filter(|r| r["kernel"] == "advance" && r["schedule"]["merge"] == "resident")
+        .count();
+    assert!(
+        resident >= iters - 1,
+        "only {resident} of {iters} launches of advance stayed resident"
+    );
+}

@@ -109,3 +109,40 @@ __kernel void counted(__global const int *len, __global const float *x, __global
         assert_eq!(data_dependent_writes(&words, k).unwrap(), None, "{k}");
     }
 }
+
+/// By-value arguments whose value cannot change which bytes a kernel writes
+/// (`value_params_free_of_writes`): a time step that only indexes a read-only table (PolyBench
+/// fdtd-2d's kernel 1) is free, with that table's reads moved; one that moves a store, guards
+/// a store or indexes a buffer the kernel also writes is not.
+#[test]
+fn by_value_arguments_that_cannot_move_the_writes() {
+    use OpenCL::emu::dataflow::value_params_free_of_writes;
+    let src = r#"
+__kernel void fict(__global const float *fict_, __global float *ey, __global const float *hz,
+                   int t, int nx, int ny) {
+    int j = get_global_id(0); int i = get_global_id(1);
+    if (i < nx && j < ny) {
+        if (i == 0) ey[i * ny + j] = fict_[t];
+        else ey[i * ny + j] = ey[i * ny + j] - 0.5f * (hz[i * ny + j] - hz[(i - 1) * ny + j]);
+    }
+}
+__kernel void shifted(__global float *a, int s) { a[get_global_id(0) + s] = 1.0f; }
+__kernel void guarded(__global float *a, int s) { if (s > 3) a[get_global_id(0)] = 1.0f; }
+__kernel void own(__global float *a, int s) { int i = get_global_id(0); a[i] = a[i + s]; }
+"#;
+    let words = compile_source(src, "", &fe()).unwrap();
+    // fict: t (3) moves only fict_'s (0) loads; nx and ny (4, 5) guard the stores
+    assert_eq!(
+        value_params_free_of_writes(&words, "fict", &[3, 4, 5]).unwrap(),
+        vec![(3, vec![0])]
+    );
+    assert!(value_params_free_of_writes(&words, "shifted", &[1])
+        .unwrap()
+        .is_empty());
+    assert!(value_params_free_of_writes(&words, "guarded", &[1])
+        .unwrap()
+        .is_empty());
+    assert!(value_params_free_of_writes(&words, "own", &[1])
+        .unwrap()
+        .is_empty());
+}

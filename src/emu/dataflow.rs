@@ -78,6 +78,115 @@ pub fn data_dependent_reads(words: &[u32], kernel: &str) -> Result<Option<String
     analyse_kernel(words, kernel, Access::Loads)
 }
 
+/// For each by-value parameter `k` of kernel `kernel` (positions in `value_params`) whose
+/// value cannot change which bytes the kernel writes, the buffer parameters whose loads it may
+/// move: `(k, loaded)`. A parameter qualifies when, with it treated as data, no global
+/// store's address or execution depends on it ([`data_dependent_writes`]'s test), every
+/// global load whose address or execution then depends on it (or on memory contents) goes
+/// through a kernel parameter, and the kernel stores through none of those parameters. A
+/// launch's write footprint is then the same for every value of `k`, and so are its read
+/// hulls except those of `loaded` (PolyBench fdtd-2d's kernel 1 reads `_fict_[t]`: its time
+/// step `t` moves one load of a buffer it never writes). Kernels that call functions are
+/// left out (nothing qualifies).
+///
+/// Errors: as [`data_dependent_writes`].
+pub fn value_params_free_of_writes(
+    words: &[u32],
+    kernel: &str,
+    value_params: &[u32],
+) -> Result<Vec<(u32, Vec<u32>)>, EmuError> {
+    let module = std::panic::catch_unwind(|| dr::load_words(words))
+        .map_err(|_| EmuError::Internal("SPIR-V parse panicked".into()))?
+        .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))?;
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|ep| matches!(ep.operands.get(2), Some(Operand::LiteralString(n)) if n == kernel))
+        .and_then(|ep| match ep.operands.get(1) {
+            Some(Operand::IdRef(f)) => Some(*f),
+            _ => None,
+        })
+        .ok_or_else(|| EmuError::BadLaunch(format!("no kernel named {kernel}")))?;
+    let func = module
+        .functions
+        .iter()
+        .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
+        .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
+    // llvm-spirv's wrapper passes the parameters through in order
+    let func = unwrap_kernel(&module, func);
+    let calls = func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instructions)
+        .any(|i| i.class.opcode == Op::FunctionCall);
+    if calls {
+        return Ok(Vec::new());
+    }
+    let cx = Ctx::new(&module);
+    let params: Vec<Word> = func.parameters.iter().filter_map(|p| p.result_id).collect();
+    let position = |w: Word| params.iter().position(|p| *p == w).map(|i| i as u32);
+    // the parameters the kernel stores through (any other store root: nothing qualifies)
+    let clean = propagate(&cx, func, &[], false);
+    let mut stored = Vec::new();
+    for i in func.blocks.iter().flat_map(|b| &b.instructions) {
+        if !writes_memory(i.class.opcode) {
+            continue;
+        }
+        let Some(Operand::IdRef(p)) = i.operands.first() else {
+            continue;
+        };
+        let r = clean.root(*p);
+        if clean.local_vars.contains(&r) || !is_global_class(cx.class_of_ptr(*p)) {
+            continue;
+        }
+        match position(r) {
+            Some(k) => stored.push(k),
+            None => return Ok(Vec::new()),
+        }
+    }
+    let mut out = Vec::new();
+    for &k in value_params {
+        let mut taint = vec![false; params.len()];
+        match taint.get_mut(k as usize) {
+            Some(t) => *t = true,
+            None => continue,
+        }
+        if analyse(&cx, &module, func, &taint, false, 0, Access::Stores).is_some() {
+            continue;
+        }
+        let t = propagate(&cx, func, &taint, false);
+        let mut loaded = Vec::new();
+        let mut qualifies = true;
+        for (n, b) in func.blocks.iter().enumerate() {
+            for i in &b.instructions {
+                for p in loaded_pointers(&cx, i) {
+                    let r = t.root(p);
+                    if t.local_vars.contains(&r) || !is_global_class(cx.class_of_ptr(p)) {
+                        continue;
+                    }
+                    let ext_taint = i.class.opcode == Op::ExtInst
+                        && id_operands(i).any(|w| t.tainted.contains(&w));
+                    if !(t.tainted.contains(&p) || ext_taint || t.conditional[n]) {
+                        continue;
+                    }
+                    match position(r) {
+                        Some(q) if !stored.contains(&q) => {
+                            if !loaded.contains(&q) {
+                                loaded.push(q);
+                            }
+                        }
+                        _ => qualifies = false,
+                    }
+                }
+            }
+        }
+        if qualifies {
+            out.push((k, loaded));
+        }
+    }
+    Ok(out)
+}
+
 /// The pointers instruction `i` reads global memory through, for [`Access::Loads`] (an
 /// extended instruction's operands of a known pointer class: `vloadn`, `vload_half`, ...).
 fn loaded_pointers(cx: &Ctx, i: &Instruction) -> Vec<Word> {

@@ -124,6 +124,16 @@ impl FootprintModel {
             .map(|r| r.chunk_hull(first, count))
     }
 
+    /// Argument `arg` may be read anywhere: no read hull, counted as read (a model shared by
+    /// every value of a by-value argument that moves `arg`'s loads; `exec::launch::plan`).
+    pub fn may_read_anywhere(&mut self, arg: u32) {
+        self.read.retain(|r| r.arg != arg);
+        self.untouched.retain(|a| *a != arg);
+        if !self.read_only.contains(&arg) && !self.written.iter().any(|w| w.arg == arg) {
+            self.read_only.push(arg);
+        }
+    }
+
     /// Whether the samples read argument `arg` at all.
     pub fn reads_arg(&self, arg: u32) -> bool {
         (self.read_only.contains(&arg) && !self.untouched.contains(&arg))
@@ -661,7 +671,7 @@ fn unit(d: usize) -> [u64; 3] {
 /// miss bytes of such stores); 4 since a model records a kernel whose work-groups read what
 /// others write ([`FootprintModel::order_dependent`]; earlier models were split); 5 since
 /// a model carries read hulls ([`FootprintModel::read`]).
-const DISK_FORMAT: u32 = 5;
+const DISK_FORMAT: u32 = 6;
 
 /// The cache file name of the model for `key` (a launch-shape key built from the program's
 /// content hash, build options, kernel, NDRange, by-value arguments and buffer sizes).

@@ -155,6 +155,14 @@ pub(super) struct WorkerState {
     /// Which copies of each app buffer hold valid bytes, for buffers some device alone
     /// holds bytes of (`CLPRISM_BALANCE_GATHER=lazy`; see [`resident`]).
     directory: crate::exec::directory::Directory,
+    /// (program variant, kernel name) → its by-value arguments whose value does not change
+    /// its footprint, each with the buffer arguments whose read hulls it may move
+    /// (`emu::dataflow::value_params_free_of_writes`), found once.
+    free_values: FxHashMap<(String, String), Arc<Vec<(u32, Vec<u32>)>>>,
+    /// (program variant, kernel name) → its by-value arguments' bytes at its last launch, and
+    /// the arguments whose value changed between two launches
+    /// (`plan::WorkerState::varying_values`).
+    value_history: FxHashMap<(String, String), (Vec<Option<Vec<u8>>>, Vec<u32>)>,
     /// (units along the split dimension, participating devices) → each device's fraction of
     /// the units in launches whose results stay on the devices (owner computes, see
     /// [`chunks`]): one contiguous slab per device, the same for every kernel of that shape.
@@ -877,12 +885,14 @@ fn wait_release(evs: &[cl_event]) {
 
 /// Cache key of a launch's write footprints: the program variant and kernel, the NDRange,
 /// every by-value and `__local` argument, and the buffer sizes (buffer handles do not
-/// matter, their sizes do).
+/// matter, their sizes do). By-value arguments in `free` are left out: their value does
+/// not change the footprint (`emu::dataflow::value_params_free_of_writes`).
 fn footprint_key(
     key: &(String, String),
     job: &Job,
     kinds: &[ArgKind],
     bufs: &[(Key, usize)],
+    free: &[u32],
 ) -> String {
     use std::fmt::Write;
     // the device's predefined macros: the same source may write other bytes on a device of
@@ -896,7 +906,7 @@ fn footprint_key(
         job.local,
         job.offset
     );
-    for (a, kind) in job.args.iter().zip(kinds) {
+    for (i, (a, kind)) in job.args.iter().zip(kinds).enumerate() {
         match (a, buffer_named_by(a)) {
             (_, Some(m)) => {
                 let size = bufs.iter().find(|b| b.0 == m).map_or(0, |b| b.1);
@@ -904,6 +914,9 @@ fn footprint_key(
             }
             (KernelArg::Local(n), None) => {
                 let _ = write!(k, "l{n},");
+            }
+            (KernelArg::Value(_), None) if free.contains(&(i as u32)) => {
+                let _ = write!(k, "v{kind:?}*,");
             }
             (KernelArg::Value(v), None) => {
                 let _ = write!(k, "v{kind:?}{:?},", v.as_slice());

@@ -530,6 +530,13 @@ impl WorkerState {
     /// the plan. Returns why the launch must be kept whole when the model says its
     /// work-groups depend on each other's writes ([`FootprintModel::order_dependent`]).
     fn footprints_for(&mut self, job: &Job, plan: &mut Plan) -> Option<String> {
+        let varying = self.varying_values(job, plan);
+        let free: Vec<(u32, Vec<u32>)> = self
+            .free_values(job, plan)
+            .iter()
+            .filter(|f| varying.contains(&f.0))
+            .cloned()
+            .collect();
         let fkey = super::footprint_key(
             &plan.key,
             job,
@@ -539,6 +546,7 @@ impl WorkerState {
                 .iter()
                 .map(|b| (b.mem, b.size))
                 .collect::<Vec<_>>(),
+            &free.iter().map(|f| f.0).collect::<Vec<_>>(),
         );
         let mut from_disk = false;
         if !self.footprints.contains_key(&fkey) {
@@ -558,7 +566,7 @@ impl WorkerState {
             }
         } else if !self.footprints.contains_key(&fkey) {
             let t = Instant::now();
-            let (derived, kernel_verdict) = self.derive_footprint(job, plan);
+            let (derived, kernel_verdict) = self.derive_footprint(job, plan, &free);
             self.note_derivation(job, t.elapsed().as_nanos() as f64);
             let mut l = FootprintLog {
                 derived_ms: Some(t.elapsed().as_secs_f64() * 1e3),
@@ -612,12 +620,86 @@ impl WorkerState {
         None
     }
 
+    /// The by-value arguments of `job`'s kernel whose value changed between two of its
+    /// launches (of any shape) so far, this one included. Only those are left out of the
+    /// footprint's key, when free of its writes ([`Self::free_values`]): a model shared by
+    /// every value loses the read hulls of the buffers such an argument indexes, which a
+    /// constant argument (a size) keeps.
+    fn varying_values(&mut self, job: &Job, plan: &Plan) -> Vec<u32> {
+        let now: Vec<Option<Vec<u8>>> = job
+            .args
+            .iter()
+            .zip(&plan.kinds)
+            .map(|(a, k)| match (a, k) {
+                (KernelArg::Value(v), ArgKind::Value) => Some(v.as_slice().to_vec()),
+                _ => None,
+            })
+            .collect();
+        let entry = self
+            .value_history
+            .entry(plan.key.clone())
+            .or_insert_with(|| (now.clone(), Vec::new()));
+        for (i, (was, is)) in entry.0.iter().zip(&now).enumerate() {
+            if was != is && !entry.1.contains(&(i as u32)) {
+                entry.1.push(i as u32);
+            }
+        }
+        entry.0 = now;
+        entry.1.clone()
+    }
+
+    /// The by-value arguments of `job`'s kernel whose value does not change its footprint,
+    /// with the buffers whose reads they move (`emu::dataflow::value_params_free_of_writes`;
+    /// found once per program variant and kernel; none when the module cannot be loaded).
+    fn free_values(&mut self, job: &Job, plan: &Plan) -> Arc<Vec<(u32, Vec<u32>)>> {
+        let key = plan.key.clone();
+        if let Some(f) = self.free_values.get(&key) {
+            return f.clone();
+        }
+        let values: Vec<u32> = plan
+            .kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| matches!(k, ArgKind::Value))
+            .map(|(i, _)| i as u32)
+            .collect();
+        let free = if values.is_empty() {
+            Vec::new()
+        } else {
+            let source = match &job.program.origin {
+                ProgramOrigin::Source(s) => s.to_string(),
+                _ => String::new(),
+            };
+            self.module(job, &source)
+                .ok()
+                .and_then(|m| {
+                    crate::emu::dataflow::value_params_free_of_writes(
+                        &m.words,
+                        &job.kernel,
+                        &values,
+                    )
+                    .ok()
+                })
+                .unwrap_or_default()
+        };
+        crate::config::debug(|| {
+            format!(
+                "footprint: by-value arguments of {} free of its writes: {free:?} (of {values:?})",
+                job.kernel
+            )
+        });
+        let free = Arc::new(free);
+        self.free_values.insert(key, free.clone());
+        free
+    }
+
     /// Derives the write footprints of `job` by emulating sampled work-groups. Returns the
     /// model or why not, and whether the verdict is the kernel's own (not the toolchain's).
     fn derive_footprint(
         &mut self,
         job: &Job,
         plan: &Plan,
+        free: &[(u32, Vec<u32>)],
     ) -> (Result<Arc<FootprintModel>, String>, bool) {
         let source = match &job.program.origin {
             ProgramOrigin::Source(s) => s.to_string(),
@@ -663,6 +745,11 @@ impl WorkerState {
                 crate::emu::dataflow::data_dependent_reads(&m.words, &job.kernel),
                 Ok(None)
             );
+            // the model serves every value of the free by-value arguments: the buffers whose
+            // loads they move may be read anywhere
+            for r in free.iter().flat_map(|f| &f.1) {
+                model.may_read_anywhere(*r);
+            }
             Ok(Arc::new(model))
         });
         (derived, kernel_verdict)
