@@ -311,8 +311,7 @@ pub fn try_pre_decide(engine: &Engine, launch: &EarlyLaunch) -> Option<Result<()
 
 /// Hands `job` to the launch thread (`exec::pipeline`) when the app's driver allows it:
 /// the returned event is the app's (completes when the launch has). `decided`: the early
-/// decision already ran on the app's thread. `Err(Ok(job))`: run it synchronously;
-/// `Err(Err(code))`: the driver refused the start barrier.
+/// decision already ran on the app's thread. `Err`: [`pipeline::Refused`].
 ///
 /// # Safety
 /// `q` and `wait` are the app's valid queue and wait list; the job's handles are valid.
@@ -323,9 +322,9 @@ pub unsafe fn submit_async(
     wait: &[cl_event],
     decided: bool,
     probe: Option<crate::log::schema::ProbeLog>,
-) -> Result<cl_event, Result<Job, cl_int>> {
+) -> Result<cl_event, pipeline::Refused> {
     if !engine.pipeline.allowed(job.app_context, job.app_device) {
-        return Err(Ok(job));
+        return Err(pipeline::Refused::Synchronous(Box::new(job)));
     }
     engine
         .pipeline
@@ -385,7 +384,7 @@ fn run_submitted(s: pipeline::Submitted) {
     };
     match outcome {
         launch::AsyncOutcome::Balanced(done) => {
-            record_balanced(&s.job.rec, done, s.probe.clone(), true);
+            record_balanced(&s.job.rec, *done, s.probe.clone(), true);
             s.open_gate(Some(&e.pipeline), CL_COMPLETE);
         }
         launch::AsyncOutcome::Whole {
@@ -647,7 +646,9 @@ pub fn forget(m: Key) {
 /// The `QUEUED`, `SUBMIT` or `START` time (`param`) to report for `ev` when it is the event
 /// of a launch that ran on clprism's launch thread (`exec::pipeline`): the launch's start
 /// barrier's, so that `END − START` spans the launch as a kernel event's does. `None`: not
-/// such an event, or another profiling query.
+/// such an event, or another profiling query. `ev` is the app's event, only passed to the
+/// driver.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn launch_profiling(ev: cl_event, param: cl_profiling_info) -> Option<u64> {
     if !matches!(
         param,

@@ -176,7 +176,9 @@ impl Pipeline {
     }
 
     /// Notes the span of the launch whose app event is `end_event`, from its completed start
-    /// barrier `start` (nothing when the app's queue does not profile).
+    /// barrier `start` (nothing when the app's queue does not profile). Both are clprism's
+    /// own handles to events of a queue it enqueued on; only the driver reads them.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn note_span(&self, end_event: cl_event, start: cl_event) {
         let f = match crate::loader::table().and_then(|t| t.clGetEventProfilingInfo) {
             Some(f) => f,
@@ -281,9 +283,7 @@ impl Pipeline {
 
     /// Enqueues the start and end barriers of `job` on the app's queue `q` (after `wait`)
     /// and hands the launch to the launch thread, which runs it with `run`. Returns the end
-    /// barrier's event (the app's). `Err(Ok(job))`: nothing was started, run it
-    /// synchronously; `Err(Err(code))`: the driver refused the start barrier (its verdict on
-    /// the wait list or the queue, for the app).
+    /// barrier's event (the app's), or why not ([`Refused`]).
     ///
     /// # Safety
     /// `q` and `wait` are the app's valid queue and wait list; the job's handles are valid.
@@ -294,16 +294,16 @@ impl Pipeline {
         wait: &[cl_event],
         (decided, probe): (bool, Option<ProbeLog>),
         run: fn(Submitted),
-    ) -> Result<cl_event, Result<Job, cl_int>> {
+    ) -> Result<cl_event, Refused> {
         let Ok(tx) = self.sender(run) else {
-            return Err(Ok(job));
+            return Err(Refused::Synchronous(Box::new(job)));
         };
-        let start = cl::barrier(q, wait).map_err(|e| Err(e.code))?;
+        let start = cl::barrier(q, wait).map_err(|e| Refused::Driver(e.code))?;
         let gate = match cl::user_event(job.app_context) {
             Ok(g) => g,
             Err(_) => {
                 cl::release_event(start);
-                return Err(Ok(job));
+                return Err(Refused::Synchronous(Box::new(job)));
             }
         };
         let end = match cl::barrier(q, &[gate]) {
@@ -312,7 +312,7 @@ impl Pipeline {
                 let _ = cl::set_user_event(gate, CL_COMPLETE);
                 cl::release_event(gate);
                 cl::release_event(start);
-                return Err(Ok(job));
+                return Err(Refused::Synchronous(Box::new(job)));
             }
         };
         let _ = cl::flush(q);
@@ -342,6 +342,15 @@ impl Pipeline {
     }
 }
 
+/// Why a launch was not handed to the launch thread.
+pub enum Refused {
+    /// Nothing was enqueued: run it on the app's thread.
+    Synchronous(Box<Job>),
+    /// The driver refused the start barrier: its verdict on the wait list or the queue, for
+    /// the app.
+    Driver(cl_int),
+}
+
 impl Submitted {
     /// Lets the app's queue go on: the end barrier completes with `status` (`CL_COMPLETE`, or
     /// a negative code when the launch failed), and the handles retained for the launch are
@@ -362,8 +371,9 @@ impl Submitted {
 }
 
 /// Waits for `ev` to complete, polling, so that the process's exit is never held up by an
-/// event the app will not complete any more (`None`: the process is exiting, or the event
-/// failed: its status).
+/// event the app will not complete any more (`Err`: the process is exiting, or the event
+/// failed: its status). `ev` is clprism's own reference; only the driver reads it.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn wait_polling(ev: cl_event) -> Result<(), cl_int> {
     // yield for the first 200 us (a sleep lasts at least the timer slack, ~50 us), then sleep
     let spin_until = std::time::Instant::now() + std::time::Duration::from_micros(200);

@@ -482,8 +482,8 @@ unsafe fn balance_rest(
             crate::config::debug(|| format!("launch {}: handed to the launch thread", rec.seq));
             return Ok(CL_SUCCESS);
         }
-        Err(Err(code)) => return Ok(code),
-        Err(Ok(job)) => job,
+        Err(exec::pipeline::Refused::Driver(code)) => return Ok(code),
+        Err(exec::pipeline::Refused::Synchronous(job)) => *job,
     };
     // the launch runs on the app's thread: the next launch on the queue waits for it
     exec::note_app_command(q as usize);

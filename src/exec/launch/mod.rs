@@ -158,21 +158,28 @@ pub(super) struct WorkerState {
     /// (program variant, kernel name) → its by-value arguments whose value does not change
     /// its footprint, each with the buffer arguments whose read hulls it may move
     /// (`emu::dataflow::value_params_free_of_writes`), found once.
-    free_values: FxHashMap<(String, String), Arc<Vec<(u32, Vec<u32>)>>>,
+    free_values: FxHashMap<(String, String), FreeValues>,
     /// (program variant, kernel name) → its by-value arguments' bytes at its last launch, and
     /// the arguments whose value changed between two launches
     /// (`plan::WorkerState::varying_values`).
-    value_history: FxHashMap<(String, String), (Vec<Option<Vec<u8>>>, Vec<u32>)>,
+    value_history: FxHashMap<(String, String), ValueHistory>,
     /// (units along the split dimension, participating devices) → each device's fraction of
     /// the units in launches whose results stay on the devices (owner computes, see
     /// [`chunks`]): one contiguous slab per device, the same for every kernel of that shape.
     resident_partitions: FxHashMap<(u64, Vec<usize>), Vec<f64>>,
 }
 
+/// By-value arguments free of a kernel's writes, each with the buffer arguments whose loads
+/// it moves (`emu::dataflow::value_params_free_of_writes`).
+type FreeValues = Arc<Vec<(u32, Vec<u32>)>>;
+
+/// A kernel's by-value argument bytes at its last launch, and the arguments that changed.
+type ValueHistory = (Vec<Option<Vec<u8>>>, Vec<u32>);
+
 /// What the launch thread did with a launch ([`WorkerState::run_async`]).
 pub(super) enum AsyncOutcome {
     /// Split (or run by clprism's scheduler on one device).
-    Balanced(super::Balanced),
+    Balanced(Box<super::Balanced>),
     /// Run whole on the app's device: why, its device time (ns) and status.
     Whole {
         reason: super::Reason,
@@ -495,7 +502,7 @@ impl WorkerState {
             }
         }
         match self.run(engine, job) {
-            Ok(b) => AsyncOutcome::Balanced(b),
+            Ok(b) => AsyncOutcome::Balanced(Box::new(b)),
             Err(f) => self.run_whole(engine, job, f),
         }
     }

@@ -651,7 +651,7 @@ impl WorkerState {
     /// The by-value arguments of `job`'s kernel whose value does not change its footprint,
     /// with the buffers whose reads they move (`emu::dataflow::value_params_free_of_writes`;
     /// found once per program variant and kernel; none when the module cannot be loaded).
-    fn free_values(&mut self, job: &Job, plan: &Plan) -> Arc<Vec<(u32, Vec<u32>)>> {
+    fn free_values(&mut self, job: &Job, plan: &Plan) -> super::FreeValues {
         let key = plan.key.clone();
         if let Some(f) = self.free_values.get(&key) {
             return f.clone();
