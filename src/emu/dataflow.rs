@@ -37,9 +37,22 @@ pub fn data_dependent_writes(words: &[u32], kernel: &str) -> Result<Option<Strin
 
 /// [`analyse`] of kernel `kernel` of the SPIR-V module `words` for `access`.
 fn analyse_kernel(words: &[u32], kernel: &str, access: Access) -> Result<Option<String>, EmuError> {
-    let module = std::panic::catch_unwind(|| dr::load_words(words))
+    let module = parse(words)?;
+    let func = kernel_function(&module, kernel)?;
+    let cx = Ctx::new(&module);
+    Ok(analyse(&cx, &module, func, &[], false, 0, access))
+}
+
+/// The SPIR-V module `words`, parsed. Errors: [`EmuError::Internal`].
+fn parse(words: &[u32]) -> Result<dr::Module, EmuError> {
+    std::panic::catch_unwind(|| dr::load_words(words))
         .map_err(|_| EmuError::Internal("SPIR-V parse panicked".into()))?
-        .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))?;
+        .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))
+}
+
+/// The entry-point function of kernel `kernel` of `module` (llvm-spirv's wrapper, see
+/// [`unwrap_kernel`]). Errors: [`EmuError::BadLaunch`] when there is none.
+fn kernel_function<'a>(module: &'a dr::Module, kernel: &str) -> Result<&'a dr::Function, EmuError> {
     let entry = module
         .entry_points
         .iter()
@@ -49,13 +62,11 @@ fn analyse_kernel(words: &[u32], kernel: &str, access: Access) -> Result<Option<
             _ => None,
         })
         .ok_or_else(|| EmuError::BadLaunch(format!("no kernel named {kernel}")))?;
-    let cx = Ctx::new(&module);
-    let func = module
+    module
         .functions
         .iter()
         .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
-        .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
-    Ok(analyse(&cx, &module, func, &[], false, 0, access))
+        .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))
 }
 
 /// Which accesses to global memory [`analyse`] judges.
@@ -95,23 +106,8 @@ pub fn value_params_free_of_writes(
     kernel: &str,
     value_params: &[u32],
 ) -> Result<Vec<(u32, Vec<u32>)>, EmuError> {
-    let module = std::panic::catch_unwind(|| dr::load_words(words))
-        .map_err(|_| EmuError::Internal("SPIR-V parse panicked".into()))?
-        .map_err(|e| EmuError::Internal(format!("SPIR-V parse: {e}")))?;
-    let entry = module
-        .entry_points
-        .iter()
-        .find(|ep| matches!(ep.operands.get(2), Some(Operand::LiteralString(n)) if n == kernel))
-        .and_then(|ep| match ep.operands.get(1) {
-            Some(Operand::IdRef(f)) => Some(*f),
-            _ => None,
-        })
-        .ok_or_else(|| EmuError::BadLaunch(format!("no kernel named {kernel}")))?;
-    let func = module
-        .functions
-        .iter()
-        .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(entry))
-        .ok_or_else(|| EmuError::BadLaunch(format!("no body for kernel {kernel}")))?;
+    let module = parse(words)?;
+    let func = kernel_function(&module, kernel)?;
     // llvm-spirv's wrapper passes the parameters through in order
     let func = unwrap_kernel(&module, func);
     let calls = func
