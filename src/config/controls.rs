@@ -543,10 +543,10 @@ buffer at once (the behaviour before the directory).",
         doc: "`on`: a launch balance mode may split returns to the app at once with an event that \
 completes when all its chunks have (a barrier on the app's queue gated by a user event); \
 clprism's launch thread plans and runs the launches in the order they came, and the app's \
-waits, `clFinish`, blocking reads and callbacks see its completion. Only where the app's driver \
-holds later commands behind a barrier gated by a user event (checked once per context; PoCL 3.1 \
-with a `basic` device does not, see results/pocl-user-event); elsewhere, and with `off`, the \
-launch runs on the app's thread before the call returns (the behaviour before session 20).",
+waits, `clFinish`, blocking reads and callbacks see its completion. Not on a platform with a \
+PoCL `basic` device (PoCL 3.1 lets commands pass a barrier gated by a user event there, see \
+results/pocl-user-event); there, and with `off`, the launch runs on the app's thread before the \
+call returns (the behaviour before session 20).",
     }
     balance_early: bool {
         name: "CLPRISM_BALANCE_EARLY",
