@@ -162,6 +162,192 @@ fn examples_split_over_the_local_device_and_two_servers() {
             shares(&log).len(),
             shares(&log)
         );
-        assert!(three > 0, "{app}: no launch ran on 3 devices: {:?}", shares(&log));
+        assert!(
+            three > 0,
+            "{app}: no launch ran on 3 devices: {:?}",
+            shares(&log)
+        );
     }
+}
+
+/// CLBlast's verdict lines ("N test(s) passed" / "failed" / "skipped"), colours stripped.
+fn clblast_verdicts(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(" test(s) "))
+        .map(|l| {
+            l.replace("\u{1b}[0m", "")
+                .replace("\u{1b}[32m", "")
+                .replace("\u{1b}[31m", "")
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// A real app: CLBlast's own AXPY test binary (clblast-tests) on the local device, natively
+/// and in balance mode over the local device and both servers: the same verdicts (every
+/// test passed, checked against the host's reference BLAS), and launches run on 3 devices.
+/// It passes in most runs, but PoCL 6.0's remote client crashes it now and then: natively,
+/// without clprism, `clblast_test_xaxpy` on a remote device died with `*** stack smashing
+/// detected ***` (in `pocl_remote_join` from `clFinish`) in 3 of 5 runs; in balance mode
+/// 3 of 10 runs died (docs/remote.md). Run with `--ignored`.
+#[test]
+#[ignore = "PoCL 6.0's remote client smashes the stack now and then, natively too (docs/remote.md)"]
+fn clblast_axpy_splits_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-clblast");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = Path::new("/usr/bin/clblast_test_xaxpy");
+    assert!(
+        exe.exists(),
+        "clblast-tests is missing (scripts/setup.sh installs it)"
+    );
+    let (p, dev) = (l.to_string(), "0".to_string());
+    let args = ["-platform", p.as_str(), "-device", dev.as_str()];
+    let native = run_for(exe, &args, &cluster.env(), false, LIMIT, || {}).expect("native hung");
+    assert_ok(&native, "clblast_test_xaxpy natively");
+    let log = d.join("clblast.jsonl");
+    let env = with(
+        &cluster.env(),
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_SCHEDULER", STATIC),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    let bal =
+        run_for(exe, &args, &env, true, Duration::from_secs(300), || {}).expect("balance run hung");
+    assert_ok(&bal, "clblast_test_xaxpy in balance mode");
+    let v = |o: &Output| clblast_verdicts(&String::from_utf8_lossy(&o.stdout));
+    assert!(
+        v(&native).iter().any(|l| l.ends_with("test(s) passed")),
+        "no verdict: {:?}",
+        v(&native)
+    );
+    assert_eq!(v(&native), v(&bal), "verdicts differ");
+    assert!(
+        v(&bal)
+            .iter()
+            .all(|l| !l.ends_with("test(s) failed") || l.starts_with("0 ")),
+        "{:?}",
+        v(&bal)
+    );
+    let three = split_over_three(&log);
+    eprintln!(
+        "clblast_test_xaxpy: {three} of {} launches ran on 3 devices",
+        shares(&log).len()
+    );
+    assert!(three > 0, "no launch ran on 3 devices: {:?}", shares(&log));
+}
+
+/// A server unreachable at start (a port nothing listens on, after one live server): PoCL
+/// 6.0's remote client then fails its whole platform (clGetDeviceIDs: CL_INVALID_DEVICE,
+/// the live server's device included), so what is left is the local device. clprism says
+/// so in one line and the app's output is byte-identical to the native run.
+#[test]
+fn an_unreachable_server_leaves_a_clear_line_and_a_correct_run() {
+    let d = scratch("remote-unreachable");
+    let mut cluster = Cluster::start(1, &d);
+    cluster.unreachable.push(dead_port());
+    let (l, _) = cluster.platform_indices();
+    let exe = examples().join("matmul_global");
+    let (nat, bal) = (d.join("n.bin"), d.join("b.bin"));
+    let env = with(
+        &cluster.env(),
+        &[("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0"))],
+    );
+    let out = run_for(
+        &exe,
+        &["256", "--dump", nat.to_str().unwrap()],
+        &env,
+        false,
+        LIMIT,
+        || {},
+    )
+    .expect("native hung");
+    assert_ok(&out, "native");
+    let env = with(&env, &[("CLPRISM_DEVICES", "all")]);
+    let t0 = Instant::now();
+    let out = run_for(
+        &exe,
+        &["256", "--dump", bal.to_str().unwrap()],
+        &env,
+        true,
+        LIMIT,
+        || {},
+    )
+    .expect("balance run hung with a server unreachable");
+    assert_ok(&out, "balance with a server unreachable");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("PoCL-Remote server cannot be reached"))
+        .collect();
+    assert_eq!(lines.len(), 1, "expected one clear line, stderr:\n{err}");
+    eprintln!("{} ({:?})", lines[0], t0.elapsed());
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native"
+    );
+}
+
+/// A server killed mid-run (Boyer's scheduler, which abandons stragglers; a static split
+/// waits forever by design): the app should finish with its output byte-identical to the
+/// native run. It does not yet: clprism's launch thread waits without bound for the
+/// non-blocking read-backs of the dead device's chunk (`exec::launch::PendingReads`'s drop,
+/// `clWaitForEvents`), and PoCL 6.0's remote client never fails that event: it keeps trying
+/// to reconnect (`pocl_remote_reconnect_sockets`). The app hangs (docs/remote.md has the
+/// stacks). Run with `--ignored` to see it.
+#[test]
+#[ignore = "hangs: clprism waits without bound on a dead PoCL-Remote server's events (docs/remote.md)"]
+fn a_server_killed_mid_run_is_abandoned() {
+    let d = scratch("remote-killed");
+    let mut cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = examples().join("kmeans");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let args = ["262144", "300"];
+    let env = with(
+        &cluster.env(),
+        &[("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0"))],
+    );
+    let mut a = args.to_vec();
+    a.extend(["--dump", nat.to_str().unwrap()]);
+    assert_ok(
+        &run_for(&exe, &a, &env, false, LIMIT, || {}).expect("native hung"),
+        "native",
+    );
+    let env = with(
+        &env,
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    let mut a = args.to_vec();
+    a.extend(["--dump", bal.to_str().unwrap()]);
+    let victim = &mut cluster.servers[1];
+    let out = run_for(&exe, &a, &env, true, LIMIT, || {
+        // kill the second server once it has taken part in a few launches
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(60) {
+            let on_it = std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|r| r["schedule"]["share"][2].as_f64().unwrap_or(0.0) > 0.0)
+                .count();
+            if on_it >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        victim.kill();
+    })
+    .expect("the app hung after a server was killed");
+    assert_ok(&out, "balance with a server killed");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native"
+    );
 }
