@@ -85,7 +85,8 @@ impl Drop for Server {
 /// Whether ports `p..p+3` are free now (`pocld` binds three).
 fn free(p: u16) -> bool {
     (0..3).all(|i| {
-        TcpListener::bind(("127.0.0.1", p + i)).is_ok() && TcpListener::bind(("0.0.0.0", p + i)).is_ok()
+        TcpListener::bind(("127.0.0.1", p + i)).is_ok()
+            && TcpListener::bind(("0.0.0.0", p + i)).is_ok()
     })
 }
 
@@ -102,7 +103,9 @@ pub fn start_server(log: &Path) -> Server {
     // spread over 20000..60000 by pid and attempt, three ports per server
     let mut seed = std::process::id() as u64 * 7919 + Instant::now().elapsed().as_nanos() as u64;
     for _attempt in 0..40 {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let port = 20000 + ((seed >> 33) % 13000) as u16 * 3;
         if !free(port) {
             continue;
