@@ -18,7 +18,8 @@
 # libpocl-remote.so.2 so that Debian's PoCL drivers never bind to it either.
 set -euo pipefail
 VERSION=6.0-6
-CACHE=${CLPRISM_POCL_REMOTE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clprism/pocl-remote-$VERSION}
+PATCH=p1   # bump when the patch below changes: a new cache directory
+CACHE=${CLPRISM_POCL_REMOTE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clprism/pocl-remote-$VERSION-$PATCH}
 LOG() { echo "pocl_remote: $*" >&2; }
 
 print_paths() {
@@ -43,7 +44,7 @@ fi
 
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 need=()
-for p in cmake g++ make patchelf xz-utils pkg-config ocl-icd-opencl-dev pocl-opencl-icd; do
+for p in cmake g++ make patchelf python3 xz-utils pkg-config ocl-icd-opencl-dev pocl-opencl-icd; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 if ((${#need[@]})); then
@@ -72,6 +73,34 @@ mkdir -p "$WORK/src"
 tar -xJf "$WORK/deb/usr/src/pocl.tar.xz" -C "$WORK/src"
 SRC=$(dirname "$(find "$WORK/src" -maxdepth 2 -name CMakeLists.txt | head -1)")
 
+# Patch p1: PoCL 6.0's remote client marks a synchronous network command finished before it
+# takes the command's mutex, so the waiting thread can return and end the stack frame that
+# holds the command while the reader thread still locks and signals the mutex and condition
+# in it: stack smashing (CLBlast's tests died in 3 of 5 runs on a remote device) and
+# deadlocks (docs/remote.md). Set the status under the mutex.
+python3 - "$SRC/lib/CL/devices/remote/communication.c" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+old = """  running_cmd->status = NETCMD_FINISHED;
+
+  if (running_cmd->synchronous)
+    {
+      POCL_LOCK (running_cmd->data.sync.mutex);
+"""
+new = """  if (!running_cmd->synchronous)
+    running_cmd->status = NETCMD_FINISHED;
+
+  if (running_cmd->synchronous)
+    {
+      POCL_LOCK (running_cmd->data.sync.mutex);
+      running_cmd->status = NETCMD_FINISHED;
+"""
+if s.count(old) != 1:
+    sys.exit("pocl_remote: the status patch does not apply to communication.c")
+open(p, "w").write(s.replace(old, new))
+PY
+
 LOG "building PoCL $VERSION (remote client + pocld, no LLVM) into $CACHE"
 rm -rf "$CACHE"
 mkdir -p "$WORK/build"
@@ -82,7 +111,7 @@ mkdir -p "$WORK/build"
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DENABLE_LOADABLE_DRIVERS=OFF \
     -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCLCC=OFF >cmake.log 2>&1 ||
     { tail -30 cmake.log >&2; exit 1; }
-  make -j"$(nproc)" >make.log 2>&1 || { tail -40 make.log >&2; exit 1; }
+  make -j"$(nproc)" >make.log 2>&1 || { grep -E -B2 -A8 "error|Error" make.log | head -60 >&2; exit 1; }
   make install >install.log 2>&1 || { tail -20 install.log >&2; exit 1; })
 
 real=$(readlink -f "$CACHE/lib/libpocl.so.2")
@@ -92,7 +121,7 @@ rm -f "$CACHE"/lib/libpocl.so*
 mkdir -p "$CACHE/etc/OpenCL/vendors"
 rm -f "$CACHE/etc/OpenCL/vendors/pocl.icd"
 echo "$CACHE/lib/libpocl-remote.so.2" >"$CACHE/etc/OpenCL/vendors/pocl-remote.icd"
-echo "PoCL $VERSION remote client + pocld, built in $(($(date +%s) - start)) s on $(nproc) cores" \
+echo "PoCL $VERSION ($PATCH) remote client + pocld, built in $(($(date +%s) - start)) s on $(nproc) cores" \
   >"$CACHE/.complete"
 LOG "$(cat "$CACHE/.complete")"
 print_paths

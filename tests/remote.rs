@@ -170,6 +170,116 @@ fn examples_split_over_the_local_device_and_two_servers() {
     }
 }
 
+/// A real app through pyopencl (tests/py/saxpy_check.py, checked against numpy) on the
+/// local device, natively and in balance mode over the local device and both servers: the
+/// results' bytes are identical and its launches ran on 3 devices. Each run gets a fresh
+/// `XDG_CACHE_HOME` (pyopencl's binary cache would otherwise hand clprism a program it never
+/// saw built, which it does not split).
+#[test]
+fn pyopencl_splits_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-pyopencl");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let python = Path::new("/usr/bin/python3");
+    let script = root().join("tests/py/saxpy_check.py");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let mut outs = Vec::new();
+    for (dump, balance) in [(&nat, false), (&bal, true)] {
+        let cache = d.join(format!("cache-{balance}"));
+        let mut env = with(
+            &cluster.env(),
+            &[
+                ("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0")),
+                ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+            ],
+        );
+        if balance {
+            env = with(
+                &env,
+                &[
+                    ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+                    ("CLPRISM_SCHEDULER", STATIC),
+                    ("CLPRISM_LOG", log.to_str().unwrap()),
+                ],
+            );
+        }
+        let args = [
+            script.to_str().unwrap(),
+            "262144",
+            "3",
+            "--dump",
+            dump.to_str().unwrap(),
+        ];
+        let out = run_for(python, &args, &env, balance, LIMIT, || {}).expect("pyopencl hung");
+        assert_ok(&out, &format!("saxpy_check.py (balance: {balance})"));
+        outs.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    assert!(outs[0].contains("PASS saxpy_check"), "{}", outs[0]);
+    assert_eq!(outs[0], outs[1], "stdout differs");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "results differ from native"
+    );
+    let three = split_over_three(&log);
+    eprintln!(
+        "saxpy_check.py: {three} of {} launches ran on 3 devices",
+        shares(&log).len()
+    );
+    assert!(three > 0, "no launch ran on 3 devices: {:?}", shares(&log));
+}
+
+/// A real app from the corpus: clFFT's client on the local device in balance mode over the
+/// local device and both servers runs to the end with its launches on 3 devices (it does
+/// not check its own result: the pyopencl and example checks compare bytes).
+#[test]
+fn clfft_client_splits_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-clfft");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = Path::new("/usr/bin/clFFT-client");
+    assert!(
+        exe.exists(),
+        "clfft-client is missing (scripts/setup.sh installs it)"
+    );
+    let p = l.to_string();
+    let args = [
+        "-x",
+        "1024",
+        "-y",
+        "64",
+        "-p",
+        "3",
+        "--platform",
+        &p,
+        "--device",
+        "0",
+    ];
+    let native = run_for(exe, &args, &cluster.env(), false, LIMIT, || {}).expect("hung");
+    assert_ok(&native, "clFFT-client natively");
+    let log = d.join("l.jsonl");
+    let env = with(
+        &cluster.env(),
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_SCHEDULER", STATIC),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    let out = run_for(exe, &args, &env, true, LIMIT, || {}).expect("balance run hung");
+    assert_ok(&out, "clFFT-client in balance mode");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Execution wall time"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let three = split_over_three(&log);
+    eprintln!(
+        "clFFT-client: {three} of {} launches ran on 3 devices",
+        shares(&log).len()
+    );
+    assert!(three > 0, "no launch ran on 3 devices: {:?}", shares(&log));
+}
+
 /// CLBlast's verdict lines ("N test(s) passed" / "failed" / "skipped"), colours stripped.
 fn clblast_verdicts(text: &str) -> Vec<String> {
     text.lines()

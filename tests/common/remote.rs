@@ -199,18 +199,30 @@ impl Cluster {
 
     /// `CL_PLATFORM_VERSION` of each platform in the order the application sees them
     /// (through `clinfo --raw` under [`Cluster::env`]).
+    /// `clinfo` runs under `timeout 30`, up to three times: PoCL 6.0's remote client can
+    /// deadlock a client (docs/remote.md, its stack writes).
     pub fn platforms(&self) -> Vec<String> {
-        let out = Command::new("clinfo")
-            .arg("--raw")
-            .envs(self.env())
-            .env_remove("LD_PRELOAD")
-            .output()
-            .expect("clinfo");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("CL_PLATFORM_VERSION"))
-            .map(|v| v.trim().to_string())
-            .collect()
+        for _ in 0..3 {
+            let out = Command::new("timeout")
+                .args(["-s", "KILL", "30", "clinfo", "--raw"])
+                .envs(self.env())
+                .env_remove("LD_PRELOAD")
+                .stdin(Stdio::null())
+                .output()
+                .expect("clinfo");
+            if out.status.success() {
+                return String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .filter_map(|l| l.trim().strip_prefix("CL_PLATFORM_VERSION"))
+                    .map(|v| v.trim().to_string())
+                    .collect();
+            }
+            eprintln!(
+                "clinfo under the cluster's environment: {:?}; again",
+                out.status
+            );
+        }
+        panic!("clinfo failed three times under the cluster's environment");
     }
 
     /// `(local platform index, remote platform index)`.
