@@ -19,7 +19,7 @@
 set -euo pipefail
 VERSION=6.0-6
 PATCH=p1   # bump when the patch below changes: a new cache directory
-CACHE=${CLPRISM_POCL_REMOTE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clprism/pocl-remote-$VERSION-$PATCH}
+CACHE=${POCL_REMOTE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clprism/pocl-remote-$VERSION-$PATCH}
 LOG() { echo "pocl_remote: $*" >&2; }
 
 print_paths() {
