@@ -18,7 +18,7 @@
 # libpocl-remote.so.2 so that Debian's PoCL drivers never bind to it either.
 set -euo pipefail
 VERSION=6.0-6
-PATCH=p1   # bump when the patch below changes: a new cache directory
+PATCH=p2   # bump when the patches below change: a new cache directory
 CACHE=${POCL_REMOTE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clprism/pocl-remote-$VERSION-$PATCH}
 LOG() { echo "pocl_remote: $*" >&2; }
 
@@ -98,7 +98,38 @@ new = """  if (!running_cmd->synchronous)
 """
 if s.count(old) != 1:
     sys.exit("pocl_remote: the status patch does not apply to communication.c")
-open(p, "w").write(s.replace(old, new))
+s = s.replace(old, new)
+# Patch p2: the writer thread queues a command for its reply before sending it, and after
+# sending stores the send's end time into it; by then the reply may have come and a
+# synchronous command's frame be gone: a CLOCK_MONOTONIC time in ns landed on clprism's
+# launch-thread stack (its `engine` reference read 0x15dfdb333535, the uptime in ns) and
+# crashed it. Only asynchronous commands (on the heap) read that time (event profiling).
+old2 = """          POCL_ATOMIC_STORE (cmd->client_write_end_timestamp_ns,
+                             pocl_gettimemono_ns ());
+
+          TP_MSG_SENT (cmd->request.msg_id, cmd->event_id,
+                       cmd->request.client_did, cmd->request.did,
+                       cmd->request.message_type, 1);
+"""
+new2 = """          if (!synchronous)
+            POCL_ATOMIC_STORE (cmd->client_write_end_timestamp_ns,
+                               pocl_gettimemono_ns ());
+"""
+if s.count(old2) != 1:
+    sys.exit("pocl_remote: the write-end patch does not apply to communication.c")
+s = s.replace(old2, new2)
+# read `synchronous` while the command is surely alive: before it is queued for its reply
+old3 = """          cmd->request.waitlist_size = cmd->req_waitlist_size;
+          if (cmd->synchronous)
+"""
+new3 = """          cmd->request.waitlist_size = cmd->req_waitlist_size;
+          int synchronous = cmd->synchronous;
+          if (cmd->synchronous)
+"""
+if s.count(old3) != 1:
+    sys.exit("pocl_remote: the write-end patch (2) does not apply to communication.c")
+s = s.replace(old3, new3)
+open(p, "w").write(s)
 PY
 
 LOG "building PoCL $VERSION (remote client + pocld, no LLVM) into $CACHE"

@@ -117,12 +117,9 @@ const STATIC: &str = "static:0.34,0.33,0.33";
 
 /// Example apps on the local device, natively and in balance mode over the local device and
 /// both servers: byte-identical dumps, and launches whose work really went to all three.
-/// It passed in 11 of 13 runs of this file; twice matmul_global died with SIGSEGV in
-/// clprism's launch thread at `src/exec/launch/chunks.rs:205` (the `engine` reference on its
-/// stack is garbage; 1 in 12 runs outside the test, the same fault as with CLBlast), only
-/// with remote devices taking part (docs/remote.md). Run with `--ignored`.
+/// (PoCL 6.0's remote client crashed it in some runs until scripts/pocl_remote.sh's patch
+/// p2, docs/remote.md.)
 #[test]
-#[ignore = "matmul_global crashes in ~1 of 12 balance runs with remote devices (docs/remote.md)"]
 fn examples_split_over_the_local_device_and_two_servers() {
     let d = scratch("remote-examples");
     let cluster = Cluster::start(2, &d);
@@ -235,11 +232,8 @@ fn pyopencl_splits_over_the_local_device_and_two_servers() {
 
 /// A real app from the corpus: clFFT's client on the local device in balance mode over the
 /// local device and both servers runs to the end with its launches on 3 devices (it does
-/// not check its own result: the pyopencl and example checks compare bytes). It passed in 13
-/// runs, then died with SIGSEGV in balance mode in 2 runs in a row (the crash of the example
-/// apps, docs/remote.md). Run with `--ignored`.
+/// not check its own result: the pyopencl and example checks compare bytes).
 #[test]
-#[ignore = "crashes in some balance runs with remote devices (docs/remote.md)"]
 fn clfft_client_splits_over_the_local_device_and_two_servers() {
     let d = scratch("remote-clfft");
     let cluster = Cluster::start(2, &d);
@@ -305,12 +299,9 @@ fn clblast_verdicts(text: &str) -> Vec<String> {
 /// A real app: CLBlast's own AXPY test binary (clblast-tests) on the local device, natively
 /// and in balance mode over the local device and both servers: the same verdicts (every
 /// test passed, checked against the host's reference BLAS), and launches run on 3 devices.
-/// It passes in most runs, but PoCL 6.0's remote client crashes it now and then: natively,
-/// without clprism, `clblast_test_xaxpy` on a remote device died with `*** stack smashing
-/// detected ***` (in `pocl_remote_join` from `clFinish`) in 3 of 5 runs; in balance mode
-/// 3 of 10 runs died (docs/remote.md). Run with `--ignored`.
+/// (Without scripts/pocl_remote.sh's patches PoCL 6.0's remote client crashed it in 3 of 5
+/// runs natively, docs/remote.md.)
 #[test]
-#[ignore = "PoCL 6.0's remote client smashes the stack now and then, natively too (docs/remote.md)"]
 fn clblast_axpy_splits_over_the_local_device_and_two_servers() {
     let d = scratch("remote-clblast");
     let cluster = Cluster::start(2, &d);
