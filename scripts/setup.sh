@@ -17,3 +17,5 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v cargo >/dev/null || { echo "setup: cargo (Rust toolchain) is required" >&2; exit 1; }
+# PoCL-Remote client + pocld for tests/remote.rs (docs/remote.md): built once, then cached
+"$(dirname "$0")/pocl_remote.sh" >/dev/null

@@ -277,10 +277,10 @@ NVIDIA charges several µs per launch for ([results.md](results.md#interposer-ov
         default: "gpu, else all" => |_| None,
         parse: raw,
         example: "0:0,0:2",
-        usage: "balance: the devices taking part",
+        usage: "balance: the devices taking part (remote servers: docs/remote.md)",
         doc: "`gpu:N`: the first N GPUs; `P:D,P:D`: platform:device indices. Parsed by \
 `exec::devices`. When the app's own device is the only balance device, nothing is split or \
-copied.",
+copied. Devices of PoCL-Remote servers are chosen like local ones ([remote.md](remote.md)).",
     }
     scheduler: Option<String> {
         name: "CLPRISM_SCHEDULER",

@@ -105,11 +105,50 @@ pub fn enumerate() -> Vec<(usize, usize, cl_device_id)> {
     };
     let mut out = Vec::new();
     for (pi, p) in platform_ids(t).into_iter().enumerate() {
-        for (di, d) in device_ids(t, p).into_iter().enumerate() {
+        let ids = device_ids(t, p);
+        if ids.is_empty() {
+            warn_platform_without_devices(t, pi, p);
+        }
+        for (di, d) in ids.into_iter().enumerate() {
             out.push((pi, di, d));
         }
     }
     out
+}
+
+/// One warning per platform whose device query fails with an error other than
+/// `CL_DEVICE_NOT_FOUND`: PoCL-Remote fails its whole platform (`CL_INVALID_DEVICE`) when one
+/// of its servers cannot be reached at start (docs/remote.md), and its devices, those of the
+/// servers that answer included, are then missing from balance mode.
+fn warn_platform_without_devices(t: &crate::loader::RealTable, pi: usize, p: cl_platform_id) {
+    let Some(gd) = t.clGetDeviceIDs else {
+        return;
+    };
+    let mut nd = 0;
+    // SAFETY: a count query on a platform handle the real library returned.
+    let err = unsafe { gd(p, CL_DEVICE_TYPE_ALL, 0, std::ptr::null_mut(), &mut nd) };
+    if err == CL_SUCCESS || err == CL_DEVICE_NOT_FOUND {
+        return;
+    }
+    let version = t
+        .clGetPlatformInfo
+        .and_then(|f| {
+            // SAFETY: string query on a real platform.
+            info_string(|n, pp, s| unsafe { f(p, CL_PLATFORM_VERSION, n, pp, s) })
+        })
+        .unwrap_or_default();
+    crate::config::warn_once_per(
+        &format!(
+            "platform {pi} ({version}) gives no devices: clGetDeviceIDs returned {err}{}; \
+             balance mode goes on without it",
+            if version.contains("REMOTE") {
+                " (a PoCL-Remote server cannot be reached: PoCL then leaves out every server)"
+            } else {
+                ""
+            }
+        ),
+        &format!("platform-without-devices-{pi}"),
+    );
 }
 
 /// `(platform index, device index)` of `dev` as [`enumerate`] numbers it, asking only the

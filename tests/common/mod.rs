@@ -2,6 +2,8 @@
 //! natively and under clprism, reading logs.
 #![allow(dead_code)]
 
+pub mod remote;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

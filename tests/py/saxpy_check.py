@@ -3,8 +3,11 @@
 OpenCL device, results checked against numpy. Prints `kernels: N` (the number of NDRange
 launches it made) and `PASS saxpy_check ...`; exits 1 on a wrong result.
 
-Usage: saxpy_check.py [N=65536] [REPS=3]   (N a multiple of 64)
+Usage: saxpy_check.py [N=65536] [REPS=3] [--dump FILE]   (N a multiple of 64)
+The device is `CLPRISM_EXAMPLE_DEVICE` ("P:D", default 0:0), as for examples/; `--dump`
+writes both results' bytes.
 """
+import os
 import sys
 
 import numpy as np
@@ -24,11 +27,18 @@ __kernel void square_rows(__global const float *x, __global float *out, uint col
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 65536
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    args = sys.argv[1:]
+    dump = None
+    if "--dump" in args:
+        i = args.index("--dump")
+        dump = args[i + 1]
+        del args[i : i + 2]
+    n = int(args[0]) if len(args) > 0 else 65536
+    reps = int(args[1]) if len(args) > 1 else 3
     if n % 64:
         sys.exit("N must be a multiple of 64")
-    dev = cl.get_platforms()[0].get_devices()[0]
+    p, d = (int(v) for v in os.environ.get("CLPRISM_EXAMPLE_DEVICE", "0:0").split(":"))
+    dev = cl.get_platforms()[p].get_devices()[d]
     print(f"device: {dev.name}", file=sys.stderr)
     ctx = cl.Context([dev])
     q = cl.CommandQueue(ctx)
@@ -55,6 +65,9 @@ def main():
     cl.enqueue_copy(q, sq, dsq)
     q.finish()
     print(f"kernels: {launches}")
+    if dump:
+        with open(dump, "wb") as f:
+            f.write(got.tobytes() + sq.tobytes())
     ok = np.allclose(got, expect, rtol=1e-5, atol=1e-5) and np.array_equal(sq, x * x)
     if not ok:
         bad = np.flatnonzero(~np.isclose(got, expect, rtol=1e-5, atol=1e-5))[:5]

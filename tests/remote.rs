@@ -1,0 +1,462 @@
+//! Balance mode over PoCL-Remote servers on this machine (issue 33, docs/remote.md): two
+//! `pocld` servers on loopback ports, each serving its own PoCL 3.1 `pthread` device, and the
+//! local PoCL 3.1 `pthread` device, all in one platform list (Debian's ICD and the PoCL 6.0
+//! remote client built by scripts/pocl_remote.sh). Apps run on the local device; clprism
+//! splits their launches over it and both remote devices (`CLPRISM_SPLIT=always`), and the
+//! outputs must be byte-identical to the native run.
+mod common;
+use common::remote::{dead_port, Cluster};
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `exe args` under `env` (with `LD_PRELOAD` of clprism in balance mode when
+/// `balance`), killing it after `limit`: `None` when it ran over.
+fn run_for(
+    exe: &Path,
+    args: &[&str],
+    env: &[(String, String)],
+    balance: bool,
+    limit: Duration,
+    during: impl FnOnce(),
+) -> Option<Output> {
+    let mut c = Command::new(exe);
+    c.args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CLPRISM_") || k.starts_with("POCL_") || k.starts_with("OCL_ICD") {
+            c.env_remove(k);
+        }
+    }
+    if balance {
+        c.env("LD_PRELOAD", lib())
+            .env("CLPRISM_MODE", "balance")
+            .env("CLPRISM_SPLIT", "always")
+            .env("CLPRISM_BALANCE_EARLY", "off")
+            .env("CLPRISM_SUMMARY", "off");
+    }
+    c.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let dir = std::env::temp_dir().join(format!(
+        "clprism-remote-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (o, e) = (dir.join("out"), dir.join("err"));
+    let mut child = c
+        .stdout(std::fs::File::create(&o).unwrap())
+        .stderr(std::fs::File::create(&e).unwrap())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    during();
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = status.map(|status| Output {
+        status,
+        stdout: std::fs::read(&o).unwrap(),
+        stderr: std::fs::read(&e).unwrap(),
+    });
+    if out.is_none() {
+        eprintln!(
+            "{} ran over {limit:?}; stderr:\n{}",
+            exe.display(),
+            String::from_utf8_lossy(&std::fs::read(&e).unwrap_or_default())
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn with(env: &[(String, String)], more: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v = env.to_vec();
+    v.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    v
+}
+
+/// The `schedule.share` of each launch record of `log`.
+fn shares(log: &Path) -> Vec<Vec<f64>> {
+    read_log(log)
+        .iter()
+        .map(|r| {
+            r["schedule"]["share"]
+                .as_array()
+                .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Launches whose `schedule.share` gives work to at least 3 devices.
+fn split_over_three(log: &Path) -> usize {
+    shares(log)
+        .iter()
+        .filter(|s| s.iter().filter(|&&x| x > 0.0).count() >= 3)
+        .count()
+}
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Fixed fractions for the local device and the two servers. With Boyer's scheduler (the
+/// default) a remote device's first chunk waits for the server to build the program (PoCL
+/// 3.1 with LLVM behind `pocld`, 1-2 s on 2 cores), so the first launch abandons the remote
+/// devices as stragglers and later launches run whole until those chunks drain: nothing
+/// would be split over three devices in a short run (docs/remote.md).
+const STATIC: &str = "static:0.34,0.33,0.33";
+
+/// Example apps on the local device, natively and in balance mode over the local device and
+/// both servers: byte-identical dumps, and launches whose work really went to all three.
+/// (PoCL 6.0's remote client crashed it in some runs until scripts/pocl_remote.sh's patch
+/// p2, docs/remote.md.)
+#[test]
+fn examples_split_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-examples");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let app_dev = format!("{l}:0");
+    let devices = format!("{l}:0,{r}:0,{r}:1");
+    for (app, args) in [
+        ("matmul_global", vec!["256"]),
+        ("kmeans", vec!["65536", "5"]),
+        ("transpose", vec![]),
+    ] {
+        let exe = examples().join(app);
+        let (nat, bal, log) = (
+            d.join(format!("{app}-n.bin")),
+            d.join(format!("{app}-b.bin")),
+            d.join(format!("{app}.jsonl")),
+        );
+        let mut a = args.clone();
+        a.extend(["--dump", nat.to_str().unwrap()]);
+        let env = with(&cluster.env(), &[("CLPRISM_EXAMPLE_DEVICE", &app_dev)]);
+        let out = run_for(&exe, &a, &env, false, LIMIT, || {}).expect("native run hung");
+        assert_ok(&out, &format!("{app} natively"));
+        let mut a = args.clone();
+        a.extend(["--dump", bal.to_str().unwrap()]);
+        let env = with(
+            &env,
+            &[
+                ("CLPRISM_DEVICES", &devices),
+                ("CLPRISM_SCHEDULER", STATIC),
+                ("CLPRISM_LOG", log.to_str().unwrap()),
+            ],
+        );
+        let out = run_for(&exe, &a, &env, true, LIMIT, || {}).expect("balance run hung");
+        assert_ok(&out, &format!("{app} in balance mode"));
+        assert!(
+            std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+            "{app}: balance output differs from native"
+        );
+        let three = split_over_three(&log);
+        eprintln!(
+            "{app}: {three} of {} launches ran on 3 devices; shares {:?}",
+            shares(&log).len(),
+            shares(&log)
+        );
+        assert!(
+            three > 0,
+            "{app}: no launch ran on 3 devices: {:?}",
+            shares(&log)
+        );
+    }
+}
+
+/// A real app through pyopencl (tests/py/saxpy_check.py, checked against numpy) on the
+/// local device, natively and in balance mode over the local device and both servers: the
+/// results' bytes are identical and its launches ran on 3 devices. Each run gets a fresh
+/// `XDG_CACHE_HOME` (pyopencl's binary cache would otherwise hand clprism a program it never
+/// saw built, which it does not split).
+#[test]
+fn pyopencl_splits_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-pyopencl");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let python = Path::new("/usr/bin/python3");
+    let script = root().join("tests/py/saxpy_check.py");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let mut outs = Vec::new();
+    for (dump, balance) in [(&nat, false), (&bal, true)] {
+        let cache = d.join(format!("cache-{balance}"));
+        let mut env = with(
+            &cluster.env(),
+            &[
+                ("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0")),
+                ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+            ],
+        );
+        if balance {
+            env = with(
+                &env,
+                &[
+                    ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+                    ("CLPRISM_SCHEDULER", STATIC),
+                    ("CLPRISM_LOG", log.to_str().unwrap()),
+                ],
+            );
+        }
+        let args = [
+            script.to_str().unwrap(),
+            "262144",
+            "3",
+            "--dump",
+            dump.to_str().unwrap(),
+        ];
+        let out = run_for(python, &args, &env, balance, LIMIT, || {}).expect("pyopencl hung");
+        assert_ok(&out, &format!("saxpy_check.py (balance: {balance})"));
+        outs.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    assert!(outs[0].contains("PASS saxpy_check"), "{}", outs[0]);
+    assert_eq!(outs[0], outs[1], "stdout differs");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "results differ from native"
+    );
+    let three = split_over_three(&log);
+    eprintln!(
+        "saxpy_check.py: {three} of {} launches ran on 3 devices",
+        shares(&log).len()
+    );
+    assert!(three > 0, "no launch ran on 3 devices: {:?}", shares(&log));
+}
+
+/// A real app from the corpus: clFFT's client on the local device in balance mode over the
+/// local device and both servers runs to the end with its launches on 3 devices (it does
+/// not check its own result: the pyopencl and example checks compare bytes).
+#[test]
+fn clfft_client_splits_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-clfft");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = Path::new("/usr/bin/clFFT-client");
+    assert!(
+        exe.exists(),
+        "clfft-client is missing (scripts/setup.sh installs it)"
+    );
+    let p = l.to_string();
+    let args = [
+        "-x",
+        "1024",
+        "-y",
+        "64",
+        "-p",
+        "3",
+        "--platform",
+        &p,
+        "--device",
+        "0",
+    ];
+    let native = run_for(exe, &args, &cluster.env(), false, LIMIT, || {}).expect("hung");
+    assert_ok(&native, "clFFT-client natively");
+    let log = d.join("l.jsonl");
+    let env = with(
+        &cluster.env(),
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_SCHEDULER", STATIC),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    let out = run_for(exe, &args, &env, true, LIMIT, || {}).expect("balance run hung");
+    assert_ok(&out, "clFFT-client in balance mode");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Execution wall time"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let three = split_over_three(&log);
+    eprintln!(
+        "clFFT-client: {three} of {} launches ran on 3 devices",
+        shares(&log).len()
+    );
+    assert!(three > 0, "no launch ran on 3 devices: {:?}", shares(&log));
+}
+
+/// CLBlast's verdict lines ("N test(s) passed" / "failed" / "skipped"), colours stripped.
+fn clblast_verdicts(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(" test(s) "))
+        .map(|l| {
+            l.replace("\u{1b}[0m", "")
+                .replace("\u{1b}[32m", "")
+                .replace("\u{1b}[31m", "")
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// A real app: CLBlast's own AXPY test binary (clblast-tests) on the local device, natively
+/// and in balance mode over the local device and both servers: the same verdicts (every
+/// test passed, checked against the host's reference BLAS), and launches run on 3 devices.
+/// (Without scripts/pocl_remote.sh's patches PoCL 6.0's remote client crashed it in 3 of 5
+/// runs natively, docs/remote.md.)
+#[test]
+fn clblast_axpy_splits_over_the_local_device_and_two_servers() {
+    let d = scratch("remote-clblast");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = Path::new("/usr/bin/clblast_test_xaxpy");
+    assert!(
+        exe.exists(),
+        "clblast-tests is missing (scripts/setup.sh installs it)"
+    );
+    let (p, dev) = (l.to_string(), "0".to_string());
+    let args = ["-platform", p.as_str(), "-device", dev.as_str()];
+    let native = run_for(exe, &args, &cluster.env(), false, LIMIT, || {}).expect("native hung");
+    assert_ok(&native, "clblast_test_xaxpy natively");
+    let log = d.join("clblast.jsonl");
+    let env = with(
+        &cluster.env(),
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_SCHEDULER", STATIC),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    let bal =
+        run_for(exe, &args, &env, true, Duration::from_secs(300), || {}).expect("balance run hung");
+    assert_ok(&bal, "clblast_test_xaxpy in balance mode");
+    let v = |o: &Output| clblast_verdicts(&String::from_utf8_lossy(&o.stdout));
+    assert!(
+        v(&native).iter().any(|l| l.ends_with("test(s) passed")),
+        "no verdict: {:?}",
+        v(&native)
+    );
+    assert_eq!(v(&native), v(&bal), "verdicts differ");
+    assert!(
+        v(&bal)
+            .iter()
+            .all(|l| !l.ends_with("test(s) failed") || l.starts_with("0 ")),
+        "{:?}",
+        v(&bal)
+    );
+    let three = split_over_three(&log);
+    eprintln!(
+        "clblast_test_xaxpy: {three} of {} launches ran on 3 devices",
+        shares(&log).len()
+    );
+    assert!(three > 0, "no launch ran on 3 devices: {:?}", shares(&log));
+}
+
+/// A server unreachable at start (a port nothing listens on, after one live server): PoCL
+/// 6.0's remote client then fails its whole platform (clGetDeviceIDs: CL_INVALID_DEVICE,
+/// the live server's device included), so what is left is the local device. clprism says
+/// so in one line and the app's output is byte-identical to the native run.
+#[test]
+fn an_unreachable_server_leaves_a_clear_line_and_a_correct_run() {
+    let d = scratch("remote-unreachable");
+    let mut cluster = Cluster::start(1, &d);
+    cluster.unreachable.push(dead_port());
+    let (l, _) = cluster.platform_indices();
+    let exe = examples().join("matmul_global");
+    let (nat, bal) = (d.join("n.bin"), d.join("b.bin"));
+    let env = with(
+        &cluster.env(),
+        &[("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0"))],
+    );
+    let out = run_for(
+        &exe,
+        &["256", "--dump", nat.to_str().unwrap()],
+        &env,
+        false,
+        LIMIT,
+        || {},
+    )
+    .expect("native hung");
+    assert_ok(&out, "native");
+    let env = with(&env, &[("CLPRISM_DEVICES", "all")]);
+    let t0 = Instant::now();
+    let out = run_for(
+        &exe,
+        &["256", "--dump", bal.to_str().unwrap()],
+        &env,
+        true,
+        LIMIT,
+        || {},
+    )
+    .expect("balance run hung with a server unreachable");
+    assert_ok(&out, "balance with a server unreachable");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("PoCL-Remote server cannot be reached"))
+        .collect();
+    assert_eq!(lines.len(), 1, "expected one clear line, stderr:\n{err}");
+    eprintln!("{} ({:?})", lines[0], t0.elapsed());
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native"
+    );
+}
+
+/// A server killed mid-run (Boyer's scheduler, which abandons stragglers; a static split
+/// waits forever by design): the app should finish with its output byte-identical to the
+/// native run. It does not yet: clprism's launch thread waits without bound for the
+/// non-blocking read-backs of the dead device's chunk (`exec::launch::PendingReads`'s drop,
+/// `clWaitForEvents`), and PoCL 6.0's remote client never fails that event: it keeps trying
+/// to reconnect (`pocl_remote_reconnect_sockets`). The app hangs (docs/remote.md has the
+/// stacks). Run with `--ignored` to see it.
+#[test]
+#[ignore = "hangs: clprism waits without bound on a dead PoCL-Remote server's events (docs/remote.md)"]
+fn a_server_killed_mid_run_is_abandoned() {
+    let d = scratch("remote-killed");
+    let mut cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = examples().join("kmeans");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let args = ["262144", "300"];
+    let env = with(
+        &cluster.env(),
+        &[("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0"))],
+    );
+    let mut a = args.to_vec();
+    a.extend(["--dump", nat.to_str().unwrap()]);
+    assert_ok(
+        &run_for(&exe, &a, &env, false, LIMIT, || {}).expect("native hung"),
+        "native",
+    );
+    let env = with(
+        &env,
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+        ],
+    );
+    let mut a = args.to_vec();
+    a.extend(["--dump", bal.to_str().unwrap()]);
+    let victim = &mut cluster.servers[1];
+    let out = run_for(&exe, &a, &env, true, LIMIT, || {
+        // kill the second server once it has taken part in a few launches
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(60) {
+            let on_it = std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|r| r["schedule"]["share"][2].as_f64().unwrap_or(0.0) > 0.0)
+                .count();
+            if on_it >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        victim.kill();
+    })
+    .expect("the app hung after a server was killed");
+    assert_ok(&out, "balance with a server killed");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native"
+    );
+}
