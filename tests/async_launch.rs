@@ -18,46 +18,19 @@ const ITERS: usize = 40;
 /// Runs the app natively and balanced on `devices`; asserts both pass and write the same
 /// bytes; returns the balanced run's records.
 fn run_both(devices: &str, name: &str) -> Vec<Value> {
-    let exe = c_program("async_launches");
-    let d = scratch(&format!("async-{name}"));
-    let (nat, bal, log) = (
-        d.join("native.bin"),
-        d.join("balanced.bin"),
-        d.join("log.jsonl"),
+    let (out, recs) = native_and_split(
+        &c_program("async_launches"),
+        |f| vec![N.to_string(), ITERS.to_string(), f.into()],
+        devices,
+        // fixed shares: every launch splits the same way whatever the machine's load
+        "static:0.5,0.5,0.5",
+        &scratch(&format!("async-{name}")),
     );
-    let (n, iters) = (N.to_string(), ITERS.to_string());
-    let native = run(
-        &exe,
-        &[&n, &iters, nat.to_str().unwrap()],
-        Via::Native,
-        &[("POCL_DEVICES", devices)],
-    );
-    assert_ok(&native, "native");
-    let out = run(
-        &exe,
-        &[&n, &iters, bal.to_str().unwrap()],
-        Via::Preload("balance"),
-        &[
-            ("POCL_DEVICES", devices),
-            ("CLPRISM_LOG", log.to_str().unwrap()),
-            ("CLPRISM_SPLIT", "always"),
-            ("CLPRISM_BALANCE_EARLY", "off"),
-            // fixed shares: every launch splits the same way whatever the machine's load
-            ("CLPRISM_SCHEDULER", "static:0.5,0.5,0.5"),
-            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
-        ],
-    );
-    assert_ok(&out, "balanced");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("PASS async_launches"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
-        "what the app read differs from the native run"
-    );
-    let recs = read_log(&log);
     assert_eq!(recs.len(), ITERS, "one record per launch");
     recs
 }

@@ -201,49 +201,14 @@ fn a_release_while_the_devices_hold_a_buffer_forgets_it() {
 /// what the app reads is byte-identical to native.
 #[test]
 fn a_time_step_passed_by_value_does_not_derive_the_footprint_again() {
-    let exe = c_program("time_step");
-    let d = scratch("directory-time-step");
-    let (nat, bal, log) = (
-        d.join("native.bin"),
-        d.join("balanced.bin"),
-        d.join("log.jsonl"),
-    );
     let iters = 30;
-    let args = |out: &std::path::Path| {
-        vec![
-            "256".to_string(),
-            iters.to_string(),
-            out.to_str().unwrap().to_string(),
-        ]
-    };
-    let a_nat = args(&nat);
-    let native = run(
-        &exe,
-        &a_nat.iter().map(String::as_str).collect::<Vec<_>>(),
-        Via::Native,
-        &[("POCL_DEVICES", DEVICES)],
+    let (_, recs) = native_and_split(
+        &c_program("time_step"),
+        |out| vec!["256".into(), iters.to_string(), out.into()],
+        DEVICES,
+        "static:0.4,0.3,0.3",
+        &scratch("directory-time-step"),
     );
-    assert_ok(&native, "native");
-    let a_bal = args(&bal);
-    let out = run(
-        &exe,
-        &a_bal.iter().map(String::as_str).collect::<Vec<_>>(),
-        Via::Preload("balance"),
-        &[
-            ("POCL_DEVICES", DEVICES),
-            ("CLPRISM_LOG", log.to_str().unwrap()),
-            ("CLPRISM_SPLIT", "always"),
-            ("CLPRISM_BALANCE_EARLY", "off"),
-            ("CLPRISM_SCHEDULER", "static:0.4,0.3,0.3"),
-            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
-        ],
-    );
-    assert_ok(&out, "balanced");
-    assert!(
-        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
-        "what the app read differs from the native run"
-    );
-    let recs = read_log(&log);
     let derived: Vec<u64> = recs
         .iter()
         .filter(|r| {

@@ -298,3 +298,51 @@ pub fn balanced_or_stragglers_draining(s: &Value) -> bool {
         }
     }
 }
+
+/// Runs the C test program `exe` natively and under balance mode with `CLPRISM_SPLIT=always`
+/// over `devices` (PoCL names) with the fixed shares `scheduler` (`CLPRISM_SCHEDULER`), in
+/// scratch directory `dir`; `args(out)` gives the program's arguments for the output file
+/// `out`. Asserts both runs pass and write the same bytes; returns the balanced run's output
+/// and its log records.
+pub fn native_and_split(
+    exe: &Path,
+    args: impl Fn(&str) -> Vec<String>,
+    devices: &str,
+    scheduler: &str,
+    dir: &Path,
+) -> (Output, Vec<Value>) {
+    let (nat, bal, log) = (
+        dir.join("native.bin"),
+        dir.join("balanced.bin"),
+        dir.join("log.jsonl"),
+    );
+    let a_nat = args(nat.to_str().unwrap());
+    let native = run(
+        exe,
+        &a_nat.iter().map(String::as_str).collect::<Vec<_>>(),
+        Via::Native,
+        &[("POCL_DEVICES", devices)],
+    );
+    assert_ok(&native, "native");
+    let a_bal = args(bal.to_str().unwrap());
+    let out = run(
+        exe,
+        &a_bal.iter().map(String::as_str).collect::<Vec<_>>(),
+        Via::Preload("balance"),
+        &[
+            ("POCL_DEVICES", devices),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SPLIT", "always"),
+            ("CLPRISM_BALANCE_EARLY", "off"),
+            ("CLPRISM_SCHEDULER", scheduler),
+            ("CLPRISM_CACHE", dir.join("cache").to_str().unwrap()),
+        ],
+    );
+    assert_ok(&out, "balanced");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "what the app read differs from the native run"
+    );
+    let recs = read_log(&log);
+    (out, recs)
+}
