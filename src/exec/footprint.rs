@@ -951,34 +951,28 @@ mod tests {
         let e = derive([8, 1, 1], 0, same).unwrap_err();
         assert!(e.contains("do not move forward"), "{e}");
         // the last work-group deviates from the affine prediction (a guarded tail)
-        let tail = |g: [u64; 3]| {
-            let len = if g[0] == 7 { 2 } else { 4 };
-            Ok(WorkGroupStats {
-                footprints: vec![ArgFootprint {
-                    arg: 1,
-                    read: vec![],
-                    written: vec![[g[0] * 4, g[0] * 4 + len]],
-                }],
-                ..Default::default()
-            })
+        // work-groups write 4 bytes each, the last one `last_len`
+        let last_writes = |last_len: u64| {
+            move |g: [u64; 3]| {
+                let len = if g[0] == 7 { last_len } else { 4 };
+                Ok(WorkGroupStats {
+                    footprints: vec![ArgFootprint {
+                        arg: 1,
+                        read: vec![],
+                        written: vec![[g[0] * 4, g[0] * 4 + len]],
+                    }],
+                    ..Default::default()
+                })
+            }
         };
+        let tail = last_writes(2);
         // ... is inside the interior lattice: a superset model, with the pre-launch bytes
         // on every device (`read_by_kernel`)
         let m = derive([8, 1, 1], 0, tail).unwrap();
         assert!(m.written[0].read_by_kernel);
         assert_eq!(m.written[0].unit_ranges, vec![[0, 4]]);
         // ... unless it writes outside it
-        let outside = |g: [u64; 3]| {
-            let len = if g[0] == 7 { 6 } else { 4 };
-            Ok(WorkGroupStats {
-                footprints: vec![ArgFootprint {
-                    arg: 1,
-                    read: vec![],
-                    written: vec![[g[0] * 4, g[0] * 4 + len]],
-                }],
-                ..Default::default()
-            })
-        };
+        let outside = last_writes(6);
         let e = derive([8, 1, 1], 0, outside).unwrap_err();
         assert!(e.contains("affine model predicts"), "{e}");
         // a transpose: a unit writes a column, interleaved with its neighbours
