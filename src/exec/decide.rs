@@ -70,9 +70,13 @@ pub(super) struct Known<'a> {
     pub forgone_ns: f64,
     /// The kernel's last full decision.
     pub memo: Option<&'a SplitMemo>,
-    /// The epoch buffer `m` had at the kernel's last balanced launch (none: the input counts
-    /// as unchanged, as in the full decision, which weighs recurring uploads only).
-    pub last_epoch: &'a dyn Fn(Key) -> Option<u64>,
+    /// The epoch and host epoch (`exec::host_epoch`) buffer `m` had at the kernel's last
+    /// balanced launch (none: the input counts as unchanged, as in the full decision, which
+    /// weighs recurring uploads only).
+    pub last_epoch: &'a dyn Fn(Key) -> Option<(u64, u64)>,
+    /// How many of the kernel's splits so far moved inputs back onto the devices after
+    /// launches kept whole had rewritten them (the rent rule doubles its price each time).
+    pub rent_rounds: u32,
 }
 
 /// The early verdict.
@@ -90,7 +94,9 @@ pub(super) enum Early {
         forgone_ns: f64,
     },
     /// Splitting may pay: take the full path (barrier, build, footprint, full decision).
-    Consider,
+    /// `relocated_bytes`: inputs it moves back onto the devices because launches kept whole
+    /// rewrote them on the app's device (the rent rule's price was saved; 0: none).
+    Consider { relocated_bytes: u64 },
 }
 
 /// The kernel's last `sched::split::decide` call of the early decision: its inputs and
@@ -168,8 +174,8 @@ pub(super) fn early(
         let info = TABLES.buffers.get(m)?;
         Some((m, info.size as u64, info.flags & CL_MEM_USE_HOST_PTR != 0))
     };
-    let (written_bytes, upload_bytes, merge_by_diff) = match k.memo {
-        None => (0, 0, false),
+    let (written_bytes, moved, merge_by_diff) = match k.memo {
+        None => (0, Uploads::default(), false),
         Some(memo) => {
             // results left on the devices are neither merged nor uploaded again
             let written: u64 = memo
@@ -179,20 +185,11 @@ pub(super) fn early(
                 .filter_map(|&i| buffer(i))
                 .map(|b| b.1)
                 .sum();
-            let upload: u64 = memo
-                .input_args
-                .iter()
-                .filter_map(|&i| buffer(i).map(|b| (i, b)))
-                .filter(|(i, (m, _, always_stale))| {
-                    *always_stale
-                        || (memo.written_args.contains(i) && !memo.resident)
-                        || (k.last_epoch)(*m).is_some_and(|e| e != super::epoch(*m))
-                })
-                .map(|(_, b)| b.1)
-                .sum();
-            (written, upload, memo.merge_by_diff)
+            let moved = uploads(memo, &buffer, k.last_epoch);
+            (written, moved, memo.merge_by_diff)
         }
     };
+    let upload_bytes = moved.every_launch;
     let inputs = SplitInputs {
         work_groups,
         home_whole_ns_per_work_group: Some(t_home),
@@ -234,31 +231,119 @@ pub(super) fn early(
             };
         }
     }
-    if d.split {
-        return Early::Consider;
+    let rent = (d.split && moved.relocated > 0)
+        .then(|| rent_unpaid(k, d, &memo.why, moved.relocated))
+        .flatten();
+    if d.split && rent.is_none() {
+        return Early::Consider {
+            relocated_bytes: moved.relocated,
+        };
     }
-    // buffers the kernel does not write through any argument (a buffer bound to a read
-    // argument and a written one is written)
-    let unwritten = match k.memo {
-        Some(memo) => {
-            let written: Vec<Key> = memo
-                .written_args
-                .iter()
-                .filter_map(|&i| buffer(i).map(|b| b.0))
-                .collect();
-            (0..job.args.len())
-                .filter_map(|i| buffer(i).map(|b| b.0))
-                .filter(|m| !written.contains(m))
-                .collect()
-        }
-        None => Vec::new(),
-    };
+    let (reason, forgone_ns) = rent.unwrap_or_else(|| (memo.kept.clone(), 0.0));
     Early::Forward {
-        reason: memo.kept.clone(),
+        reason,
         measure: false,
-        unwritten,
-        forgone_ns: 0.0,
+        unwritten: unwritten(k.memo, job.args.len(), &buffer),
+        forgone_ns,
     }
+}
+
+/// The buffers a kernel does not write through any argument (a buffer bound to a read
+/// argument and a written one is written), by its last full decision (`memo`); none known
+/// without one.
+fn unwritten(
+    memo: Option<&SplitMemo>,
+    args: usize,
+    buffer: &dyn Fn(usize) -> Option<(Key, u64, bool)>,
+) -> Vec<Key> {
+    let Some(memo) = memo else {
+        return Vec::new();
+    };
+    let written: Vec<Key> = memo
+        .written_args
+        .iter()
+        .filter_map(|&i| buffer(i).map(|b| b.0))
+        .collect();
+    (0..args)
+        .filter_map(|i| buffer(i).map(|b| b.0))
+        .filter(|m| !written.contains(m))
+        .collect()
+}
+
+/// The inputs a split launch of a kernel must first move onto the other devices, bytes.
+#[derive(Debug, Default, Clone, Copy)]
+struct Uploads {
+    /// At every launch: buffers the app rewrites itself (its own write, fill, copy or map
+    /// moved the host epoch), `CL_MEM_USE_HOST_PTR` buffers, and written buffers whose
+    /// results do not stay on the devices.
+    every_launch: u64,
+    /// Only because launches kept whole rewrote them on the app's device since the kernel's
+    /// last split (its results stay on the devices): splitting those launches too would have
+    /// left them there (the rent rule, [`rent_unpaid`]).
+    relocated: u64,
+}
+
+/// [`Uploads`] of the kernel whose last full decision is `memo`; `buffer(i)` gives argument
+/// `i`'s buffer, size and `CL_MEM_USE_HOST_PTR` flag.
+fn uploads(
+    memo: &SplitMemo,
+    buffer: &dyn Fn(usize) -> Option<(Key, u64, bool)>,
+    last_epoch: &dyn Fn(Key) -> Option<(u64, u64)>,
+) -> Uploads {
+    let mut u = Uploads::default();
+    for &i in &memo.input_args {
+        let Some((m, size, always_stale)) = buffer(i) else {
+            continue;
+        };
+        let (by_launch, by_host) = last_epoch(m).map_or((false, false), |(e, h)| {
+            (e != super::epoch(m), h != super::host_epoch(m))
+        });
+        if always_stale
+            || (memo.written_args.contains(&i) && !memo.resident)
+            || (by_launch && (by_host || !memo.resident))
+        {
+            u.every_launch += size;
+        } else if by_launch {
+            u.relocated += size;
+        }
+    }
+    u
+}
+
+/// The rent rule (after the trial rule, for a kernel whose results stay on the devices): a
+/// launch whose inputs were rewritten on the app's device only by launches kept whole (of
+/// other kernels, which split would leave them on the devices) stays whole until what
+/// splitting would have saved since the kernel's last split adds up to what moving those
+/// inputs back costs, doubled for each time the kernel already paid it. An iterative
+/// application whose kernels all gain (PolyBench fdtd-2d: three kernels over the same
+/// arrays) then reaches the state where every kernel splits and the arrays stay on the
+/// devices, which one kernel's decision alone never would (each saw the others' whole
+/// launches rewrite its inputs: "644 ms split, moving 6144 MiB", results/session20
+/// `f-logs`); where the other kernels never split, the moves cost at most what the kept
+/// launches would have saved, and less each time. `None`: the rent is paid, split; else the
+/// reason to keep the launch whole and what a split would have saved on it, ns.
+fn rent_unpaid(
+    k: &Known,
+    d: &SplitDecision,
+    why: &std::sync::Arc<str>,
+    bytes: u64,
+) -> Option<(Reason, f64)> {
+    let gain = d.est_home_ns.unwrap_or(0.0) - d.est_split_ns.unwrap_or(0.0);
+    let price = bytes as f64 / k.host_bytes_per_ns * f64::from(1u32 << k.rent_rounds.min(20));
+    if k.forgone_ns + gain >= price {
+        return None;
+    }
+    let (saved, why) = (k.forgone_ns + gain, why.clone());
+    let reason = Reason::deferred(move || {
+        format!(
+            "kept whole on the app's device until a split would have saved what moving {} MiB of its inputs back onto the devices costs ({:.2} of {:.2} ms saved so far; launches kept whole rewrote them on the app's device since its last split; {})",
+            bytes >> 20,
+            saved / 1e6,
+            price / 1e6,
+            why
+        )
+    });
+    Some((reason, gain))
 }
 
 /// The app buffer a by-value argument names, if it is one clprism knows.
@@ -266,11 +351,14 @@ fn arg_buffer(a: &KernelArg) -> Option<Key> {
     crate::registry::tables::buffer_named_by(a)
 }
 
-/// A split launch's wall time without its one-time work (the build on the devices and the
-/// footprint derivation, both ending with the `footprint` phase), ns: a sample of the split
-/// floor.
+/// A split launch's wall time without its one-time work (the build on the devices, the
+/// footprint derivation, and the upload ring that fills a kernel's replicas at its first
+/// split, in that order), ns: a sample of the split floor.
 pub(super) fn split_wall_without_one_time_work(schedule: &Schedule, wall_ns: u64) -> f64 {
-    let one_time = schedule.phase_end("footprint").unwrap_or(0);
+    let one_time = schedule
+        .phase_end("upload_ring")
+        .or_else(|| schedule.phase_end("footprint"))
+        .unwrap_or(0);
     wall_ns.saturating_sub(one_time) as f64
 }
 
@@ -330,6 +418,7 @@ mod tests {
                 forgone_ns: (step % 5) as f64 * 1e5,
                 memo: (step % 4 == 0).then_some(&memo),
                 last_epoch: &no_epoch,
+                rent_rounds: 0,
             };
             let j = EarlyLaunch {
                 id: &id,
@@ -349,5 +438,103 @@ mod tests {
             }
         }
         assert!(kept_whole > 0);
+    }
+
+    /// The rent rule: a kernel whose results stay on the devices, whose input only launches
+    /// kept whole rewrote since its last split, stays whole until what splitting would have
+    /// saved adds up to moving that input back (doubled per round already paid), then
+    /// splits; an input the app rewrote itself counts at every launch instead.
+    #[test]
+    fn inputs_rewritten_by_kept_launches_are_rented_not_charged_per_launch() {
+        use crate::registry::tables::{ArgBytes, BufferInfo};
+        let m: Key = 0x7e57_4e47;
+        let size = 64usize << 20;
+        TABLES.buffers.insert(
+            m,
+            BufferInfo {
+                context: 0,
+                size,
+                flags: 0,
+                host_ptr: 0,
+                parent: None,
+            },
+        );
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&m.to_ne_bytes());
+        let args = [KernelArg::Value(ArgBytes::Inline(b, 8))];
+        let memo = SplitMemo {
+            input_args: vec![0],
+            resident: true,
+            ..SplitMemo::default()
+        };
+        let (e0, h0) = (crate::exec::epoch(m), crate::exec::host_epoch(m));
+        let last = move |k: Key| (k == m).then_some((e0, h0));
+        let (program, id) = (program(), std::sync::Arc::<str>::from("h||rent"));
+        let j = EarlyLaunch {
+            id: &id,
+            program: &program,
+            app_device: std::ptr::null_mut(),
+            args: &args,
+            work_dim: 1,
+            global: [64 * 4096, 1, 1],
+            local: [64, 1, 1],
+        };
+        let rates = [Some(1000.0), Some(1000.0)];
+        // 4,096 work-groups of 1 µs: 4.1 ms whole, 2.05 ms split on two like devices; the
+        // input's 64 MiB at 10 bytes/ns: 6.7 ms
+        let verdict = |forgone_ns: f64, rent_rounds: u32| {
+            let k = Known {
+                home_ns_per_work_group: Some(1000.0),
+                measured: Some(&rates),
+                merge_ns: None,
+                host_bytes_per_ns: 10.0,
+                split_floor_ns: 0.0,
+                trial_cost_ns: 0.0,
+                forgone_ns,
+                memo: Some(&memo),
+                last_epoch: &last,
+                rent_rounds,
+            };
+            early(&j, 2, 0, &k, &mut None)
+        };
+        // nothing rewrote it: split, nothing to move
+        assert_eq!(verdict(0.0, 0), Early::Consider { relocated_bytes: 0 });
+        crate::exec::invalidate(m);
+        let Early::Forward {
+            reason, forgone_ns, ..
+        } = verdict(0.0, 0)
+        else {
+            panic!("split before the rent was saved");
+        };
+        assert!((forgone_ns - 2.048e6).abs() < 1.0, "{forgone_ns}");
+        assert!(
+            reason.text().contains("moving 64 MiB of its inputs back"),
+            "{}",
+            reason.text()
+        );
+        assert!(matches!(verdict(2.0 * 2.048e6, 0), Early::Forward { .. }));
+        assert_eq!(
+            verdict(3.0 * 2.048e6, 0),
+            Early::Consider {
+                relocated_bytes: size as u64
+            }
+        );
+        // paid once already: twice the price
+        assert!(matches!(verdict(3.0 * 2.048e6, 1), Early::Forward { .. }));
+        // the app's own write: an upload at every launch, which no saving pays for
+        crate::exec::invalidate_by_host(m);
+        let Early::Forward {
+            reason, forgone_ns, ..
+        } = verdict(1e12, 0)
+        else {
+            panic!("split with 64 MiB to move at every launch");
+        };
+        assert_eq!(forgone_ns, 0.0);
+        assert!(
+            reason.text().contains("decided before any build"),
+            "{}",
+            reason.text()
+        );
+        TABLES.buffers.release(m);
     }
 }

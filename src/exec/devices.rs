@@ -95,6 +95,9 @@ pub struct Device {
     pub block_event: Option<cl_event>,
     /// Set once the device produced a driver error; it no longer takes part.
     pub broken: AtomicBool,
+    /// Host-to-device rate measured when the device was opened, bytes per ns ([`host_rate`]);
+    /// `None` for a CPU device or when the measurement failed.
+    pub host_rate: Option<f64>,
 }
 
 // SAFETY: OpenCL handles are thread-safe (OpenCL 1.1+ API thread safety).
@@ -179,7 +182,17 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
             Err(e) => crate::config::warn(&format!("balance: device {p}:{d} cannot be used: {e}")),
         }
     }
-    dbg(|| format!("open: {} devices open", out.len()));
+    dbg(|| {
+        let rates: Vec<String> = out
+            .iter()
+            .map(|d| d.host_rate.map_or("-".into(), |r| format!("{r:.1}")))
+            .collect();
+        format!(
+            "open: {} devices open; host-to-device GB/s: {}",
+            out.len(),
+            rates.join(", ")
+        )
+    });
     if out.is_empty() {
         return Err("no usable device for balance mode".into());
     }
@@ -317,7 +330,47 @@ fn open_one(
         inject_differ: fault == Some(Fault::Differ(i)),
         block_event,
         broken: AtomicBool::new(false),
+        host_rate: (!r.kind.eq_ignore_ascii_case("cpu"))
+            // SAFETY: clprism's own context and queue of this device, just created.
+            .then(|| unsafe { host_rate(context, queue) })
+            .flatten(),
     })
+}
+
+/// Bytes copied by [`host_rate`]: 64 MiB, long enough that PCIe's rate, not the call's
+/// latency, sets the time (a GPU moves it in 1.3-6 ms).
+const RATE_PROBE_BYTES: usize = 64 << 20;
+
+/// The host-to-device rate of `queue`'s device from driver-allocated (pinned) host memory,
+/// bytes per ns: the second of two blocking writes of [`RATE_PROBE_BYTES`] (the first
+/// pays the driver's first use). Measured when a GPU or accelerator is opened, so that the
+/// split decision's first estimates use the machine's rate rather than an assumed 10 GB/s
+/// (`exec::launch::DEFAULT_HOST_RATE`): on 2 H200s the upload ring later moved 1 GiB in
+/// 21-22 ms (results/session20-2026-11-27 `f-logs`), and the assumed rate priced
+/// fdtd-2d's first split at 644 ms of transfers. `None`: a call failed.
+///
+/// # Safety
+/// `ctx` and `queue` are clprism's own context and queue of one device.
+unsafe fn host_rate(ctx: cl_context, queue: cl_command_queue) -> Option<f64> {
+    let host = cl::create_host_buffer(ctx, RATE_PROBE_BYTES).ok()?;
+    let dev = cl::create_buffer(ctx, RATE_PROBE_BYTES).ok();
+    let rate = dev.and_then(|dev| {
+        let p = cl::map(queue, host, RATE_PROBE_BYTES).ok()?;
+        let src = std::slice::from_raw_parts(p, RATE_PROBE_BYTES);
+        let mut ns = 0.0;
+        for _ in 0..2 {
+            let t = std::time::Instant::now();
+            cl::write(queue, dev, 0, src, true).ok()?;
+            ns = t.elapsed().as_nanos() as f64;
+        }
+        let _ = cl::unmap(queue, host, p);
+        (ns > 0.0).then(|| RATE_PROBE_BYTES as f64 / ns)
+    });
+    if let Some(d) = dev {
+        cl::release_mem(d);
+    }
+    cl::release_mem(host);
+    rate
 }
 
 /// The devices `sel` names, as `(platform index, device index, handle)` (driver queries).

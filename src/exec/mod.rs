@@ -436,6 +436,12 @@ struct Balance {
     /// Buffer epochs: bumped whenever the application writes a buffer, so replicas know they are
     /// stale. Absent = epoch 1.
     epochs: Mutex<FxHashMap<Key, u64>>,
+    /// Host epochs: bumped only when a command other than a kernel launch writes a buffer
+    /// (a write, fill, copy or map by the app: [`invalidate_by_host`]). A buffer whose epoch
+    /// moved while its host epoch did not was written only by launches kept whole, which a
+    /// split of those launches would have left on the devices (`decide`'s rent rule).
+    /// Absent = host epoch 1.
+    host_epochs: Mutex<FxHashMap<Key, u64>>,
     /// kernel (`Job::kernel_id`) → ns per work-group of its last forwarded launch measured on the app's
     /// device (`CLPRISM_SPLIT=auto` without a footprint; `sched::split`'s `t_whole`).
     /// Also the work-groups of that launch (a figure from a few work-groups overstates a
@@ -524,11 +530,25 @@ pub fn pre_decide(engine: &Engine, launch: &EarlyLaunch) -> Result<(), Forward> 
     engine.state.lock().pre_decide(engine, launch)
 }
 
-/// The application wrote buffer `m` (any command other than a balanced launch): every
-/// replica of it is stale.
+/// A kernel launch that was not split (forwarded, or run whole by the launch thread) may
+/// have written buffer `m`: every replica of it is stale.
 pub fn invalidate(m: Key) {
     let mut e = balance().epochs.lock();
     *e.entry(m).or_insert(1) += 1;
+}
+
+/// A command of the application other than a kernel launch (a write, fill, copy or map)
+/// wrote buffer `m`: every replica of it is stale, and its host epoch moves too
+/// ([`host_epoch`]).
+pub fn invalidate_by_host(m: Key) {
+    invalidate(m);
+    let mut e = balance().host_epochs.lock();
+    *e.entry(m).or_insert(1) += 1;
+}
+
+/// Current host epoch of buffer `m` (see [`invalidate_by_host`]).
+pub fn host_epoch(m: Key) -> u64 {
+    balance().host_epochs.lock().get(&m).copied().unwrap_or(1)
 }
 
 /// Measures a forwarded launch: once `ev` has completed, its device time (the app's queue
@@ -638,6 +658,7 @@ pub fn forget(m: Key) {
         e.pipeline.settle();
     }
     balance().epochs.lock().remove(&m);
+    balance().host_epochs.lock().remove(&m);
     if let Some(Ok(e)) = balance().engine.get() {
         e.state.lock().forget(m);
     }
@@ -749,11 +770,11 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
             crate::config::debug(|| format!("engine ready at {ready_ms:.1} ms"));
             let (scheduler, boyer) = scheduler_settings(cfg);
             Ok(Engine {
+                state: Mutex::new(launch::WorkerState::seeded(&devs)),
                 devices: devs,
                 ready_ms,
                 scheduler,
                 boyer,
-                state: Mutex::new(Default::default()),
                 done_tx,
                 done_rx,
                 tracked: Default::default(),

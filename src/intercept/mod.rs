@@ -35,9 +35,9 @@ pub fn wrote_buffer(q: usize, m: tables::Key) {
         crate::config::Mode::Balance => {
             // a partial write keeps the rest: bytes only devices hold come back first
             crate::exec::gather_for_app(m);
-            crate::exec::invalidate(m);
+            crate::exec::invalidate_by_host(m);
             if let Some(Some((parent, _))) = TABLES.buffers.with(m, |b| b.parent) {
-                crate::exec::invalidate(parent);
+                crate::exec::invalidate_by_host(parent);
             }
         }
         // SAFETY: the app's queue and buffer, as passed to the command being forwarded.

@@ -34,10 +34,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// A footprint derivation's cost over the kernel's device time per work-group on the app's
-/// GPU, before one was measured in the process: 2·10⁵, above the 1.2·10⁵ (gemm 16384) to
-/// 1.7·10⁵ (2mm 8192) measured on an H200 (results/session18-2026-11-27). Conservative since
-/// the emulation jumps over accumulation loops (gemm's ratio then: 1.1·10⁴); not re-measured.
-const DERIVATION_RATIO_PRIOR: f64 = 2e5;
+/// GPU, before one was measured in the process: 6·10⁴, above the ratios measured on an H200
+/// at session 20's build (results/session20-2026-11-27 `f-logs`: 2mm 8192 kernel 1 63.5 ms
+/// over 1.46 µs per work-group, 4.4·10⁴; 3mm 72.4 ms over 1.44 µs, 5.0·10⁴; gemm 16384 58 ms
+/// over 5.96 µs, 9.7·10³). Session 18's 1.2-1.7·10⁵ (and this prior's 2·10⁵ then) predate the
+/// sampled derivation; with 2·10⁵ the trial rule kept 2mm and 3mm whole in `auto` (a 0.75 s
+/// trial price against 0.2-0.36 s saved per launch) while `always` ran them 1.16x faster.
+const DERIVATION_RATIO_PRIOR: f64 = 6e4;
 
 /// What every step after the plan reads: the engine, the launch and its plan.
 #[derive(Clone, Copy)]
@@ -122,9 +125,11 @@ pub(super) struct WorkerState {
     history: FxHashMap<HistoryKey, (Vec<Option<f64>>, u32)>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
-    /// (kernel (`kernel_id`), app buffer) → the buffer's epoch at that kernel's last balanced launch: an
-    /// epoch that moved since means the app rewrites the input between launches.
-    last_epochs: FxHashMap<(String, Key), u64>,
+    /// (kernel (`kernel_id`), app buffer) → the buffer's epoch and host epoch
+    /// (`exec::host_epoch`) at that kernel's last balanced launch: an epoch that moved since
+    /// means the input was rewritten between launches, by the app's own commands when the
+    /// host epoch moved too, else by launches kept whole.
+    last_epochs: FxHashMap<(String, Key), (u64, u64)>,
     /// kernel (`kernel_id`) → what its last full split decision found, for the early
     /// decision ([`super::decide`]).
     split_memo: FxHashMap<String, super::decide::SplitMemo>,
@@ -132,11 +137,20 @@ pub(super) struct WorkerState {
     /// a kernel's first split (which includes the driver's compile at first enqueue) is
     /// left out.
     split_floor_ns: f64,
+    /// The shortest first split of a kernel without its one-time phases (build, footprint,
+    /// snapshot, upload ring), ns (0: none): a bound on the floor that a GPU's prior
+    /// ([`GPU_SPLIT_FLOOR_PRIOR_NS`]) gives way to before a kernel split twice.
+    trial_floor_ns: f64,
     /// Kernels (`kernel_id`) split at least once.
     split_once: rustc_hash::FxHashSet<String>,
     /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
-    /// before a split was tried, ns (`decide`'s trial rule).
+    /// since its last split (before any: since its first launch), ns (`decide`'s trial and
+    /// rent rules).
     forgone: FxHashMap<String, f64>,
+    /// kernel (`kernel_id`) → how many of its split launches had to move inputs back onto
+    /// the devices after launches kept whole rewrote them (`decide`'s rent rule: each one
+    /// doubles what the next must first save).
+    rent_rounds: FxHashMap<String, u32>,
     /// kernel (`Job::kernel_id`) → its last early `sched::split::decide` call
     /// (`decide::DecisionMemo`).
     early_memo: FxHashMap<String, Option<super::decide::DecisionMemo>>,
@@ -259,6 +273,17 @@ struct Outcome {
 }
 
 impl WorkerState {
+    /// A fresh state whose host rate starts at the median of the rates measured when
+    /// `devices` were opened (`devices::Device::host_rate`), where any was.
+    pub(super) fn seeded(devices: &[super::devices::Device]) -> Self {
+        let mut rates: Vec<f64> = devices.iter().filter_map(|d| d.host_rate).collect();
+        rates.sort_by(f64::total_cmp);
+        WorkerState {
+            host_rate: rates.get(rates.len() / 2).copied(),
+            ..Default::default()
+        }
+    }
+
     /// The app needs its buffer `m` (a command of its own reads or writes it, or a launch
     /// that is not split uses it): the bytes only devices hold are copied into it
     /// ([`resident`]). Returns the bytes copied. Errors: a failed transfer (the entry is
@@ -369,7 +394,8 @@ impl WorkerState {
         let mut seen: Vec<Key> = Vec::new();
         let mut bytes = 0u64;
         for m in job.args.iter().filter_map(buffer_named_by) {
-            if seen.contains(&m) {
+            // a buffer the directory tracks is on the devices already
+            if seen.contains(&m) || self.directory.get(m).is_some() {
                 continue;
             }
             seen.push(m);
@@ -383,12 +409,17 @@ impl WorkerState {
 
     /// The shortest split launch measured so far, ns; before one, what a split is assumed to
     /// cost at least: [`GPU_SPLIT_FLOOR_PRIOR_NS`] when the app's device is a GPU or an
-    /// accelerator, else `decide::ASSUMED_SPLIT_FLOOR_NS`.
+    /// accelerator (or the shortest first split without its one-time work, when shorter:
+    /// fdtd-2d's kernel 3 split in 0.80 ms at its first split, 0.93 ms later, on 2 H200s,
+    /// results/session20 `f-logs`), else `decide::ASSUMED_SPLIT_FLOOR_NS`.
     fn split_floor_or_prior(&self, app_device: cl_device_id) -> f64 {
         if self.split_floor_ns > 0.0 {
             self.split_floor_ns
         } else if crate::registry::device::is_gpu_like(app_device) {
-            GPU_SPLIT_FLOOR_PRIOR_NS
+            match self.trial_floor_ns {
+                t if t > 0.0 => t.min(GPU_SPLIT_FLOOR_PRIOR_NS),
+                _ => GPU_SPLIT_FLOOR_PRIOR_NS,
+            }
         } else {
             super::decide::ASSUMED_SPLIT_FLOOR_NS
         }
@@ -457,6 +488,7 @@ impl WorkerState {
             forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
             memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,
+            rent_rounds: self.rent_rounds.get(kid).copied().unwrap_or(0),
         };
         if !self.early_memo.contains_key(kid) {
             self.early_memo.insert(kid.to_string(), None);
@@ -465,7 +497,12 @@ impl WorkerState {
             return Ok(());
         };
         match super::decide::early(job, engine.devices.len(), home, &known, last) {
-            super::decide::Early::Consider => Ok(()),
+            super::decide::Early::Consider { relocated_bytes } => {
+                if relocated_bytes > 0 {
+                    *self.rent_rounds.entry(kid.to_string()).or_insert(0) += 1;
+                }
+                Ok(())
+            }
             super::decide::Early::Forward {
                 reason,
                 measure,
@@ -605,16 +642,29 @@ impl WorkerState {
         if used == 1 {
             schedule.one_device_reason = Some(super::decide::one_device_reason(&schedule));
         }
-        if used >= 2 && !self.split_once.insert(job.kernel_id()) {
-            let w = super::decide::split_wall_without_one_time_work(&schedule, wall_ns);
-            if self.split_floor_ns == 0.0 || w < self.split_floor_ns {
-                self.split_floor_ns = w;
-            }
+        if used >= 2 {
+            self.note_split(&job.kernel_id(), &schedule, wall_ns);
         }
         Ok(super::Balanced {
             makespan_ns: o.makespan_ns,
             schedule,
         })
+    }
+
+    /// A launch of kernel `kid` split over two devices or more took `wall_ns`: a sample of
+    /// the split floor (its first split only of the trial floor, which still holds the
+    /// driver's first enqueue of the kernel on each device), and the rent rule starts over.
+    fn note_split(&mut self, kid: &str, schedule: &Schedule, wall_ns: u64) {
+        self.forgone.remove(kid);
+        let w = super::decide::split_wall_without_one_time_work(schedule, wall_ns);
+        let floor = if self.split_once.insert(kid.to_string()) {
+            &mut self.trial_floor_ns
+        } else {
+            &mut self.split_floor_ns
+        };
+        if *floor == 0.0 || w < *floor {
+            *floor = w;
+        }
     }
 
     /// Builds the launch's kernel on every balance device (once per program variant).

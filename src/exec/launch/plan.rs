@@ -830,7 +830,9 @@ impl WorkerState {
         let measured = self.measured.get(&kid);
         let epoch_of = |b: &BufArg| job.epochs.get(&b.mem).copied().unwrap_or(1);
         // results left on the devices are neither merged nor uploaded at each launch; the
-        // buffers the directory tracks are on the devices already (their chunks fetch halos)
+        // buffers the directory tracks are on the devices already (their chunks fetch halos);
+        // inputs of such a kernel rewritten only by launches kept whole are moved once, the
+        // early decision's rent rule priced them (`decide::rent_unpaid`)
         let resident = plan.keeps_resident(crate::config::get().balance_gather);
         let upload: u64 = plan
             .bufs
@@ -842,7 +844,10 @@ impl WorkerState {
                     || self
                         .last_epochs
                         .get(&(kid.clone(), b.mem))
-                        .is_some_and(|e| *e != epoch_of(b))
+                        .is_some_and(|(e, host)| {
+                            *e != epoch_of(b)
+                                && (!resident || *host != crate::exec::host_epoch(b.mem))
+                        })
             })
             .map(|b| b.size as u64)
             .sum();

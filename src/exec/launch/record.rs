@@ -48,7 +48,9 @@ impl WorkerState {
         }
         for b in &plan.bufs {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
-            self.last_epochs.insert((kid.clone(), b.mem), epoch);
+            // (the app's writes to it wait for this launch: its host epoch cannot move now)
+            let host = crate::exec::host_epoch(b.mem);
+            self.last_epochs.insert((kid.clone(), b.mem), (epoch, host));
         }
     }
 }

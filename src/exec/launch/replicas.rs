@@ -76,15 +76,26 @@ impl WorkerState {
             // SAFETY: reading the app's (retained) buffer on clprism's queue.
             unsafe { cl::read(home, b.mem as cl_mem, 0, &mut v) }
                 .map_err(|e| format!("reading the app's buffer: {e}"))?;
-            let ns = t_read.elapsed().as_nanos() as f64;
             // (a fresh pinned area's first use also pays the driver's page-locking)
-            if b.size >= 1 << 20 && ns > 0.0 && self.host_pool.last_reused() {
-                let r = b.size as f64 / ns;
-                self.host_rate = Some(self.host_rate.map_or(r, |old| 0.5 * old + 0.5 * r));
+            if self.host_pool.last_reused() {
+                self.note_host_transfer(b.size, t_read.elapsed().as_nanos() as f64);
             }
             snapshots.push(Some(v));
         }
         Ok(snapshots)
+    }
+
+    /// `bytes` went between the app's device and host memory (or on through the upload
+    /// ring, whose reads and writes overlap) in `ns`: the measured host rate, a running
+    /// mean, for `sched::split` and the early decision. Transfers under 1 MiB are left out
+    /// (their latency, not the rate). On 2 H200s the ring moved 1 GiB in 21-22 ms
+    /// (results/session20 `f-logs`), five times the 10 GB/s assumed before a measurement.
+    fn note_host_transfer(&mut self, bytes: usize, ns: f64) {
+        if bytes < 1 << 20 || ns <= 0.0 {
+            return;
+        }
+        let r = bytes as f64 / ns;
+        self.host_rate = Some(self.host_rate.map_or(r, |old| 0.5 * old + 0.5 * r));
     }
 
     /// Whether buffer `b`, if some device needs it, goes to the other devices through the
@@ -131,10 +142,14 @@ impl WorkerState {
                     }
                 }
             };
+            let t_up = Instant::now();
             // SAFETY: the app's buffer (its commands have completed) and clprism's replicas
             // of its size on clprism's queues.
             result = unsafe { ring.upload(home, b.mem as cl_mem, b.size, t) }
                 .map_err(|e| format!("uploading argument {}: {e}", b.index));
+            if result.is_ok() {
+                self.note_host_transfer(b.size, t_up.elapsed().as_nanos() as f64);
+            }
         }
         if result.is_err() {
             for (b, t) in plan.bufs.iter().zip(targets) {
