@@ -144,13 +144,11 @@ pub(super) struct WorkerState {
     /// Kernels (`kernel_id`) split at least once.
     split_once: rustc_hash::FxHashSet<String>,
     /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
-    /// since its last split (before any: since its first launch), ns (`decide`'s trial and
-    /// rent rules).
+    /// before a split was tried, ns (`decide`'s trial rule).
     forgone: FxHashMap<String, f64>,
-    /// kernel (`kernel_id`) → how many of its split launches had to move inputs back onto
-    /// the devices after launches kept whole rewrote them (`decide`'s rent rule: each one
-    /// doubles what the next must first save).
-    rent_rounds: FxHashMap<String, u32>,
+    /// The rent rule's saving and switches, shared by every kernel whose results stay on
+    /// the devices (`decide::RentPool`).
+    rent: super::decide::RentPool,
     /// kernel (`Job::kernel_id`) → its last early `sched::split::decide` call
     /// (`decide::DecisionMemo`).
     early_memo: FxHashMap<String, Option<super::decide::DecisionMemo>>,
@@ -488,7 +486,6 @@ impl WorkerState {
             forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
             memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,
-            rent_rounds: self.rent_rounds.get(kid).copied().unwrap_or(0),
         };
         if !self.early_memo.contains_key(kid) {
             self.early_memo.insert(kid.to_string(), None);
@@ -496,13 +493,15 @@ impl WorkerState {
         let Some(last) = self.early_memo.get_mut(kid) else {
             return Ok(());
         };
-        match super::decide::early(job, engine.devices.len(), home, &known, last) {
-            super::decide::Early::Consider { relocated_bytes } => {
-                if relocated_bytes > 0 {
-                    *self.rent_rounds.entry(kid.to_string()).or_insert(0) += 1;
-                }
-                Ok(())
-            }
+        match super::decide::early(
+            job,
+            engine.devices.len(),
+            home,
+            &known,
+            last,
+            &mut self.rent,
+        ) {
+            super::decide::Early::Consider { .. } => Ok(()),
             super::decide::Early::Forward {
                 reason,
                 measure,
@@ -653,7 +652,7 @@ impl WorkerState {
 
     /// A launch of kernel `kid` split over two devices or more took `wall_ns`: a sample of
     /// the split floor (its first split only of the trial floor, which still holds the
-    /// driver's first enqueue of the kernel on each device), and the rent rule starts over.
+    /// driver's first enqueue of the kernel on each device).
     fn note_split(&mut self, kid: &str, schedule: &Schedule, wall_ns: u64) {
         self.forgone.remove(kid);
         let w = super::decide::split_wall_without_one_time_work(schedule, wall_ns);

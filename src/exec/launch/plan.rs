@@ -832,7 +832,7 @@ impl WorkerState {
         // results left on the devices are neither merged nor uploaded at each launch; the
         // buffers the directory tracks are on the devices already (their chunks fetch halos);
         // inputs of such a kernel rewritten only by launches kept whole are moved once, the
-        // early decision's rent rule priced them (`decide::rent_unpaid`)
+        // early decision's rent rule priced them (`decide::RentPool`)
         let resident = plan.keeps_resident(crate::config::get().balance_gather);
         let upload: u64 = plan
             .bufs
