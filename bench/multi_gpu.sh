@@ -91,6 +91,9 @@ run() {
   [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "timed out after ${t}s: $app $mode $devs" | tee -a "$OUT/table.txt"
   if [ "$mode" = warm ]; then rm -f "$L/$app.$tag.out"; return; fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$app" "$mode" "$devs" "$ms" "$rc" >> "$L/runs.tsv"
+  # start and end (ns since the epoch, as the log's time_ns): what the app did before its
+  # first launch and after its last one
+  printf '%s\t%s\t%s\t%s\t%s\n' "$app" "$mode" "$devs" "$t0" "$(date +%s%N)" >> "$L/times.tsv"
   printf '  %-16s %-7s %-8s rc %3s %8.2f s\n' "$app" "$mode" "$devs" "$rc" "$(awk -v m="$ms" 'BEGIN{print m/1000}')"
 }
 
