@@ -18,8 +18,20 @@ const N: usize = 65536;
 const ITERS: usize = 60;
 
 /// The directory's line at exit: (split launches left resident, bytes fetched between
-/// devices, gathers, bytes gathered).
+/// devices, gathers, bytes gathered); the bytes moved through page-locked staging are
+/// [`relayed_bytes`].
 fn directory_line(stderr: &str) -> (u64, u64, u64, u64) {
+    let nums = directory_numbers(stderr);
+    (nums[0], nums[1], nums[2], nums[3])
+}
+
+/// The bytes of the fetches and gathers moved through page-locked staging (the directory's
+/// line at exit).
+fn relayed_bytes(stderr: &str) -> u64 {
+    directory_numbers(stderr)[4]
+}
+
+fn directory_numbers(stderr: &str) -> Vec<u64> {
     let line = stderr
         .lines()
         .find(|l| l.contains("buffer directory:"))
@@ -28,26 +40,33 @@ fn directory_line(stderr: &str) -> (u64, u64, u64, u64) {
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|w| w.parse().ok())
         .collect();
-    assert_eq!(nums.len(), 4, "{line}");
+    assert_eq!(nums.len(), 5, "{line}");
     assert_eq!(
         stderr.matches("buffer directory:").count(),
         1,
         "the line is printed once: {stderr}"
     );
-    (nums[0], nums[1], nums[2], nums[3])
+    nums
 }
 
 /// Runs `resident MODE` natively and balanced; asserts byte identity and returns the
 /// balanced run's schedule records and directory line.
 fn run_mode(mode: &str) -> (Vec<Value>, (u64, u64, u64, u64)) {
+    let (s, stderr) = run_sized(mode, N, ITERS);
+    (s, directory_line(&stderr))
+}
+
+/// [`run_mode`] over buffers of `n` uints and `iters` launches; returns the balanced run's
+/// schedule records and stderr.
+fn run_sized(mode: &str, n: usize, iters: usize) -> (Vec<Value>, String) {
     let exe = c_program("resident");
-    let d = scratch(&format!("directory-{mode}"));
+    let d = scratch(&format!("directory-{mode}-{n}"));
     let (nat, bal, log) = (
         d.join("native.bin"),
         d.join("balanced.bin"),
         d.join("log.jsonl"),
     );
-    let (n, iters) = (N.to_string(), ITERS.to_string());
+    let (n, iters) = (n.to_string(), iters.to_string());
     let native = run(
         &exe,
         &[mode, &n, &iters, nat.to_str().unwrap()],
@@ -83,7 +102,7 @@ fn run_mode(mode: &str) -> (Vec<Value>, (u64, u64, u64, u64)) {
         .into_iter()
         .map(|r| r["schedule"].clone())
         .collect();
-    (s, directory_line(&stderr))
+    (s, stderr)
 }
 
 /// Split launches of the run, and how many of them left their results on the devices with
@@ -179,6 +198,22 @@ fn ranges_that_move_between_launches_are_fetched() {
         "{split} split, {kept} kept"
     );
     assert!(fetched > 0, "the moved ranges were fetched");
+}
+
+/// Shifting ranges over 16 MiB buffers: ranges of 1 MiB or more (the moved slabs, the final
+/// gather) go between the devices through the upload ring's page-locked slots, and the app
+/// reads what it reads natively.
+#[test]
+fn large_ranges_move_through_page_locked_staging() {
+    let (s, stderr) = run_sized("shift", 4 << 20, 6);
+    let (split, kept) = resident_share(&s);
+    assert!(split >= 4 && kept == split, "{split} split, {kept} kept");
+    let (_, fetched, _, gathered) = directory_line(&stderr);
+    let relayed = relayed_bytes(&stderr);
+    assert!(
+        relayed >= 1 << 20 && relayed <= fetched + gathered,
+        "{relayed} bytes relayed of {fetched} fetched and {gathered} gathered"
+    );
 }
 
 /// A buffer written by a split launch is released while the devices hold its bytes: nothing

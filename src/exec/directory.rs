@@ -240,6 +240,9 @@ pub struct Traffic {
     pub gathers: std::sync::atomic::AtomicU64,
     /// Bytes those gathers copied.
     pub gathered_bytes: std::sync::atomic::AtomicU64,
+    /// Bytes of the fetches and gathers that went through page-locked staging (the upload
+    /// ring's slots) rather than heap memory.
+    pub relayed_bytes: std::sync::atomic::AtomicU64,
     /// Set once [`Self::summary`] gave its line (the exit path may run more than once).
     reported: std::sync::atomic::AtomicBool,
 }
@@ -261,9 +264,16 @@ impl Traffic {
         }
     }
 
+    /// Adds `bytes` moved through page-locked staging.
+    pub fn relayed(&self, bytes: u64) {
+        self.relayed_bytes
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// `buffer directory: L split launches left their results on the devices; F bytes
-    /// fetched between devices; G gathers copied B bytes into the app's buffers`, or `None`
-    /// when nothing was counted or the line was given before.
+    /// fetched between devices; G gathers copied B bytes into the app's buffers; R bytes of
+    /// them through page-locked staging`, or `None` when nothing was counted or the line was
+    /// given before.
     pub fn summary(&self) -> Option<String> {
         use std::sync::atomic::Ordering::Relaxed;
         if self.reported.swap(true, Relaxed) {
@@ -277,10 +287,12 @@ impl Traffic {
             self.gathers.load(Relaxed),
             self.gathered_bytes.load(Relaxed),
         );
+        let r = self.relayed_bytes.load(Relaxed);
         (l + f + g > 0).then(|| {
             format!(
                 "buffer directory: {l} split launches left their results on the devices; \
-                 {f} bytes fetched between devices; {g} gathers copied {b} bytes into the app's buffers"
+                 {f} bytes fetched between devices; {g} gathers copied {b} bytes into the app's \
+                 buffers; {r} bytes of them through page-locked staging"
             )
         })
     }

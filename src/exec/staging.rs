@@ -373,13 +373,34 @@ impl UploadRing {
         len: usize,
         targets: &[(cl_command_queue, cl_mem)],
     ) -> ClResult<()> {
+        self.relay((home, src), [0, len], targets)
+    }
+
+    /// Copies bytes `[start, end)` of buffer `src.1` (read on queue `src.0`, of any context,
+    /// in order after that queue's earlier commands) into every `(queue, buffer)` of
+    /// `targets` at the same offsets, piece by piece through the slots, and waits until every
+    /// write has completed. The slots are page-locked memory of the app's context, which
+    /// moves 55 GB/s to and from every GPU of an H200 host, against 7.5 GB/s for pageable
+    /// memory and 1 GB/s at its first touch (`bench/nv_paths.c`,
+    /// results/session18-2026-11-27/nv-paths.txt).
+    ///
+    /// Errors: the first failed read or write (the targets then hold partial contents).
+    ///
+    /// # Safety
+    /// `src` and the targets are valid and hold at least `end` bytes.
+    pub unsafe fn relay(
+        &mut self,
+        (src_q, src): (cl_command_queue, cl_mem),
+        [start, end]: [usize; 2],
+        targets: &[(cl_command_queue, cl_mem)],
+    ) -> ClResult<()> {
         let result = (|| {
-            for (i, off) in (0..len).step_by(RING_SLOT_BYTES).enumerate() {
-                let n = RING_SLOT_BYTES.min(len - off);
+            for (i, off) in (start..end).step_by(RING_SLOT_BYTES).enumerate() {
+                let n = RING_SLOT_BYTES.min(end - off);
                 let k = i % RING_SLOTS;
                 self.settle(k)?;
                 let slot = &mut self.slots[k][..n];
-                cl::read(home, src, off, slot)?;
+                cl::read(src_q, src, off, slot)?;
                 for &(q, m) in targets {
                     self.busy[k].push(cl::write_event(q, m, off, slot)?);
                     cl::flush(q)?;

@@ -34,6 +34,11 @@ struct Endpoint {
     in_app_context: bool,
 }
 
+/// Ranges at least this large move between contexts through the app context's upload ring
+/// (`staging::UploadRing::relay`); smaller ones (halo rows) through heap memory, whose
+/// latency is lower: 1 MiB.
+const RELAY_MIN_BYTES: usize = 1 << 20;
+
 /// One copy the directory plans before a chunk: `range` of buffer `mem` (argument `arg`)
 /// from holder `from` to holder `to`, with the buffer's entry as planned.
 struct Fetch {
@@ -153,10 +158,53 @@ impl WorkerState {
             if src.in_app_context && dst.in_app_context {
                 return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len);
             }
+            if self.relay(
+                engine,
+                r,
+                (src.read_q, src.mem),
+                [off, off + len],
+                (dst.write_q, dst.mem),
+            )? {
+                return Ok(());
+            }
             let mut bytes = vec![0u8; len];
             cl::read(src.read_q, src.mem, off, &mut bytes)?;
             cl::write(dst.write_q, dst.mem, off, &bytes, true)
         }
+    }
+
+    /// Copies bytes `[start, end)` from `src` (queue, buffer) to `dst` through the upload
+    /// ring of the app's context of `r` (made on first use), when the range is at least
+    /// [`RELAY_MIN_BYTES`]: `Ok(false)` for a smaller range, which the caller moves through
+    /// heap memory. Page-locked slots move a range between GPUs of an H200 host at ~50 GB/s
+    /// where heap memory moved 1.2 GB/s: the first split of fdtd-2d's kernel 3 fetched 410 MB
+    /// in 336 ms (2 H200s, results/session20-2026-11-27 `f-logs`).
+    ///
+    /// Errors: the driver's, from the ring's allocation or a transfer.
+    fn relay(
+        &mut self,
+        engine: &Engine,
+        r: &Residency,
+        src: (cl_command_queue, cl_mem),
+        [start, end]: [usize; 2],
+        dst: (cl_command_queue, cl_mem),
+    ) -> Result<bool, ClError> {
+        if end - start < RELAY_MIN_BYTES {
+            return Ok(false);
+        }
+        let (ctx, dev) = (r.app_context as cl_context, r.app_device as cl_device_id);
+        let home = self.home_queue(ctx, dev)?;
+        let ring = match self.rings.entry(r.app_context as Key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            // SAFETY: `home` is clprism's queue of the app's context, alive for the process.
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(unsafe { crate::exec::staging::UploadRing::new(ctx, home)? })
+            }
+        };
+        // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside them.
+        unsafe { ring.relay(src, [start, end], &[dst])? };
+        engine.traffic.relayed((end - start) as u64);
+        Ok(true)
     }
 
     /// The holder to copy from among `holders` for `to`: one in the same context first,
@@ -310,6 +358,10 @@ impl WorkerState {
                             return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len)
                                 .map(|()| None);
                         }
+                        let (from, to) = ((src.read_q, src.mem), (dst.write_q, dst.mem));
+                        if self.relay(engine, &f.entry, from, [off, off + len], to)? {
+                            return Ok(None);
+                        }
                         let mut area = vec![0u8; len];
                         let ev = cl::read_async(src.read_q, src.mem, off, &mut area)?;
                         Ok(Some((ev, area, dst)))
@@ -421,10 +473,11 @@ impl WorkerState {
 
     /// [`Self::gather`]'s transfers: a device-side copy from the app device's replica, else
     /// through host memory in pieces of at most [`GATHER_PIECE`] bytes (a read on the
-    /// source's second queue, then a write on clprism's queue in the app's context). Not
-    /// through a pinned area of the buffer's size: allocating one costs 620 ms per GiB on
-    /// NVIDIA (results/session18-2026-11-27/nv-paths.txt), which made the gather of
-    /// jacobi-2d's two 1 GiB arrays the largest one-time cost of its first split.
+    /// source's second queue, then a write on clprism's queue in the app's context): the
+    /// upload ring's page-locked slots for a piece of at least [`RELAY_MIN_BYTES`], heap
+    /// memory below. Not through a pinned area of the buffer's size: allocating one costs
+    /// 620 ms per GiB on NVIDIA (results/session18-2026-11-27/nv-paths.txt), which made the
+    /// gather of jacobi-2d's two 1 GiB arrays the largest one-time cost of its first split.
     fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, ClError> {
         let stale = entry.missing(APP, [0, entry.size]);
         if stale.is_empty() {
@@ -444,7 +497,13 @@ impl WorkerState {
                 unsafe {
                     if src.in_app_context {
                         cl::copy(app.write_q, src.mem, app.mem, off, off, len)?;
-                    } else {
+                    } else if !self.relay(
+                        engine,
+                        entry,
+                        (src.read_q, src.mem),
+                        [off, off + len],
+                        (app.write_q, app.mem),
+                    )? {
                         piece.resize(len, 0);
                         cl::read(src.read_q, src.mem, off, &mut piece[..len])?;
                         cl::write(app.write_q, app.mem, off, &piece[..len], true)?;
