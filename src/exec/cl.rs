@@ -474,6 +474,46 @@ pub unsafe fn wait(evs: &[cl_event]) -> ClResult<()> {
     first
 }
 
+/// Waits for `evs` by polling their status (never `clWaitForEvents`, which PoCL 6.0's
+/// remote client lets block for good on a dead server's event), at most `bound` in all.
+/// `Ok` holds the first failed event's error (or `Ok(())`) once every event completed or
+/// failed; `Err(i)`: event `i` was still pending when the bound passed (the caller must then
+/// neither release the events nor free the host memory their commands use).
+pub unsafe fn wait_bounded(
+    evs: &[cl_event],
+    bound: std::time::Duration,
+) -> Result<ClResult<()>, usize> {
+    let until = std::time::Instant::now() + bound;
+    let mut pause = std::time::Duration::from_micros(10);
+    let mut first = Ok(());
+    for (i, e) in evs.iter().enumerate() {
+        loop {
+            match event_status(*e) {
+                Ok(s) if s == CL_COMPLETE => break,
+                Ok(s) if s < 0 => {
+                    if first.is_ok() {
+                        first = Err(ClError { call: "clWaitForEvents", code: s });
+                    }
+                    break;
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    if first.is_ok() {
+                        first = Err(err);
+                    }
+                    break;
+                }
+            }
+            if std::time::Instant::now() >= until {
+                return Err(i);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+        }
+    }
+    Ok(first)
+}
+
 /// Takes one more reference to `ev`.
 pub unsafe fn retain_event(ev: cl_event) -> ClResult<()> {
     check("clRetainEvent", f!(clRetainEvent)(ev))

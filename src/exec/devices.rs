@@ -93,7 +93,9 @@ pub struct Device {
     /// Fault injection (`CLPRISM_FAULT=block:I`): a user event that never completes gates
     /// every chunk on this device (`stall:I:MS`: one that completes MS ms after the open).
     pub block_event: Option<cl_event>,
-    /// Set once the device produced a driver error; it no longer takes part.
+    /// Set once the device stopped responding (a bounded wait on one of its commands ran
+    /// out, [`Device::mark_dead`]); it takes no part in later launches, and nothing of it is
+    /// waited for or released any more (its commands may never complete).
     pub broken: AtomicBool,
 }
 
@@ -101,7 +103,41 @@ pub struct Device {
 unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 
+/// The shortest time a command of a balance device is waited for before the device counts
+/// as dead (PoCL 6.0's remote client never fails the commands of a server that died).
+pub const RESPONSE_FLOOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The slowest link a transfer is allowed, bytes per second (100 MB/s), on top of
+/// [`RESPONSE_FLOOR`].
+const SLOWEST_LINK: u64 = 100_000_000;
+
+/// How long a device's commands that move `bytes` and run after work that took `busy` are
+/// waited for before the device counts as dead: [`RESPONSE_FLOOR`], plus the bytes at
+/// 100 MB/s, plus 4x `busy` (a straggler behind which the commands queue).
+pub fn response_bound(bytes: u64, busy: std::time::Duration) -> std::time::Duration {
+    RESPONSE_FLOOR + std::time::Duration::from_millis(bytes * 1000 / SLOWEST_LINK) + busy * 4
+}
+
 impl Device {
+    /// Marks the device dead for the rest of the run (`why`: which wait ran out); the first
+    /// call prints one warning line. Returns whether this call marked it.
+    pub fn mark_dead(&self, why: &str) -> bool {
+        if self.broken.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        crate::config::warn(&format!(
+            "balance: device {} ({}) stopped responding ({why}); it is left out of every later \
+             launch, and its unfinished work runs elsewhere",
+            self.index, self.name
+        ));
+        true
+    }
+
+    /// Whether the device was marked dead ([`Device::mark_dead`]).
+    pub fn dead(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+
     /// Whether new launches may use this device.
     pub fn available(&self) -> bool {
         self.stale_chunks.load(Ordering::Acquire) == 0 && !self.broken.load(Ordering::Acquire)

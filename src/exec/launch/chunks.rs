@@ -5,7 +5,7 @@
 
 use super::plan::Plan;
 use super::replicas::Targets;
-use super::{Ctx, PendingReads, WorkerState};
+use super::{Ctx, InFlight, WorkerState};
 use crate::exec::cl::{self, ClError};
 use crate::exec::devices::Device;
 use crate::exec::staging::EarlyAreas;
@@ -88,11 +88,9 @@ pub(super) struct RealChunks<'a> {
     inflight: InflightChunks,
     arrived: VecDeque<ChunkDone>,
     last_progress: Instant,
-    /// Reads into `staging` in flight; declared (so dropped) first: waited for before the
-    /// staging is freed.
-    pub early: PendingReads,
-    /// Host areas the early read-back fills (see `WorkerState::early_staging`).
-    pub staging: EarlyAreas,
+    /// Host areas the early read-back fills (see `WorkerState::early_staging`), with the
+    /// reads into them in flight.
+    pub staging: InFlight<EarlyAreas>,
     /// Chunks whose output was read early.
     pub early_chunks: FxHashSet<ChunkId>,
     /// A device whose abandoned chunk completed may take work again (no written buffer is
@@ -132,8 +130,7 @@ impl<'a> RealChunks<'a> {
             inflight: InflightChunks(Vec::new()),
             arrived: VecDeque::new(),
             last_progress: Instant::now(),
-            early: PendingReads(Vec::new()),
-            staging,
+            staging: InFlight::new(staging),
             early_chunks: FxHashSet::default(),
             readmit_safe,
             fetched: 0,
@@ -342,7 +339,8 @@ impl ChunkDevices for RealChunks<'_> {
             .map_or((0, 0), |x| (x.first_wg, x.count));
         let d = self.plan.devs[c.device];
         // a chunk completed before every read-back area was allocated is read at the merge
-        let Some(staging) = self.staging.all_ready() else {
+        let InFlight { area, pending, .. } = &mut self.staging;
+        let Some(staging) = area.as_mut().and_then(|a| a.all_ready()) else {
             return;
         };
         if count > 0
@@ -352,7 +350,7 @@ impl ChunkDevices for RealChunks<'_> {
                 self.plan,
                 staging,
                 (first, count),
-                &mut self.early.0,
+                pending,
             )
         {
             self.early_chunks.insert(c.chunk_id);
@@ -395,10 +393,8 @@ pub(super) struct ChunkRun {
     pub wave_wgs: Vec<u64>,
     /// Registers per work-item, per participating device (NVIDIA builds).
     pub registers: Vec<Option<u32>>,
-    /// Early reads in flight (declared, so dropped, before `staging`).
-    pub early: PendingReads,
-    /// Host areas the early reads fill.
-    pub staging: EarlyAreas,
+    /// Host areas the early reads fill, with those reads in flight.
+    pub staging: InFlight<EarlyAreas>,
     /// Chunks read back early.
     pub early_chunks: FxHashSet<ChunkId>,
     /// Bytes the buffer directory copied onto devices before their chunks.
@@ -406,6 +402,15 @@ pub(super) struct ChunkRun {
     /// The static partition the launch ran instead of the plan's scheduler, when its shape
     /// has resident slabs (`WorkerState::update_partition`).
     pub owner_computes: Option<String>,
+}
+
+impl ChunkRun {
+    /// How long a participating device's transfers of `bytes` after the chunks are waited
+    /// for before it counts as dead (`devices::response_bound`, the makespan as the work
+    /// they may queue behind).
+    pub fn response_bound(&self, bytes: u64) -> Duration {
+        crate::exec::devices::response_bound(bytes, Duration::from_nanos(self.makespan_ns))
+    }
 }
 
 impl WorkerState {
@@ -474,7 +479,6 @@ impl WorkerState {
         devices.settle_arrived();
         let RealChunks {
             chunks,
-            early,
             staging,
             early_chunks,
             inflight,
@@ -519,7 +523,6 @@ impl WorkerState {
             history: (sched.measured_omegas(), streak),
             wave_wgs,
             registers,
-            early,
             staging,
             early_chunks,
             fetched,
