@@ -639,7 +639,7 @@ pub fn forget(m: Key) {
     }
     balance().epochs.lock().remove(&m);
     if let Some(Ok(e)) = balance().engine.get() {
-        e.state.lock().forget(m);
+        e.state.lock().forget(e, m);
     }
 }
 

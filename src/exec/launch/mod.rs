@@ -379,6 +379,7 @@ impl WorkerState {
     /// ([`resident`]). Returns the bytes copied. Errors: a failed transfer (the entry is
     /// kept, nothing is lost).
     pub(super) fn gather_for_app(&mut self, engine: &Engine, m: Key) -> Result<u64, String> {
+        self.drop_dead_holders(engine);
         let r = self.gather(engine, m);
         engine.note_tracked(self.directory.len());
         if let Ok(bytes) = &r {
@@ -387,16 +388,37 @@ impl WorkerState {
         r
     }
 
-    pub(super) fn forget(&mut self, m: Key) {
+    /// The app released buffer `m`: its directory entry, replicas and host areas go (the
+    /// replicas on a dead device are leaked: releasing them may wait for its commands).
+    pub(super) fn forget(&mut self, engine: &Engine, m: Key) {
         self.directory.remove(m);
         let keys: Vec<_> = self.replicas.keys().filter(|k| k.0 == m).copied().collect();
         for k in keys {
-            if let Some(r) = self.replicas.remove(&k) {
+            let dead = engine.devices.get(k.1).is_some_and(|d| d.dead());
+            if let Some(r) = self.replicas.remove(&k).filter(|_| !dead) {
                 // SAFETY: clprism's own replica.
                 unsafe { cl::release_mem(r.mem) };
             }
         }
         self.host_pool.forget(m);
+    }
+
+    /// Devices marked dead hold nothing any more in the buffer directory; bytes that one of
+    /// them alone held are lost (one warning per buffer: the app's buffer keeps its older
+    /// bytes there).
+    fn drop_dead_holders(&mut self, engine: &Engine) {
+        for (d, dev) in engine.devices.iter().enumerate().filter(|x| x.1.dead()) {
+            let Some(h) = super::directory::holder_of_slot(d) else {
+                continue;
+            };
+            for (m, lost) in self.directory.drop_holder(h) {
+                crate::config::warn(&format!(
+                    "balance: {lost} bytes of buffer {m:#x} that only device {} held are lost \
+                     with it; the app's buffer keeps its older bytes there",
+                    dev.index
+                ));
+            }
+        }
     }
 
     /// clprism's queue in the app's context on the app's device (snapshots, merge write-back).
@@ -846,6 +868,7 @@ impl WorkerState {
             self.kernels.insert(key.clone(), per_dev);
         }
         chunks::settle_stragglers(engine, &engine.done_rx);
+        self.drop_dead_holders(engine);
         let builds = &self.kernels[&key];
         let mut usable = Vec::new();
         let mut excluded = Vec::new();

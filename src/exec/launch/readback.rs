@@ -283,10 +283,10 @@ impl WorkerState {
                 }
             }
         }
-        if ok {
-            // SAFETY: clprism's queue.
-            let _ = unsafe { cl::flush(q) };
-        }
+        // (also after a failure: the reads enqueued are waited for by polling, which does
+        // not flush)
+        // SAFETY: clprism's queue.
+        let _ = unsafe { cl::flush(q) };
         ok
     }
 

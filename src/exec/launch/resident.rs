@@ -32,6 +32,8 @@ struct Endpoint {
     write_q: cl_command_queue,
     /// It lives in the app's context (the app's buffer, the app device's replica).
     in_app_context: bool,
+    /// The balance device it lives on (`None`: the app's context).
+    device: Option<usize>,
 }
 
 /// One copy the directory plans before a chunk: `range` of buffer `mem` (argument `arg`)
@@ -103,6 +105,7 @@ impl WorkerState {
                 read_q: home,
                 write_q: home,
                 in_app_context: true,
+                device: None,
             });
         }
         let slot = slot_of_holder(h).ok_or(ClError {
@@ -124,6 +127,7 @@ impl WorkerState {
                 read_q: home,
                 write_q: exec,
                 in_app_context: true,
+                device: None,
             });
         }
         Ok(Endpoint {
@@ -131,6 +135,7 @@ impl WorkerState {
             read_q: self.read_queue(engine, slot)?,
             write_q: engine.devices[slot].queue,
             in_app_context: false,
+            device: Some(slot),
         })
     }
 
@@ -143,20 +148,20 @@ impl WorkerState {
         r: &Residency,
         (from, to): (Holders, Holders),
         range: [u64; 2],
-    ) -> Result<(), ClError> {
-        let src = self.endpoint(engine, m, r, from)?;
-        let dst = self.endpoint(engine, m, r, to)?;
+    ) -> Result<(), String> {
+        let src = self.endpoint(engine, m, r, from).map_err(|e| e.to_string())?;
+        let dst = self.endpoint(engine, m, r, to).map_err(|e| e.to_string())?;
         let (off, len) = (range[0] as usize, (range[1] - range[0]) as usize);
-        // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside the
-        // buffer; the host copy outlives the blocking calls.
-        unsafe {
-            if src.in_app_context && dst.in_app_context {
-                return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len);
-            }
-            let mut bytes = vec![0u8; len];
-            cl::read(src.read_q, src.mem, off, &mut bytes)?;
-            cl::write(dst.write_q, dst.mem, off, &bytes, true)
+        if src.in_app_context && dst.in_app_context {
+            // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside the
+            // buffer.
+            return unsafe { cl::copy(dst.write_q, src.mem, dst.mem, off, off, len) }
+                .map_err(|e| e.to_string());
         }
+        let mut bytes = vec![0u8; len];
+        read_bounded(engine, &src, off, &mut bytes)?;
+        // SAFETY: as above.
+        unsafe { cl::write(dst.write_q, dst.mem, off, &bytes, true) }.map_err(|e| e.to_string())
     }
 
     /// The holder to copy from among `holders` for `to`: one in the same context first,
@@ -425,36 +430,66 @@ impl WorkerState {
     /// through a pinned area of the buffer's size: allocating one costs 620 ms per GiB on
     /// NVIDIA (results/session18-2026-11-27/nv-paths.txt), which made the gather of
     /// jacobi-2d's two 1 GiB arrays the largest one-time cost of its first split.
-    fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, ClError> {
+    fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, String> {
         let stale = entry.missing(APP, [0, entry.size]);
         if stale.is_empty() {
             return Ok(0);
         }
-        let app = self.endpoint(engine, m, entry, APP)?;
+        let cl_err = |e: ClError| e.to_string();
+        let app = self.endpoint(engine, m, entry, APP).map_err(cl_err)?;
         let mut piece = Vec::new();
         let mut moved = 0;
         for (range, holders) in &stale {
-            let src = self.endpoint(engine, m, entry, Self::source_for(*holders, APP))?;
+            let src = self
+                .endpoint(engine, m, entry, Self::source_for(*holders, APP))
+                .map_err(cl_err)?;
             moved += range[1] - range[0];
             let mut off = range[0] as usize;
             while off < range[1] as usize {
                 let len = (range[1] as usize - off).min(GATHER_PIECE);
                 // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside
-                // the buffer; `piece` outlives the blocking calls.
+                // the buffer; `piece` outlives the blocking write.
                 unsafe {
                     if src.in_app_context {
-                        cl::copy(app.write_q, src.mem, app.mem, off, off, len)?;
+                        cl::copy(app.write_q, src.mem, app.mem, off, off, len).map_err(cl_err)?;
                     } else {
                         piece.resize(len, 0);
-                        cl::read(src.read_q, src.mem, off, &mut piece[..len])?;
-                        cl::write(app.write_q, app.mem, off, &piece[..len], true)?;
+                        read_bounded(engine, &src, off, &mut piece)?;
+                        cl::write(app.write_q, app.mem, off, &piece[..len], true)
+                            .map_err(cl_err)?;
                     }
                 }
                 off += len;
             }
         }
         // SAFETY: clprism's queue in the app's context.
-        unsafe { cl::finish(app.write_q)? };
+        unsafe { cl::finish(app.write_q) }.map_err(cl_err)?;
         Ok(moved)
     }
+}
+
+/// Reads `buf.len()` bytes at `off` of `src` on its read queue, waiting at most
+/// `devices::response_bound` for them.
+///
+/// Errors: a failed read, or one that did not complete in the bound: `src`'s device is then
+/// marked dead and `buf`'s memory leaked (replaced by an empty vector; the driver may still
+/// write into it).
+fn read_bounded(
+    engine: &Engine,
+    src: &Endpoint,
+    off: usize,
+    buf: &mut Vec<u8>,
+) -> Result<(), String> {
+    let mut pending = super::PendingReads::default();
+    // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it; `buf`
+    // lives until the read completed, or is leaked.
+    let ev = unsafe { cl::read_async(src.read_q, src.mem, off, buf) }.map_err(|e| e.to_string())?;
+    pending.push(src.device, ev);
+    let bound = crate::exec::devices::response_bound(buf.len() as u64, Default::default());
+    pending.settle(Some(engine), bound).map_err(|u| {
+        if u.stalled {
+            std::mem::forget(std::mem::take(buf));
+        }
+        u.why
+    })
 }
