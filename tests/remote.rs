@@ -460,13 +460,18 @@ fn a_server_killed_mid_run_is_abandoned() {
         .lines()
         .filter(|l| l.contains("stopped responding"))
         .collect();
-    assert_eq!(dead.len(), 1, "expected one line on the dead device:\n{err}");
+    // the killed server's device is named first; the other server's may follow (its
+    // commands stalled too in some runs, docs/remote.md §4), the local device never
     assert!(
-        dead[0].contains(&format!("device {r}:1 ")),
-        "the line names another device: {}",
-        dead[0]
+        dead.first()
+            .is_some_and(|l| l.contains(&format!("device {r}:1 "))),
+        "expected a line on the killed server's device first:\n{err}"
     );
-    eprintln!("{} (the app ended {after:?} after the kill)", dead[0]);
+    assert!(
+        dead.iter().all(|l| l.contains(&format!("device {r}:"))),
+        "a local device was marked dead:\n{err}"
+    );
+    eprintln!("{} (the app ended {after:?} after the kill)", dead.join("\n"));
     assert!(
         std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
         "output differs from native"

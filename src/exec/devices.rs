@@ -85,6 +85,10 @@ pub struct Device {
     /// Chunks still running from abandoned (straggler) work: the device is skipped by new
     /// launches until they drain, so nothing queues behind a hung kernel.
     pub stale_chunks: AtomicU32,
+    /// Since when the device has had abandoned chunks running, and the launch time after
+    /// which the first was abandoned (what it may still need); `None` while it has none
+    /// ([`Device::abandoned`], [`Device::straggler_drained`]).
+    stale_since: parking_lot::Mutex<Option<(std::time::Instant, std::time::Duration)>>,
     /// Fault injection (`CLPRISM_FAULT=fail:I`): enqueues on this device fail.
     pub inject_fail: bool,
     /// Test-only (`CLPRISM_FAULT=differ:I`): this device's chunks count as computing other
@@ -131,6 +135,43 @@ impl Device {
             self.index, self.name
         ));
         true
+    }
+
+    /// One of the device's chunks was abandoned as a straggler after `busy` of its launch.
+    pub fn abandoned(&self, busy: std::time::Duration) {
+        self.stale_chunks.fetch_add(1, Ordering::AcqRel);
+        self.stale_since
+            .lock()
+            .get_or_insert((std::time::Instant::now(), busy));
+    }
+
+    /// One of the device's abandoned chunks completed (or failed).
+    pub fn straggler_drained(&self) {
+        let left = self
+            .stale_chunks
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .map_or(0, |n| n.saturating_sub(1));
+        if left == 0 {
+            *self.stale_since.lock() = None;
+        }
+    }
+
+    /// Marks the device dead when an abandoned chunk of it has been running for longer than
+    /// [`response_bound`] allows for the launch time after which it was abandoned (a server
+    /// that died: PoCL's remote client never completes its commands). Returns whether it is
+    /// dead.
+    pub fn check_stragglers(&self) -> bool {
+        let since = *self.stale_since.lock();
+        if let Some((t, busy)) = since {
+            let bound = response_bound(0, busy);
+            if t.elapsed() > bound {
+                self.mark_dead(&format!(
+                    "an abandoned chunk did not complete in {} s",
+                    bound.as_secs()
+                ));
+            }
+        }
+        self.dead()
     }
 
     /// Whether the device was marked dead ([`Device::mark_dead`]).
@@ -349,6 +390,7 @@ fn open_one(
         reports_registers,
         driver_version,
         stale_chunks: AtomicU32::new(0),
+        stale_since: parking_lot::Mutex::new(None),
         inject_fail: fault == Some(Fault::Fail(i)),
         inject_differ: fault == Some(Fault::Differ(i)),
         block_event,

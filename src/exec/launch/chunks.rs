@@ -28,9 +28,7 @@ static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
 /// again once none of its stragglers is left.
 fn straggler_drained(engine: &Engine, done: &ChunkDone) {
     if let Some(d) = engine.devices.get(done.global_device) {
-        let _ = d
-            .stale_chunks
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        d.straggler_drained();
     }
 }
 
@@ -45,6 +43,9 @@ pub(super) fn settle_stragglers(engine: &Engine, done_rx: &Receiver<ChunkDone>) 
         if !done.claimed.swap(true, Ordering::AcqRel) {
             straggler_drained(engine, &done);
         }
+    }
+    for d in &engine.devices {
+        d.check_stragglers();
     }
 }
 
@@ -286,9 +287,8 @@ impl ChunkDevices for RealChunks<'_> {
 
     fn abandon(&mut self, device: usize, chunk_id: ChunkId) {
         let d = self.plan.devs[device];
-        self.engine.devices[d]
-            .stale_chunks
-            .fetch_add(1, Ordering::AcqRel);
+        let busy = Duration::from_nanos(self.now_ns());
+        self.engine.devices[d].abandoned(busy);
         if let Some(c) = self.chunks.get_mut(&chunk_id) {
             c.abandoned = true;
         }
@@ -358,9 +358,7 @@ impl ChunkDevices for RealChunks<'_> {
     }
 
     fn abandoned_completed(&mut self, c: &Completion) {
-        self.engine.devices[self.plan.devs[c.device]]
-            .stale_chunks
-            .fetch_sub(1, Ordering::AcqRel);
+        self.engine.devices[self.plan.devs[c.device]].straggler_drained();
     }
 
     fn readmit_after_abandon(&self) -> bool {

@@ -961,6 +961,7 @@ impl WorkerState {
         let merged = if plan.resident {
             plan.marks.push(("chunks", run.makespan_ns));
             uploads.settle(engine, bound)?;
+            self.probe_stragglers(engine, &plan, &run);
             Self::no_dead_device(engine, &plan)?;
             resident_bytes = Some(self.keep_resident(job, &plan, &run));
             plan.mark("keep_resident", t0);

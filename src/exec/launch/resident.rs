@@ -159,7 +159,7 @@ impl WorkerState {
                 .map_err(|e| e.to_string());
         }
         let mut bytes = vec![0u8; len];
-        read_bounded(engine, &src, off, &mut bytes)?;
+        read_bounded(engine, &src, off, &mut bytes, bound(len))?;
         // SAFETY: as above.
         unsafe { cl::write(dst.write_q, dst.mem, off, &bytes, true) }.map_err(|e| e.to_string())
     }
@@ -350,6 +350,37 @@ impl WorkerState {
         Ok(())
     }
 
+    /// Before a resident launch keeps what its chunks wrote on the devices: each device
+    /// other than the app's that both completed chunks and had one abandoned (a straggler,
+    /// maybe a dead server) must answer a one-byte read of a written replica within
+    /// `devices::response_bound`, else it is marked dead (and the launch is then forwarded,
+    /// so it never counts as the only holder of bytes it may have lost).
+    pub(super) fn probe_stragglers(&mut self, engine: &Engine, plan: &Plan, run: &ChunkRun) {
+        let Some(b) = plan.bufs.iter().find(|b| b.written && b.size > 0) else {
+            return;
+        };
+        for (i, &d) in plan.devs.iter().enumerate() {
+            let straggled = run.chunks.iter().any(|c| c.device == i && c.abandoned);
+            if !straggled || run.per_dev_units[i] == 0 || Some(d) == plan.home_d {
+                continue;
+            }
+            let Ok(q) = self.read_queue(engine, d) else {
+                continue;
+            };
+            let Some(mem) = self.replicas.get(&(b.mem, d)).map(|r| r.mem) else {
+                continue;
+            };
+            let src = Endpoint {
+                mem,
+                read_q: q,
+                write_q: q,
+                in_app_context: false,
+                device: Some(d),
+            };
+            let _ = read_bounded(engine, &src, 0, &mut vec![0u8; 1], run.response_bound(1));
+        }
+    }
+
     /// After the chunks of a resident launch: each written range stays valid only on the
     /// copy whose chunk wrote it, the app device's replica included (a gather copies those
     /// ranges device-side when the app needs them). A buffer the directory did not track yet
@@ -454,7 +485,7 @@ impl WorkerState {
                         cl::copy(app.write_q, src.mem, app.mem, off, off, len).map_err(cl_err)?;
                     } else {
                         piece.resize(len, 0);
-                        read_bounded(engine, &src, off, &mut piece)?;
+                        read_bounded(engine, &src, off, &mut piece, bound(len))?;
                         cl::write(app.write_q, app.mem, off, &piece[..len], true)
                             .map_err(cl_err)?;
                     }
@@ -468,8 +499,13 @@ impl WorkerState {
     }
 }
 
-/// Reads `buf.len()` bytes at `off` of `src` on its read queue, waiting at most
-/// `devices::response_bound` for them.
+/// How long a transfer of `len` bytes that waits for nothing else is waited for
+/// (`devices::response_bound`).
+fn bound(len: usize) -> std::time::Duration {
+    crate::exec::devices::response_bound(len as u64, Default::default())
+}
+
+/// Reads `buf.len()` bytes at `off` of `src` on its read queue, waiting at most `bound`.
 ///
 /// Errors: a failed read, or one that did not complete in the bound: `src`'s device is then
 /// marked dead and `buf`'s memory leaked (replaced by an empty vector; the driver may still
@@ -479,13 +515,13 @@ fn read_bounded(
     src: &Endpoint,
     off: usize,
     buf: &mut Vec<u8>,
+    bound: std::time::Duration,
 ) -> Result<(), String> {
     let mut pending = super::PendingReads::default();
     // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it; `buf`
     // lives until the read completed, or is leaked.
     let ev = unsafe { cl::read_async(src.read_q, src.mem, off, buf) }.map_err(|e| e.to_string())?;
     pending.push(src.device, ev);
-    let bound = crate::exec::devices::response_bound(buf.len() as u64, Default::default());
     pending.settle(Some(engine), bound).map_err(|u| {
         if u.stalled {
             std::mem::forget(std::mem::take(buf));
