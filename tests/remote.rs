@@ -460,12 +460,11 @@ fn a_server_killed_mid_run_is_abandoned() {
         .lines()
         .filter(|l| l.contains("stopped responding"))
         .collect();
-    // the killed server's device is named first; the other server's may follow (its
-    // commands stalled too in some runs, docs/remote.md §4), the local device never
+    // the killed server's device is named; the other server's may be too (its commands
+    // stalled after the kill in most runs, docs/remote.md §4), the local device never
     assert!(
-        dead.first()
-            .is_some_and(|l| l.contains(&format!("device {r}:1 "))),
-        "expected a line on the killed server's device first:\n{err}"
+        dead.iter().any(|l| l.contains(&format!("device {r}:1 "))),
+        "expected a line on the killed server's device:\n{err}"
     );
     assert!(
         dead.iter().all(|l| l.contains(&format!("device {r}:"))),

@@ -13,7 +13,7 @@
 //! the OS can page); past the cap, or when the driver refuses, staging falls back to heap
 //! memory and the launch proceeds as before.
 
-use super::cl::{self, ClResult};
+use super::cl::{self, ClError, ClResult};
 use crate::registry::tables::Key;
 use opencl_sys::*;
 use rustc_hash::FxHashMap;
@@ -396,13 +396,25 @@ impl UploadRing {
         result
     }
 
-    /// Waits for the writes still reading from slot `k` and releases their events.
+    /// Waits for the writes still reading from slot `k` (at most
+    /// `devices::response_bound` for a slot) and releases their events.
+    ///
+    /// Errors: a failed write, or one that did not complete in the bound (a device that
+    /// stopped answering): the slot and the events are then leaked (the driver may still
+    /// read the slot) and a heap area of the slot's size takes its place.
     unsafe fn settle(&mut self, k: usize) -> ClResult<()> {
         let evs = std::mem::take(&mut self.busy[k]);
-        let waited = if evs.is_empty() {
-            Ok(())
-        } else {
-            cl::wait(&evs)
+        let bound = super::devices::response_bound(RING_SLOT_BYTES as u64, Default::default());
+        let waited = match cl::wait_bounded(&evs, bound) {
+            Ok(w) => w,
+            Err(_) => {
+                let fresh = HostBytes::heap(RING_SLOT_BYTES);
+                std::mem::forget(std::mem::replace(&mut self.slots[k], fresh));
+                return Err(ClError {
+                    call: "clWaitForEvents (a device did not answer)",
+                    code: CL_OUT_OF_RESOURCES,
+                });
+            }
         };
         for e in evs {
             cl::release_event(e);

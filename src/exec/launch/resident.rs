@@ -53,11 +53,18 @@ struct Fetch {
 pub(super) struct HeldWrites(Vec<(cl_event, Vec<u8>)>);
 
 impl Drop for HeldWrites {
+    /// Waits for the writes (at most `devices::response_bound` for their bytes); when one
+    /// does not complete, its device is left to the next bounded wait that names it, and
+    /// the host copies and events are leaked (the driver may still read them).
     fn drop(&mut self) {
         let evs: Vec<cl_event> = self.0.iter().map(|w| w.0).collect();
+        let bytes: usize = self.0.iter().map(|w| w.1.len()).sum();
         // SAFETY: the writes' own events, released once here, before their host copies.
         unsafe {
-            let _ = cl::wait(&evs);
+            if cl::wait_bounded(&evs, bound(bytes)).is_err() {
+                std::mem::forget(std::mem::take(&mut self.0));
+                return;
+            }
             for ev in evs {
                 cl::release_event(ev);
             }
@@ -332,10 +339,17 @@ impl WorkerState {
                 }
             }
         }
+        let bytes = areas.iter().map(|a| a.0.len()).sum();
         // SAFETY: the events of the reads started above, waited for before the areas are
-        // read or dropped.
+        // read or dropped (leaked, with the events, when one does not complete).
         unsafe {
-            let waited = cl::wait(&reads);
+            let Ok(waited) = cl::wait_bounded(&reads, bound(bytes)) else {
+                std::mem::forget(areas);
+                return Err(ClError {
+                    call: "clWaitForEvents (a device did not answer)",
+                    code: CL_OUT_OF_RESOURCES,
+                });
+            };
             for ev in reads {
                 cl::release_event(ev);
             }
