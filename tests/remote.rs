@@ -470,7 +470,10 @@ fn a_server_killed_mid_run_is_abandoned() {
         dead.iter().all(|l| l.contains(&format!("device {r}:"))),
         "a local device was marked dead:\n{err}"
     );
-    eprintln!("{} (the app ended {after:?} after the kill)", dead.join("\n"));
+    eprintln!(
+        "{} (the app ended {after:?} after the kill)",
+        dead.join("\n")
+    );
     assert!(
         std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
         "output differs from native"

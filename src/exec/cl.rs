@@ -495,7 +495,10 @@ pub unsafe fn wait_bounded(
                 Ok(s) if s == CL_COMPLETE => break,
                 Ok(s) if s < 0 => {
                     if first.is_ok() {
-                        first = Err(ClError { call: "clWaitForEvents", code: s });
+                        first = Err(ClError {
+                            call: "clWaitForEvents",
+                            code: s,
+                        });
                     }
                     break;
                 }

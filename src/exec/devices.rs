@@ -85,8 +85,8 @@ pub struct Device {
     /// Chunks still running from abandoned (straggler) work: the device is skipped by new
     /// launches until they drain, so nothing queues behind a hung kernel.
     pub stale_chunks: AtomicU32,
-    /// Since when the device has had abandoned chunks running, and the launch time after
-    /// which the first was abandoned (what it may still need); `None` while it has none
+    /// Since when the device has had abandoned chunks running, and how long the first may
+    /// still need (its `busy`, [`Device::abandoned`]); `None` while it has none
     /// ([`Device::abandoned`], [`Device::straggler_drained`]).
     stale_since: parking_lot::Mutex<Option<(std::time::Instant, std::time::Duration)>>,
     /// Fault injection (`CLPRISM_FAULT=fail:I`): enqueues on this device fail.
@@ -137,7 +137,8 @@ impl Device {
         true
     }
 
-    /// One of the device's chunks was abandoned as a straggler after `busy` of its launch.
+    /// One of the device's chunks was abandoned as a straggler; `busy`: the longer of its
+    /// launch's time so far and what the chunk should take by the device's measured rate.
     pub fn abandoned(&self, busy: std::time::Duration) {
         self.stale_chunks.fetch_add(1, Ordering::AcqRel);
         self.stale_since
@@ -157,7 +158,8 @@ impl Device {
     }
 
     /// Marks the device dead when an abandoned chunk of it has been running for longer than
-    /// [`response_bound`] allows for the launch time after which it was abandoned (a server
+    /// [`response_bound`] allows for its `busy` ([`Device::abandoned`]: far past what its
+    /// measured rate predicts; a server
     /// that died: PoCL's remote client never completes its commands). Returns whether it is
     /// dead.
     pub fn check_stragglers(&self) -> bool {

@@ -51,7 +51,8 @@ pub(super) fn settle_stragglers(engine: &Engine, done_rx: &Receiver<ChunkDone>) 
 
 /// A balanced launch in which no chunk completes for this long is given up (the scheduler
 /// cannot tell a hung device from a slow one when no device has completed a chunk yet); the
-/// launch then runs natively and nothing the hung chunks produce is ever merged.
+/// launch then runs natively, nothing the hung chunks produce is ever merged, and the
+/// devices whose chunks were still running are marked dead (`Device::mark_dead`).
 const STALL_LIMIT: Duration = Duration::from_secs(120);
 
 /// How often the launch loop polls the events of running chunks.
@@ -179,6 +180,23 @@ impl<'a> RealChunks<'a> {
 }
 
 impl RealChunks<'_> {
+    /// What chunk `id` should take on device `d` (index in `Engine::devices`) by the
+    /// kernel's measured ns per work-group there, ns (0 when not measured).
+    fn predicted_ns(&self, d: usize, id: ChunkId) -> u64 {
+        let wgs = self
+            .chunks
+            .get(&id)
+            .and_then(|c| c.work_groups)
+            .unwrap_or(0);
+        let per_wg = self
+            .state
+            .measured
+            .get(&self.job.kernel_id())
+            .and_then(|m| m.get(d).copied().flatten())
+            .unwrap_or(0.0);
+        (wgs as f64 * per_wg) as u64
+    }
+
     /// Completions that arrived (by callback or poll) but were not looked at before the
     /// launch ended: an abandoned chunk among them has drained. They were dropped before,
     /// and the device stayed "busy with 1 abandoned straggler chunks" for the rest of the
@@ -287,8 +305,8 @@ impl ChunkDevices for RealChunks<'_> {
 
     fn abandon(&mut self, device: usize, chunk_id: ChunkId) {
         let d = self.plan.devs[device];
-        let busy = Duration::from_nanos(self.now_ns());
-        self.engine.devices[d].abandoned(busy);
+        let busy = self.now_ns().max(self.predicted_ns(d, chunk_id));
+        self.engine.devices[d].abandoned(Duration::from_nanos(busy));
         if let Some(c) = self.chunks.get_mut(&chunk_id) {
             c.abandoned = true;
         }
@@ -316,10 +334,11 @@ impl ChunkDevices for RealChunks<'_> {
             // are applied before the next one is looked at
             let Some(done) = self.arrived.pop_front() else {
                 if self.last_progress.elapsed() > STALL_LIMIT {
-                    return Err(format!(
-                        "no chunk completed for {} s; devices may hang",
-                        STALL_LIMIT.as_secs()
-                    ));
+                    let why = format!("no chunk completed for {} s", STALL_LIMIT.as_secs());
+                    for c in &self.inflight.0 {
+                        self.engine.devices[c.global_device].mark_dead(&why);
+                    }
+                    return Err(format!("{why}; devices may hang"));
                 }
                 return Ok(Wake::Poll(self.now_ns()));
             };
@@ -344,14 +363,9 @@ impl ChunkDevices for RealChunks<'_> {
             return;
         };
         if count > 0
-            && self.state.read_early(
-                self.engine,
-                d,
-                self.plan,
-                staging,
-                (first, count),
-                pending,
-            )
+            && self
+                .state
+                .read_early(self.engine, d, self.plan, staging, (first, count), pending)
         {
             self.early_chunks.insert(c.chunk_id);
         }

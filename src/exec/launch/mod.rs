@@ -1008,7 +1008,11 @@ impl WorkerState {
             }
         }
         // keep the staging areas for the next launch (their transfers have all completed)
-        for (b, snap) in plan.bufs.iter().zip(uploads.into_area().unwrap_or_default()) {
+        for (b, snap) in plan
+            .bufs
+            .iter()
+            .zip(uploads.into_area().unwrap_or_default())
+        {
             if let Some(h) = snap {
                 self.host_pool.give(b.mem, Role::Snapshot, h);
             }
@@ -1032,7 +1036,6 @@ impl WorkerState {
         })
     }
 }
-
 
 /// Cache key of a launch's write footprints: the program variant and kernel, the NDRange,
 /// every by-value and `__local` argument, and the buffer sizes (buffer handles do not

@@ -233,7 +233,8 @@ impl WorkerState {
         }
         // SAFETY: clprism's queue and kernel.
         unsafe {
-            up.markers.push((!is_home).then_some(d), cl::marker(queue, &[])?);
+            up.markers
+                .push((!is_home).then_some(d), cl::marker(queue, &[])?);
             self.bind_args(job, plan, kernel, d)?;
             cl::flush(queue)?;
         }

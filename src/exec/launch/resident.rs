@@ -156,7 +156,9 @@ impl WorkerState {
         (from, to): (Holders, Holders),
         range: [u64; 2],
     ) -> Result<(), String> {
-        let src = self.endpoint(engine, m, r, from).map_err(|e| e.to_string())?;
+        let src = self
+            .endpoint(engine, m, r, from)
+            .map_err(|e| e.to_string())?;
         let dst = self.endpoint(engine, m, r, to).map_err(|e| e.to_string())?;
         let (off, len) = (range[0] as usize, (range[1] - range[0]) as usize);
         if src.in_app_context && dst.in_app_context {
