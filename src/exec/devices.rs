@@ -461,6 +461,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_response_bound_grows_with_bytes_and_busy_time() {
+        use std::time::Duration;
+        assert_eq!(response_bound(0, Duration::ZERO), RESPONSE_FLOOR);
+        // 1 GB at 100 MB/s, and 4x a 2 s launch
+        assert_eq!(
+            response_bound(1_000_000_000, Duration::from_secs(2)),
+            RESPONSE_FLOOR + Duration::from_secs(10 + 8)
+        );
+    }
+
+    #[test]
     fn selection_parsing() {
         assert_eq!(parse_selection("GPU"), Ok(DeviceSelection::Gpu));
         assert_eq!(

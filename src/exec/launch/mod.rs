@@ -292,12 +292,6 @@ struct Unsettled {
     why: String,
 }
 
-impl From<Unsettled> for String {
-    fn from(u: Unsettled) -> String {
-        u.why
-    }
-}
-
 impl Drop for PendingReads {
     fn drop(&mut self) {
         let _ = self.settle(None, super::devices::RESPONSE_FLOOR);
