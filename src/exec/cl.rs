@@ -474,6 +474,57 @@ pub unsafe fn wait(evs: &[cl_event]) -> ClResult<()> {
     first
 }
 
+/// Waits for `evs` by polling their status (never `clWaitForEvents`, which PoCL 6.0's
+/// remote client lets block for good on a dead server's event), at most `bound` in all:
+/// yielding for the first 200 µs, then sleeping 20 µs, doubling up to 100 µs (the chunk
+/// loop's poll interval), so a wait ends at most ~100 µs after its last event.
+/// `Ok` holds the first failed event's error (or `Ok(())`) once every event completed or
+/// failed; `Err(i)`: event `i` was still pending when the bound passed (the caller must then
+/// neither release the events nor free the host memory their commands use).
+pub unsafe fn wait_bounded(
+    evs: &[cl_event],
+    bound: std::time::Duration,
+) -> Result<ClResult<()>, usize> {
+    let start = std::time::Instant::now();
+    let (spin, until) = (start + std::time::Duration::from_micros(200), start + bound);
+    let mut pause = std::time::Duration::from_micros(20);
+    let mut first = Ok(());
+    for (i, e) in evs.iter().enumerate() {
+        loop {
+            match event_status(*e) {
+                Ok(s) if s == CL_COMPLETE => break,
+                Ok(s) if s < 0 => {
+                    if first.is_ok() {
+                        first = Err(ClError {
+                            call: "clWaitForEvents",
+                            code: s,
+                        });
+                    }
+                    break;
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    if first.is_ok() {
+                        first = Err(err);
+                    }
+                    break;
+                }
+            }
+            let now = std::time::Instant::now();
+            if now >= until {
+                return Err(i);
+            }
+            if now < spin {
+                std::thread::yield_now();
+                continue;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_micros(100));
+        }
+    }
+    Ok(first)
+}
+
 /// Takes one more reference to `ev`.
 pub unsafe fn retain_event(ev: cl_event) -> ClResult<()> {
     check("clRetainEvent", f!(clRetainEvent)(ev))

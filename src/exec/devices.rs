@@ -85,6 +85,10 @@ pub struct Device {
     /// Chunks still running from abandoned (straggler) work: the device is skipped by new
     /// launches until they drain, so nothing queues behind a hung kernel.
     pub stale_chunks: AtomicU32,
+    /// Since when the device has had abandoned chunks running, and how long the first may
+    /// still need (its `busy`, [`Device::abandoned`]); `None` while it has none
+    /// ([`Device::abandoned`], [`Device::straggler_drained`]).
+    stale_since: parking_lot::Mutex<Option<(std::time::Instant, std::time::Duration)>>,
     /// Fault injection (`CLPRISM_FAULT=fail:I`): enqueues on this device fail.
     pub inject_fail: bool,
     /// Test-only (`CLPRISM_FAULT=differ:I`): this device's chunks count as computing other
@@ -93,7 +97,9 @@ pub struct Device {
     /// Fault injection (`CLPRISM_FAULT=block:I`): a user event that never completes gates
     /// every chunk on this device (`stall:I:MS`: one that completes MS ms after the open).
     pub block_event: Option<cl_event>,
-    /// Set once the device produced a driver error; it no longer takes part.
+    /// Set once the device stopped responding (a bounded wait on one of its commands ran
+    /// out, [`Device::mark_dead`]); it takes no part in later launches, and nothing of it is
+    /// waited for or released any more (its commands may never complete).
     pub broken: AtomicBool,
     /// Host-to-device rate measured when the device was opened, bytes per ns ([`host_rate`]);
     /// `None` for a CPU device or when the measurement failed.
@@ -104,7 +110,80 @@ pub struct Device {
 unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 
+/// The shortest time a command of a balance device is waited for before the device counts
+/// as dead (PoCL 6.0's remote client never fails the commands of a server that died).
+pub const RESPONSE_FLOOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The slowest link a transfer is allowed, bytes per second (100 MB/s), on top of
+/// [`RESPONSE_FLOOR`].
+const SLOWEST_LINK: u64 = 100_000_000;
+
+/// How long a device's commands that move `bytes` and run after work that took `busy` are
+/// waited for before the device counts as dead: [`RESPONSE_FLOOR`], plus the bytes at
+/// 100 MB/s, plus 4x `busy` (a straggler behind which the commands queue).
+pub fn response_bound(bytes: u64, busy: std::time::Duration) -> std::time::Duration {
+    RESPONSE_FLOOR + std::time::Duration::from_millis(bytes * 1000 / SLOWEST_LINK) + busy * 4
+}
+
 impl Device {
+    /// Marks the device dead for the rest of the run (`why`: which wait ran out); the first
+    /// call prints one warning line. Returns whether this call marked it.
+    pub fn mark_dead(&self, why: &str) -> bool {
+        if self.broken.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        crate::config::warn(&format!(
+            "balance: device {} ({}) stopped responding ({why}); it is left out of every later \
+             launch, and its unfinished work runs elsewhere",
+            self.index, self.name
+        ));
+        true
+    }
+
+    /// One of the device's chunks was abandoned as a straggler; `busy`: the longer of its
+    /// launch's time so far and what the chunk should take by the device's measured rate.
+    pub fn abandoned(&self, busy: std::time::Duration) {
+        self.stale_chunks.fetch_add(1, Ordering::AcqRel);
+        self.stale_since
+            .lock()
+            .get_or_insert((std::time::Instant::now(), busy));
+    }
+
+    /// One of the device's abandoned chunks completed (or failed).
+    pub fn straggler_drained(&self) {
+        let left = self
+            .stale_chunks
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .map_or(0, |n| n.saturating_sub(1));
+        if left == 0 {
+            *self.stale_since.lock() = None;
+        }
+    }
+
+    /// Marks the device dead when an abandoned chunk of it has been running for longer than
+    /// [`response_bound`] allows for its `busy` ([`Device::abandoned`]: far past what its
+    /// measured rate predicts; a server
+    /// that died: PoCL's remote client never completes its commands). Returns whether it is
+    /// dead.
+    pub fn check_stragglers(&self) -> bool {
+        let since = *self.stale_since.lock();
+        if let Some((t, busy)) = since {
+            let bound = response_bound(0, busy);
+            if t.elapsed() > bound {
+                self.mark_dead(&format!(
+                    "an abandoned chunk did not complete in {} s",
+                    bound.as_secs()
+                ));
+            }
+        }
+        self.dead()
+    }
+
+    /// Whether the device was marked dead ([`Device::mark_dead`]).
+    pub fn dead(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+
     /// Whether new launches may use this device.
     pub fn available(&self) -> bool {
         self.stale_chunks.load(Ordering::Acquire) == 0 && !self.broken.load(Ordering::Acquire)
@@ -326,6 +405,7 @@ fn open_one(
         reports_registers,
         driver_version,
         stale_chunks: AtomicU32::new(0),
+        stale_since: parking_lot::Mutex::new(None),
         inject_fail: fault == Some(Fault::Fail(i)),
         inject_differ: fault == Some(Fault::Differ(i)),
         block_event,
@@ -432,6 +512,17 @@ impl DeviceRefOpen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_response_bound_grows_with_bytes_and_busy_time() {
+        use std::time::Duration;
+        assert_eq!(response_bound(0, Duration::ZERO), RESPONSE_FLOOR);
+        // 1 GB at 100 MB/s, and 4x a 2 s launch
+        assert_eq!(
+            response_bound(1_000_000_000, Duration::from_secs(2)),
+            RESPONSE_FLOOR + Duration::from_secs(10 + 8)
+        );
+    }
 
     #[test]
     fn selection_parsing() {

@@ -169,6 +169,25 @@ impl Residency {
         out
     }
 
+    /// `holder` holds nothing any more (its device died). Ranges it alone held get the
+    /// app's buffer as their holder (the best copy left: its bytes from before the writes
+    /// that only `holder` kept); returns those ranges' bytes, which are lost.
+    pub fn drop_holder(&mut self, holder: Holders) -> u64 {
+        let mut lost = 0;
+        for s in &mut self.segments {
+            if s.holders & holder == 0 {
+                continue;
+            }
+            s.holders &= !holder;
+            if s.holders == 0 {
+                lost += s.end - s.start;
+                s.holders = APP;
+            }
+        }
+        self.update([0, self.size], |h| h);
+        lost
+    }
+
     /// Whether `holder` holds every byte.
     pub fn holds_all(&self, holder: Holders) -> bool {
         self.segments.iter().all(|s| s.holders & holder != 0)
@@ -216,6 +235,16 @@ impl Directory {
         self.entries
             .get(&m)
             .is_some_and(|r| r.device_only_bytes() > 0)
+    }
+
+    /// [`Residency::drop_holder`] on every entry: the buffers with bytes that only
+    /// `holder` held, and how many (lost).
+    pub fn drop_holder(&mut self, holder: Holders) -> Vec<(Key, u64)> {
+        self.entries
+            .iter_mut()
+            .map(|(m, r)| (*m, r.drop_holder(holder)))
+            .filter(|x| x.1 > 0)
+            .collect()
     }
 
     /// Entries held.
@@ -315,6 +344,18 @@ mod tests {
         assert_eq!(holder_of_slot(31), None);
         assert_eq!(slot_of_holder(APP), None);
         assert_eq!(slot_of_holder(D0 | D1), None);
+    }
+
+    #[test]
+    fn a_dead_holder_is_dropped_and_what_it_alone_held_is_counted_lost() {
+        let mut r = Residency::new(1000, APP | D0 | D1, 0, 0);
+        r.set_only([0, 400], D0);
+        r.set_only([400, 1000], D1);
+        r.add([300, 400], D1);
+        assert_eq!(r.drop_holder(D0), 300);
+        assert!(r.segments().iter().all(|s| s.holders & D0 == 0));
+        assert_eq!(r.missing(APP, [0, 1000]), vec![([300, 1000], D1)]);
+        assert_eq!(r.drop_holder(D0), 0);
     }
 
     #[test]

@@ -660,7 +660,7 @@ pub fn forget(m: Key) {
     balance().epochs.lock().remove(&m);
     balance().host_epochs.lock().remove(&m);
     if let Some(Ok(e)) = balance().engine.get() {
-        e.state.lock().forget(m);
+        e.state.lock().forget(e, m);
     }
 }
 

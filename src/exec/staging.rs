@@ -13,7 +13,7 @@
 //! the OS can page); past the cap, or when the driver refuses, staging falls back to heap
 //! memory and the launch proceeds as before.
 
-use super::cl::{self, ClResult};
+use super::cl::{self, ClError, ClResult};
 use crate::registry::tables::Key;
 use opencl_sys::*;
 use rustc_hash::FxHashMap;
@@ -384,7 +384,11 @@ impl UploadRing {
     /// memory and 1 GB/s at its first touch (`bench/nv_paths.c`,
     /// results/session18-2026-11-27/nv-paths.txt).
     ///
-    /// Errors: the first failed read or write (the targets then hold partial contents).
+    /// Every wait is bounded (`devices::response_bound`): a read or write that does not
+    /// complete in it leaks its slot (the driver may still use it).
+    ///
+    /// Errors: the first failed read or write, or one past its bound (the targets then hold
+    /// partial contents).
     ///
     /// # Safety
     /// `src` and the targets are valid and hold at least `end` bytes.
@@ -399,8 +403,20 @@ impl UploadRing {
                 let n = RING_SLOT_BYTES.min(end - off);
                 let k = i % RING_SLOTS;
                 self.settle(k)?;
-                let slot = &mut self.slots[k][..n];
-                cl::read(src_q, src, off, slot)?;
+                let ev = cl::read_async(src_q, src, off, &mut self.slots[k][..n])?;
+                let bound = super::devices::response_bound(n as u64, Default::default());
+                let Ok(read) = cl::wait_bounded(&[ev], bound) else {
+                    // the driver may still write into the slot: leaked, with the event
+                    let fresh = HostBytes::heap(RING_SLOT_BYTES);
+                    std::mem::forget(std::mem::replace(&mut self.slots[k], fresh));
+                    return Err(ClError {
+                        call: "clEnqueueReadBuffer (a device did not answer)",
+                        code: CL_OUT_OF_RESOURCES,
+                    });
+                };
+                cl::release_event(ev);
+                read?;
+                let slot = &self.slots[k][..n];
                 for &(q, m) in targets {
                     self.busy[k].push(cl::write_event(q, m, off, slot)?);
                     cl::flush(q)?;
@@ -417,13 +433,25 @@ impl UploadRing {
         result
     }
 
-    /// Waits for the writes still reading from slot `k` and releases their events.
+    /// Waits for the writes still reading from slot `k` (at most
+    /// `devices::response_bound` for a slot) and releases their events.
+    ///
+    /// Errors: a failed write, or one that did not complete in the bound (a device that
+    /// stopped answering): the slot and the events are then leaked (the driver may still
+    /// read the slot) and a heap area of the slot's size takes its place.
     unsafe fn settle(&mut self, k: usize) -> ClResult<()> {
         let evs = std::mem::take(&mut self.busy[k]);
-        let waited = if evs.is_empty() {
-            Ok(())
-        } else {
-            cl::wait(&evs)
+        let bound = super::devices::response_bound(RING_SLOT_BYTES as u64, Default::default());
+        let waited = match cl::wait_bounded(&evs, bound) {
+            Ok(w) => w,
+            Err(_) => {
+                let fresh = HostBytes::heap(RING_SLOT_BYTES);
+                std::mem::forget(std::mem::replace(&mut self.slots[k], fresh));
+                return Err(ClError {
+                    call: "clWaitForEvents (a device did not answer)",
+                    code: CL_OUT_OF_RESOURCES,
+                });
+            }
         };
         for e in evs {
             cl::release_event(e);

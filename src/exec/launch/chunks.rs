@@ -5,7 +5,7 @@
 
 use super::plan::Plan;
 use super::replicas::Targets;
-use super::{Ctx, PendingReads, WorkerState};
+use super::{Ctx, InFlight, WorkerState};
 use crate::exec::cl::{self, ClError};
 use crate::exec::devices::Device;
 use crate::exec::staging::EarlyAreas;
@@ -28,9 +28,7 @@ static NEXT_LAUNCH: AtomicU64 = AtomicU64::new(1);
 /// again once none of its stragglers is left.
 fn straggler_drained(engine: &Engine, done: &ChunkDone) {
     if let Some(d) = engine.devices.get(done.global_device) {
-        let _ = d
-            .stale_chunks
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        d.straggler_drained();
     }
 }
 
@@ -46,11 +44,15 @@ pub(super) fn settle_stragglers(engine: &Engine, done_rx: &Receiver<ChunkDone>) 
             straggler_drained(engine, &done);
         }
     }
+    for d in &engine.devices {
+        d.check_stragglers();
+    }
 }
 
 /// A balanced launch in which no chunk completes for this long is given up (the scheduler
 /// cannot tell a hung device from a slow one when no device has completed a chunk yet); the
-/// launch then runs natively and nothing the hung chunks produce is ever merged.
+/// launch then runs natively, nothing the hung chunks produce is ever merged, and the
+/// devices whose chunks were still running are marked dead (`Device::mark_dead`).
 const STALL_LIMIT: Duration = Duration::from_secs(120);
 
 /// How often the launch loop polls the events of running chunks.
@@ -88,11 +90,9 @@ pub(super) struct RealChunks<'a> {
     inflight: InflightChunks,
     arrived: VecDeque<ChunkDone>,
     last_progress: Instant,
-    /// Reads into `staging` in flight; declared (so dropped) first: waited for before the
-    /// staging is freed.
-    pub early: PendingReads,
-    /// Host areas the early read-back fills (see `WorkerState::early_staging`).
-    pub staging: EarlyAreas,
+    /// Host areas the early read-back fills (see `WorkerState::early_staging`), with the
+    /// reads into them in flight.
+    pub staging: InFlight<EarlyAreas>,
     /// Chunks whose output was read early.
     pub early_chunks: FxHashSet<ChunkId>,
     /// A device whose abandoned chunk completed may take work again (no written buffer is
@@ -132,8 +132,7 @@ impl<'a> RealChunks<'a> {
             inflight: InflightChunks(Vec::new()),
             arrived: VecDeque::new(),
             last_progress: Instant::now(),
-            early: PendingReads(Vec::new()),
-            staging,
+            staging: InFlight::new(staging),
             early_chunks: FxHashSet::default(),
             readmit_safe,
             fetched: 0,
@@ -181,6 +180,23 @@ impl<'a> RealChunks<'a> {
 }
 
 impl RealChunks<'_> {
+    /// What chunk `id` should take on device `d` (index in `Engine::devices`) by the
+    /// kernel's measured ns per work-group there, ns (0 when not measured).
+    fn predicted_ns(&self, d: usize, id: ChunkId) -> u64 {
+        let wgs = self
+            .chunks
+            .get(&id)
+            .and_then(|c| c.work_groups)
+            .unwrap_or(0);
+        let per_wg = self
+            .state
+            .measured
+            .get(&self.job.kernel_id())
+            .and_then(|m| m.get(d).copied().flatten())
+            .unwrap_or(0.0);
+        (wgs as f64 * per_wg) as u64
+    }
+
     /// Completions that arrived (by callback or poll) but were not looked at before the
     /// launch ended: an abandoned chunk among them has drained. They were dropped before,
     /// and the device stayed "busy with 1 abandoned straggler chunks" for the rest of the
@@ -289,9 +305,8 @@ impl ChunkDevices for RealChunks<'_> {
 
     fn abandon(&mut self, device: usize, chunk_id: ChunkId) {
         let d = self.plan.devs[device];
-        self.engine.devices[d]
-            .stale_chunks
-            .fetch_add(1, Ordering::AcqRel);
+        let busy = self.now_ns().max(self.predicted_ns(d, chunk_id));
+        self.engine.devices[d].abandoned(Duration::from_nanos(busy));
         if let Some(c) = self.chunks.get_mut(&chunk_id) {
             c.abandoned = true;
         }
@@ -319,10 +334,11 @@ impl ChunkDevices for RealChunks<'_> {
             // are applied before the next one is looked at
             let Some(done) = self.arrived.pop_front() else {
                 if self.last_progress.elapsed() > STALL_LIMIT {
-                    return Err(format!(
-                        "no chunk completed for {} s; devices may hang",
-                        STALL_LIMIT.as_secs()
-                    ));
+                    let why = format!("no chunk completed for {} s", STALL_LIMIT.as_secs());
+                    for c in &self.inflight.0 {
+                        self.engine.devices[c.global_device].mark_dead(&why);
+                    }
+                    return Err(format!("{why}; devices may hang"));
                 }
                 return Ok(Wake::Poll(self.now_ns()));
             };
@@ -342,27 +358,21 @@ impl ChunkDevices for RealChunks<'_> {
             .map_or((0, 0), |x| (x.first_wg, x.count));
         let d = self.plan.devs[c.device];
         // a chunk completed before every read-back area was allocated is read at the merge
-        let Some(staging) = self.staging.all_ready() else {
+        let InFlight { area, pending, .. } = &mut self.staging;
+        let Some(staging) = area.as_mut().and_then(|a| a.all_ready()) else {
             return;
         };
         if count > 0
-            && self.state.read_early(
-                self.engine,
-                d,
-                self.plan,
-                staging,
-                (first, count),
-                &mut self.early.0,
-            )
+            && self
+                .state
+                .read_early(self.engine, d, self.plan, staging, (first, count), pending)
         {
             self.early_chunks.insert(c.chunk_id);
         }
     }
 
     fn abandoned_completed(&mut self, c: &Completion) {
-        self.engine.devices[self.plan.devs[c.device]]
-            .stale_chunks
-            .fetch_sub(1, Ordering::AcqRel);
+        self.engine.devices[self.plan.devs[c.device]].straggler_drained();
     }
 
     fn readmit_after_abandon(&self) -> bool {
@@ -395,10 +405,8 @@ pub(super) struct ChunkRun {
     pub wave_wgs: Vec<u64>,
     /// Registers per work-item, per participating device (NVIDIA builds).
     pub registers: Vec<Option<u32>>,
-    /// Early reads in flight (declared, so dropped, before `staging`).
-    pub early: PendingReads,
-    /// Host areas the early reads fill.
-    pub staging: EarlyAreas,
+    /// Host areas the early reads fill, with those reads in flight.
+    pub staging: InFlight<EarlyAreas>,
     /// Chunks read back early.
     pub early_chunks: FxHashSet<ChunkId>,
     /// Bytes the buffer directory copied onto devices before their chunks.
@@ -406,6 +414,15 @@ pub(super) struct ChunkRun {
     /// The static partition the launch ran instead of the plan's scheduler, when its shape
     /// has resident slabs (`WorkerState::update_partition`).
     pub owner_computes: Option<String>,
+}
+
+impl ChunkRun {
+    /// How long a participating device's transfers of `bytes` after the chunks are waited
+    /// for before it counts as dead (`devices::response_bound`, the makespan as the work
+    /// they may queue behind).
+    pub fn response_bound(&self, bytes: u64) -> Duration {
+        crate::exec::devices::response_bound(bytes, Duration::from_nanos(self.makespan_ns))
+    }
 }
 
 impl WorkerState {
@@ -474,7 +491,6 @@ impl WorkerState {
         devices.settle_arrived();
         let RealChunks {
             chunks,
-            early,
             staging,
             early_chunks,
             inflight,
@@ -519,7 +535,6 @@ impl WorkerState {
             history: (sched.measured_omegas(), streak),
             wave_wgs,
             registers,
-            early,
             staging,
             early_chunks,
             fetched,

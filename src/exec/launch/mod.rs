@@ -31,7 +31,7 @@ use crossbeam_channel::Receiver;
 use opencl_sys::*;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A footprint derivation's cost over the kernel's device time per work-group on the app's
 /// GPU, before one was measured in the process: 6·10⁴, above the ratios measured on an H200
@@ -251,13 +251,122 @@ fn cached_queue<K: std::hash::Hash + Eq>(
     Ok(q)
 }
 
-/// Non-blocking reads into host memory that must finish before that memory is freed: waited
-/// for and released on drop (declare it after the buffers it reads into, so it drops first).
-struct PendingReads(Vec<cl_event>);
+/// Non-blocking transfers between host memory and devices that must finish before that
+/// memory is freed, each with the balance device whose queue runs it (`None`: a queue in the
+/// app's context). Settled ([`PendingReads::settle`]) or dropped, they are waited for with a
+/// bound: PoCL 6.0's remote client never completes a dead server's commands.
+#[derive(Default)]
+struct PendingReads(Vec<(Option<usize>, cl_event)>);
+
+impl PendingReads {
+    /// Adds a transfer run by balance device `d` (`None`: the app's context).
+    fn push(&mut self, d: Option<usize>, ev: cl_event) {
+        self.0.push((d, ev));
+    }
+
+    /// Waits for every transfer (at most `bound` in all) and releases their events.
+    ///
+    /// Errors: a transfer failed (its code), or one was still pending after `bound`
+    /// ([`Unsettled::stalled`]): its device is marked dead ([`super::devices::Device::mark_dead`], where
+    /// `engine` is given) and no event is released; the caller must then leak the host
+    /// memory the transfers use.
+    fn settle(&mut self, engine: Option<&Engine>, bound: Duration) -> Result<(), Unsettled> {
+        let evs: Vec<cl_event> = self.0.iter().map(|e| e.1).collect();
+        // SAFETY: clprism's own transfer events.
+        match unsafe { cl::wait_bounded(&evs, bound) } {
+            Ok(r) => {
+                for e in std::mem::take(&mut self.0) {
+                    // SAFETY: released once, after completing.
+                    unsafe { cl::release_event(e.1) };
+                }
+                r.map_err(|e| Unsettled {
+                    stalled: false,
+                    why: format!("a transfer failed: {e}"),
+                })
+            }
+            Err(i) => {
+                let d = self.0[i].0;
+                self.0.clear();
+                let why = format!("a transfer did not complete in {} s", bound.as_secs());
+                if let (Some(engine), Some(d)) = (engine, d) {
+                    engine.devices[d].mark_dead(&why);
+                }
+                Err(Unsettled { stalled: true, why })
+            }
+        }
+    }
+}
+
+/// Why [`PendingReads::settle`] failed.
+struct Unsettled {
+    /// A transfer was still pending at the bound (its host memory must be leaked).
+    stalled: bool,
+    why: String,
+}
 
 impl Drop for PendingReads {
     fn drop(&mut self) {
-        wait_release(&self.0);
+        let _ = self.settle(None, super::devices::RESPONSE_FLOOR);
+    }
+}
+
+/// Host memory (`area`) that the non-blocking transfers in `pending` read or fill: dropped,
+/// it waits for them ([`PendingReads::settle`]) and leaks the memory (never frees it while a
+/// driver may still use it) when one did not complete.
+struct InFlight<T> {
+    area: Option<T>,
+    pending: PendingReads,
+    /// A transfer did not complete in its bound: `area` is leaked.
+    stalled: bool,
+}
+
+impl<T> InFlight<T> {
+    fn new(area: T) -> Self {
+        InFlight {
+            area: Some(area),
+            pending: PendingReads::default(),
+            stalled: false,
+        }
+    }
+
+    /// [`PendingReads::settle`] (a stall leaves the area leaked, see the type).
+    fn settle(&mut self, engine: &Engine, bound: Duration) -> Result<(), String> {
+        self.pending.settle(Some(engine), bound).map_err(|u| {
+            self.stalled |= u.stalled;
+            u.why
+        })
+    }
+
+    /// The area, once every transfer completed; `None` after a stall.
+    fn into_area(mut self) -> Option<T> {
+        if self.stalled || !self.pending.0.is_empty() {
+            return None;
+        }
+        self.area.take()
+    }
+}
+
+impl<T> std::ops::Deref for InFlight<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.area.as_ref().expect("taken only by into_area")
+    }
+}
+
+impl<T> std::ops::DerefMut for InFlight<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.area.as_mut().expect("taken only by into_area")
+    }
+}
+
+impl<T> Drop for InFlight<T> {
+    fn drop(&mut self) {
+        if let Err(u) = self.pending.settle(None, super::devices::RESPONSE_FLOOR) {
+            self.stalled |= u.stalled;
+        }
+        if self.stalled {
+            std::mem::forget(self.area.take());
+        }
     }
 }
 
@@ -287,6 +396,7 @@ impl WorkerState {
     /// ([`resident`]). Returns the bytes copied. Errors: a failed transfer (the entry is
     /// kept, nothing is lost).
     pub(super) fn gather_for_app(&mut self, engine: &Engine, m: Key) -> Result<u64, String> {
+        self.drop_dead_holders(engine);
         let r = self.gather(engine, m);
         engine.note_tracked(self.directory.len());
         if let Ok(bytes) = &r {
@@ -295,16 +405,37 @@ impl WorkerState {
         r
     }
 
-    pub(super) fn forget(&mut self, m: Key) {
+    /// The app released buffer `m`: its directory entry, replicas and host areas go (the
+    /// replicas on a dead device are leaked: releasing them may wait for its commands).
+    pub(super) fn forget(&mut self, engine: &Engine, m: Key) {
         self.directory.remove(m);
         let keys: Vec<_> = self.replicas.keys().filter(|k| k.0 == m).copied().collect();
         for k in keys {
-            if let Some(r) = self.replicas.remove(&k) {
+            let dead = engine.devices.get(k.1).is_some_and(|d| d.dead());
+            if let Some(r) = self.replicas.remove(&k).filter(|_| !dead) {
                 // SAFETY: clprism's own replica.
                 unsafe { cl::release_mem(r.mem) };
             }
         }
         self.host_pool.forget(m);
+    }
+
+    /// Devices marked dead hold nothing any more in the buffer directory; bytes that one of
+    /// them alone held are lost (one warning per buffer: the app's buffer keeps its older
+    /// bytes there).
+    fn drop_dead_holders(&mut self, engine: &Engine) {
+        for (d, dev) in engine.devices.iter().enumerate().filter(|x| x.1.dead()) {
+            let Some(h) = super::directory::holder_of_slot(d) else {
+                continue;
+            };
+            for (m, lost) in self.directory.drop_holder(h) {
+                crate::config::warn(&format!(
+                    "balance: {lost} bytes of buffer {m:#x} that only device {} held are lost \
+                     with it; the app's buffer keeps its older bytes there",
+                    dev.index
+                ));
+            }
+        }
     }
 
     /// clprism's queue in the app's context on the app's device (snapshots, merge write-back).
@@ -780,6 +911,7 @@ impl WorkerState {
             self.kernels.insert(key.clone(), per_dev);
         }
         chunks::settle_stragglers(engine, &engine.done_rx);
+        self.drop_dead_holders(engine);
         let builds = &self.kernels[&key];
         let mut usable = Vec::new();
         let mut excluded = Vec::new();
@@ -810,6 +942,18 @@ impl WorkerState {
         Ok((variant, usable, excluded))
     }
 
+    /// Errors: a participating device was marked dead during the launch (its chunks'
+    /// output may be lost: the launch is forwarded, so that nothing it alone held counts).
+    fn no_dead_device(engine: &Engine, plan: &plan::Plan) -> Result<(), String> {
+        match plan.devs.iter().find(|&&d| engine.devices[d].dead()) {
+            Some(&d) => Err(format!(
+                "device {} stopped responding during the launch",
+                engine.devices[d].index
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// One balanced launch as a plan of steps: plan (build, footprint, decide), pre-launch
     /// contents and replicas, chunks under the scheduler, merge, write-back, what it
     /// teaches the next launches, and its record. `Err`: the launch is forwarded; nothing
@@ -827,7 +971,8 @@ impl WorkerState {
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
         let mut streamed: Vec<bool> = plan.bufs.iter().map(|b| self.streams(&plan, b)).collect();
-        let snapshots = self.snapshots(job, &plan, home, &mut streamed)?;
+        // the snapshots, with the uploads from them (leaked when a device does not answer)
+        let mut uploads = InFlight::new(self.snapshots(job, &plan, home, &mut streamed)?);
         crate::config::debug(|| {
             format!(
                 "launch {}: buffers through the upload ring: {streamed:?}",
@@ -835,13 +980,11 @@ impl WorkerState {
             )
         });
         plan.mark("snapshot", t0);
-        // declared after the snapshots, so waited for before they are freed
-        let mut uploads = PendingReads(Vec::new());
         let mut up = replicas::HostUploads {
-            snapshots: &snapshots,
+            snapshots: uploads.area.as_deref().unwrap_or_default(),
             streamed: &streamed,
             streams: vec![Vec::new(); plan.bufs.len()],
-            markers: &mut uploads,
+            markers: &mut uploads.pending,
         };
         let targets = self.prepare_devices(engine, job, &mut plan, &mut up)?;
         let streams = up.streams;
@@ -856,17 +999,21 @@ impl WorkerState {
             plan: &plan,
         };
         let mut run = self.run_chunks(cx, done_rx, &targets, staging, t0)?;
+        let bound = run.response_bound(0);
         let mut resident_bytes = None;
         let merged = if plan.resident {
             plan.marks.push(("chunks", run.makespan_ns));
-            drop(uploads);
+            uploads.settle(engine, bound)?;
+            self.probe_stragglers(engine, &plan, &run);
+            Self::no_dead_device(engine, &plan)?;
             resident_bytes = Some(self.keep_resident(job, &plan, &run));
             plan.mark("keep_resident", t0);
             readback::Merged::default()
         } else {
-            let merged = self.merge(cx, &mut run, &snapshots, home)?;
+            let merged = self.merge(cx, &mut run, &uploads, home)?;
             plan.marks.push(("chunks", run.makespan_ns));
-            drop(uploads);
+            uploads.settle(engine, bound)?;
+            Self::no_dead_device(engine, &plan)?;
             plan.mark("read_back", t0);
             // only now, with every buffer merged without conflict, the app's data changes
             self.write_back(&merged, home)?;
@@ -879,7 +1026,7 @@ impl WorkerState {
             let written: Vec<_> = plan
                 .bufs
                 .iter()
-                .zip(&snapshots)
+                .zip(uploads.iter())
                 .filter(|(b, _)| b.written)
                 .filter_map(|(b, s)| Some((b.index, b.mem, s.as_ref()?.to_vec())))
                 .collect();
@@ -904,7 +1051,11 @@ impl WorkerState {
             }
         }
         // keep the staging areas for the next launch (their transfers have all completed)
-        for (b, snap) in plan.bufs.iter().zip(snapshots) {
+        for (b, snap) in plan
+            .bufs
+            .iter()
+            .zip(uploads.into_area().unwrap_or_default())
+        {
             if let Some(h) = snap {
                 self.host_pool.give(b.mem, Role::Snapshot, h);
             }
@@ -926,16 +1077,6 @@ impl WorkerState {
             makespan_ns,
             schedule,
         })
-    }
-}
-
-fn wait_release(evs: &[cl_event]) {
-    // SAFETY: clprism's own marker events.
-    unsafe {
-        let _ = cl::wait(evs);
-        for e in evs {
-            cl::release_event(*e);
-        }
     }
 }
 

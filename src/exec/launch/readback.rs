@@ -6,7 +6,7 @@
 
 use super::chunks::ChunkRun;
 use super::plan::Plan;
-use super::{wait_release, BufArg, Ctx, ReadBack, WorkerState};
+use super::{BufArg, Ctx, PendingReads, ReadBack, WorkerState};
 use crate::exec::cl::{self, ClError};
 use crate::exec::footprint;
 use crate::exec::staging::{HostBytes, Role};
@@ -101,7 +101,8 @@ impl WorkerState {
             })
             .collect::<Vec<_>>();
         // the early reads must have landed before their bytes are used
-        wait_release(&std::mem::take(&mut run.early.0));
+        let bound = run.response_bound(b.size as u64);
+        run.staging.settle(engine, bound)?;
         let home_sched = plan.home_sched();
         let staged = match run.staging.take(b.mem) {
             Some(s) => Some(s),
@@ -117,7 +118,7 @@ impl WorkerState {
             }
             None => None,
         };
-        self.read_pieces(engine, plan, b, pieces, staged)
+        self.read_pieces(engine, plan, b, pieces, staged, bound)
             .map_err(|e| format!("argument {}: {e}", b.index))
     }
 
@@ -147,11 +148,12 @@ impl WorkerState {
                 }
             })
             .collect();
-        let mut reads = Vec::new();
+        let mut reads = PendingReads::default();
+        let mut failed = None;
         for (&i, copy) in contributors.iter().zip(copies.iter_mut()) {
             let d = plan.devs[i];
             // SAFETY: non-blocking read on clprism's in-order queue (after the device's
-            // chunks) into `copy`, which outlives the wait below.
+            // chunks) into `copy`, which outlives the wait below (leaked if it stalls).
             match unsafe {
                 cl::read_async(
                     engine.devices[d].queue,
@@ -160,17 +162,23 @@ impl WorkerState {
                     copy,
                 )
             } {
-                Ok(ev) => reads.push(ev),
+                Ok(ev) => reads.push(Some(d), ev),
                 Err(e) => {
-                    wait_release(&reads);
-                    return Err(format!("reading back from {}: {e}", engine.devices[d].name));
+                    failed = Some(format!("reading back from {}: {e}", engine.devices[d].name));
+                    break;
                 }
             }
         }
-        // SAFETY: waiting on clprism's own read events.
-        let waited = unsafe { cl::wait(&reads) };
-        wait_release(&reads);
-        waited.map_err(|e| format!("reading back: {e}"))?;
+        let bound = run.response_bound(b.size as u64);
+        if let Err(u) = reads.settle(Some(engine), bound) {
+            if u.stalled {
+                std::mem::forget(copies);
+            }
+            return Err(format!("reading back: {}", u.why));
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
         if copies.len() == 1 {
             return Ok(copies.pop().unwrap_or_else(|| HostBytes::heap(0)));
         }
@@ -244,7 +252,7 @@ impl WorkerState {
         plan: &Plan,
         staging: &mut FxHashMap<Key, HostBytes>,
         (first, count): (u64, u64),
-        events: &mut Vec<cl_event>,
+        events: &mut PendingReads,
     ) -> bool {
         let Some(m) = plan.model.as_deref() else {
             return false;
@@ -270,15 +278,15 @@ impl WorkerState {
                 // wrote these bytes has completed, and `staging` outlives `events` (waited
                 // for before it is used or dropped).
                 match unsafe { cl::read_async(q, rep.mem, lo, piece) } {
-                    Ok(ev) => events.push(ev),
+                    Ok(ev) => events.push(Some(d), ev),
                     Err(_) => ok = false,
                 }
             }
         }
-        if ok {
-            // SAFETY: clprism's queue.
-            let _ = unsafe { cl::flush(q) };
-        }
+        // (also after a failure: the reads enqueued are waited for by polling, which does
+        // not flush)
+        // SAFETY: clprism's queue.
+        let _ = unsafe { cl::flush(q) };
         ok
     }
 
@@ -293,6 +301,7 @@ impl WorkerState {
         buf: &BufArg,
         mut pieces: Vec<([u64; 2], usize, bool)>,
         staged: Option<HostBytes>,
+        bound: std::time::Duration,
     ) -> Result<ReadBack, String> {
         let (mem, size) = (buf.mem, buf.size);
         pieces.sort_unstable_by_key(|p| p.0);
@@ -328,7 +337,8 @@ impl WorkerState {
                 HostBytes::heap(size)
             }
         };
-        let mut reads = Vec::new();
+        let mut reads = PendingReads::default();
+        let mut failed = None;
         let mut total: u64 = on_device.iter().map(|r| r[1] - r[0]).sum();
         let mut rest: &mut [u8] = &mut bytes;
         let mut pos = 0u64;
@@ -344,7 +354,7 @@ impl WorkerState {
             pos = r[1];
             let dev = &engine.devices[plan.devs[*d]];
             // SAFETY: non-blocking read on clprism's in-order queue (after the device's
-            // chunks) into `piece`, which outlives the wait below.
+            // chunks) into `piece`, which outlives the wait below (leaked if it stalls).
             match unsafe {
                 cl::read_async(
                     dev.queue,
@@ -353,18 +363,23 @@ impl WorkerState {
                     piece,
                 )
             } {
-                Ok(ev) => reads.push(ev),
+                Ok(ev) => reads.push(Some(plan.devs[*d]), ev),
                 Err(e) => {
-                    wait_release(&reads);
-                    return Err(format!("reading back from {}: {e}", dev.name));
+                    failed = Some(format!("reading back from {}: {e}", dev.name));
+                    break;
                 }
             }
             total += r[1] - r[0];
         }
-        // SAFETY: waiting on clprism's own read events.
-        let waited = unsafe { cl::wait(&reads) };
-        wait_release(&reads);
-        waited.map_err(|e| format!("reading back: {e}"))?;
+        if let Err(u) = reads.settle(Some(engine), bound) {
+            if u.stalled {
+                std::mem::forget(bytes);
+            }
+            return Err(format!("reading back: {}", u.why));
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
         let ranges = footprint::normalise(pieces.into_iter().map(|p| p.0).collect());
         Ok((ranges, bytes, total, on_device))
     }

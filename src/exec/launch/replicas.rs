@@ -248,7 +248,8 @@ impl WorkerState {
         }
         // SAFETY: clprism's queue and kernel.
         unsafe {
-            up.markers.0.push(cl::marker(queue, &[])?);
+            up.markers
+                .push((!is_home).then_some(d), cl::marker(queue, &[])?);
             self.bind_args(job, plan, kernel, d)?;
             cl::flush(queue)?;
         }

@@ -32,6 +32,8 @@ struct Endpoint {
     write_q: cl_command_queue,
     /// It lives in the app's context (the app's buffer, the app device's replica).
     in_app_context: bool,
+    /// The balance device it lives on (`None`: the app's context).
+    device: Option<usize>,
 }
 
 /// Ranges at least this large move between contexts through the app context's upload ring
@@ -56,11 +58,18 @@ struct Fetch {
 pub(super) struct HeldWrites(Vec<(cl_event, Vec<u8>)>);
 
 impl Drop for HeldWrites {
+    /// Waits for the writes (at most `devices::response_bound` for their bytes); when one
+    /// does not complete, its device is left to the next bounded wait that names it, and
+    /// the host copies and events are leaked (the driver may still read them).
     fn drop(&mut self) {
         let evs: Vec<cl_event> = self.0.iter().map(|w| w.0).collect();
+        let bytes: usize = self.0.iter().map(|w| w.1.len()).sum();
         // SAFETY: the writes' own events, released once here, before their host copies.
         unsafe {
-            let _ = cl::wait(&evs);
+            if cl::wait_bounded(&evs, bound(bytes)).is_err() {
+                std::mem::forget(std::mem::take(&mut self.0));
+                return;
+            }
             for ev in evs {
                 cl::release_event(ev);
             }
@@ -108,6 +117,7 @@ impl WorkerState {
                 read_q: home,
                 write_q: home,
                 in_app_context: true,
+                device: None,
             });
         }
         let slot = slot_of_holder(h).ok_or(ClError {
@@ -129,6 +139,7 @@ impl WorkerState {
                 read_q: home,
                 write_q: exec,
                 in_app_context: true,
+                device: None,
             });
         }
         Ok(Endpoint {
@@ -136,6 +147,7 @@ impl WorkerState {
             read_q: self.read_queue(engine, slot)?,
             write_q: engine.devices[slot].queue,
             in_app_context: false,
+            device: Some(slot),
         })
     }
 
@@ -148,29 +160,29 @@ impl WorkerState {
         r: &Residency,
         (from, to): (Holders, Holders),
         range: [u64; 2],
-    ) -> Result<(), ClError> {
-        let src = self.endpoint(engine, m, r, from)?;
-        let dst = self.endpoint(engine, m, r, to)?;
+    ) -> Result<(), String> {
+        let src = self
+            .endpoint(engine, m, r, from)
+            .map_err(|e| e.to_string())?;
+        let dst = self.endpoint(engine, m, r, to).map_err(|e| e.to_string())?;
         let (off, len) = (range[0] as usize, (range[1] - range[0]) as usize);
-        // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside the
-        // buffer; the host copy outlives the blocking calls.
-        unsafe {
-            if src.in_app_context && dst.in_app_context {
-                return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len);
-            }
-            if self.relay(
-                engine,
-                r,
-                (src.read_q, src.mem),
-                [off, off + len],
-                (dst.write_q, dst.mem),
-            )? {
-                return Ok(());
-            }
-            let mut bytes = vec![0u8; len];
-            cl::read(src.read_q, src.mem, off, &mut bytes)?;
-            cl::write(dst.write_q, dst.mem, off, &bytes, true)
+        if src.in_app_context && dst.in_app_context {
+            // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside the
+            // buffer.
+            return unsafe { cl::copy(dst.write_q, src.mem, dst.mem, off, off, len) }
+                .map_err(|e| e.to_string());
         }
+        let (from, to) = ((src.read_q, src.mem), (dst.write_q, dst.mem));
+        if self
+            .relay(engine, r, from, [off, off + len], to)
+            .map_err(|e| e.to_string())?
+        {
+            return Ok(());
+        }
+        let mut bytes = vec![0u8; len];
+        read_bounded(engine, &src, off, &mut bytes, bound(len))?;
+        // SAFETY: as above.
+        unsafe { cl::write(dst.write_q, dst.mem, off, &bytes, true) }.map_err(|e| e.to_string())
     }
 
     /// Copies bytes `[start, end)` from `src` (queue, buffer) to `dst` through the upload
@@ -379,10 +391,17 @@ impl WorkerState {
                 }
             }
         }
+        let bytes = areas.iter().map(|a| a.0.len()).sum();
         // SAFETY: the events of the reads started above, waited for before the areas are
-        // read or dropped.
+        // read or dropped (leaked, with the events, when one does not complete).
         unsafe {
-            let waited = cl::wait(&reads);
+            let Ok(waited) = cl::wait_bounded(&reads, bound(bytes)) else {
+                std::mem::forget(areas);
+                return Err(ClError {
+                    call: "clWaitForEvents (a device did not answer)",
+                    code: CL_OUT_OF_RESOURCES,
+                });
+            };
             for ev in reads {
                 cl::release_event(ev);
             }
@@ -395,6 +414,37 @@ impl WorkerState {
             held.0.push((ev, area));
         }
         Ok(())
+    }
+
+    /// Before a resident launch keeps what its chunks wrote on the devices: each device
+    /// other than the app's that both completed chunks and had one abandoned (a straggler,
+    /// maybe a dead server) must answer a one-byte read of a written replica within
+    /// `devices::response_bound`, else it is marked dead (and the launch is then forwarded,
+    /// so it never counts as the only holder of bytes it may have lost).
+    pub(super) fn probe_stragglers(&mut self, engine: &Engine, plan: &Plan, run: &ChunkRun) {
+        let Some(b) = plan.bufs.iter().find(|b| b.written && b.size > 0) else {
+            return;
+        };
+        for (i, &d) in plan.devs.iter().enumerate() {
+            let straggled = run.chunks.iter().any(|c| c.device == i && c.abandoned);
+            if !straggled || run.per_dev_units[i] == 0 || Some(d) == plan.home_d {
+                continue;
+            }
+            let Ok(q) = self.read_queue(engine, d) else {
+                continue;
+            };
+            let Some(mem) = self.replicas.get(&(b.mem, d)).map(|r| r.mem) else {
+                continue;
+            };
+            let src = Endpoint {
+                mem,
+                read_q: q,
+                write_q: q,
+                in_app_context: false,
+                device: Some(d),
+            };
+            let _ = read_bounded(engine, &src, 0, &mut vec![0u8; 1], run.response_bound(1));
+        }
     }
 
     /// After the chunks of a resident launch: each written range stays valid only on the
@@ -478,42 +528,80 @@ impl WorkerState {
     /// memory below. Not through a pinned area of the buffer's size: allocating one costs
     /// 620 ms per GiB on NVIDIA (results/session18-2026-11-27/nv-paths.txt), which made the
     /// gather of jacobi-2d's two 1 GiB arrays the largest one-time cost of its first split.
-    fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, ClError> {
+    fn gather_entry(&mut self, engine: &Engine, m: Key, entry: &Residency) -> Result<u64, String> {
         let stale = entry.missing(APP, [0, entry.size]);
         if stale.is_empty() {
             return Ok(0);
         }
-        let app = self.endpoint(engine, m, entry, APP)?;
+        let cl_err = |e: ClError| e.to_string();
+        let app = self.endpoint(engine, m, entry, APP).map_err(cl_err)?;
         let mut piece = Vec::new();
         let mut moved = 0;
         for (range, holders) in &stale {
-            let src = self.endpoint(engine, m, entry, Self::source_for(*holders, APP))?;
+            let src = self
+                .endpoint(engine, m, entry, Self::source_for(*holders, APP))
+                .map_err(cl_err)?;
             moved += range[1] - range[0];
             let mut off = range[0] as usize;
             while off < range[1] as usize {
                 let len = (range[1] as usize - off).min(GATHER_PIECE);
                 // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside
-                // the buffer; `piece` outlives the blocking calls.
+                // the buffer; `piece` outlives the blocking write.
                 unsafe {
                     if src.in_app_context {
-                        cl::copy(app.write_q, src.mem, app.mem, off, off, len)?;
-                    } else if !self.relay(
-                        engine,
-                        entry,
-                        (src.read_q, src.mem),
-                        [off, off + len],
-                        (app.write_q, app.mem),
-                    )? {
+                        cl::copy(app.write_q, src.mem, app.mem, off, off, len).map_err(cl_err)?;
+                    } else if !self
+                        .relay(
+                            engine,
+                            entry,
+                            (src.read_q, src.mem),
+                            [off, off + len],
+                            (app.write_q, app.mem),
+                        )
+                        .map_err(cl_err)?
+                    {
                         piece.resize(len, 0);
-                        cl::read(src.read_q, src.mem, off, &mut piece[..len])?;
-                        cl::write(app.write_q, app.mem, off, &piece[..len], true)?;
+                        read_bounded(engine, &src, off, &mut piece, bound(len))?;
+                        cl::write(app.write_q, app.mem, off, &piece[..len], true)
+                            .map_err(cl_err)?;
                     }
                 }
                 off += len;
             }
         }
         // SAFETY: clprism's queue in the app's context.
-        unsafe { cl::finish(app.write_q)? };
+        unsafe { cl::finish(app.write_q) }.map_err(cl_err)?;
         Ok(moved)
     }
+}
+
+/// How long a transfer of `len` bytes that waits for nothing else is waited for
+/// (`devices::response_bound`).
+fn bound(len: usize) -> std::time::Duration {
+    crate::exec::devices::response_bound(len as u64, Default::default())
+}
+
+/// Reads `buf.len()` bytes at `off` of `src` on its read queue, waiting at most `bound`.
+///
+/// Errors: a failed read, or one that did not complete in the bound: `src`'s device is then
+/// marked dead and `buf`'s memory leaked (replaced by an empty vector; the driver may still
+/// write into it).
+fn read_bounded(
+    engine: &Engine,
+    src: &Endpoint,
+    off: usize,
+    buf: &mut Vec<u8>,
+    bound: std::time::Duration,
+) -> Result<(), String> {
+    let mut pending = super::PendingReads::default();
+    // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it; `buf`
+    // lives until the read completed, or is leaked.
+    let ev = unsafe { cl::read_async(src.read_q, src.mem, off, buf) }.map_err(|e| e.to_string())?;
+    pending.push(src.device, ev);
+    pending.settle(Some(engine), bound).map_err(|u| {
+        if u.stalled {
+            std::mem::forget(std::mem::take(buf));
+        }
+        u.why
+    })
 }
