@@ -185,6 +185,12 @@ impl WorkerState {
                 Ok(t) => {
                     targets.insert(d, t);
                 }
+                // the driver says the device is gone (PoCL-Remote, a server that died):
+                // out of every later launch, not dropped launch after launch
+                Err(e) if e.code == CL_DEVICE_NOT_AVAILABLE && Some(d) != plan.home_d => {
+                    engine.devices[d].mark_dead(&e.to_string());
+                    dropped.push(d);
+                }
                 Err(e) => {
                     crate::config::warn(&format!(
                         "balance: device {} dropped from this launch: {e}",
