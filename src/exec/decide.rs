@@ -65,8 +65,9 @@ pub(super) struct Known<'a> {
     /// What trying a split first costs, ns: the build on the balance devices and the
     /// footprint derivation, estimated by the app's own build of the program.
     pub trial_cost_ns: f64,
-    /// Time a split would have saved over the kernel's launches kept whole so far while
-    /// waiting to try one, ns (the caller accumulates [`Early::Forward::forgone_ns`]).
+    /// Time splits would have saved over the launches kept whole so far while waiting to
+    /// try them, of every kernel of the kernel's program, ns (the caller accumulates
+    /// [`Early::Forward::forgone_ns`] per program source).
     pub forgone_ns: f64,
     /// The kernel's last full decision.
     pub memo: Option<&'a SplitMemo>,
@@ -217,7 +218,7 @@ pub(super) fn early(
             return Early::Forward {
                 reason: Reason::deferred(move || {
                     format!(
-                        "kept whole on the app's device until a split would have saved what trying one costs ({:.2} of {:.2} ms saved so far; {})",
+                        "kept whole on the app's device until splits would have saved what trying one costs ({:.2} of {:.2} ms saved so far over its program's kernels; {})",
                         saved / 1e6,
                         cost / 1e6,
                         why

@@ -143,9 +143,13 @@ pub(super) struct WorkerState {
     trial_floor_ns: f64,
     /// Kernels (`kernel_id`) split at least once.
     split_once: rustc_hash::FxHashSet<String>,
-    /// kernel (`kernel_id`) → what splitting would have saved on its launches kept whole
-    /// before a split was tried, ns (`decide`'s trial rule).
-    forgone: FxHashMap<String, f64>,
+    /// program source (`ProgramInfo::hash`) → what splitting would have saved on the
+    /// launches of its kernels kept whole before each was tried, ns (`decide`'s trial rule).
+    /// One saving per program, not per kernel: its kernels share the build on the devices
+    /// and mostly their arrays, so one price tries them all. Per kernel, PolyBench fdtd-2d's
+    /// three kernels each saved for the whole price on their own, and 3,189 of its 15,000
+    /// launches were kept whole waiting for trials (2 H200s, results/session21-2026-11-27).
+    forgone: FxHashMap<Arc<str>, f64>,
     /// The rent rule's saving and switches, shared by every kernel whose results stay on
     /// the devices (`decide::RentPool`).
     rent: super::decide::RentPool,
@@ -614,7 +618,7 @@ impl WorkerState {
                 .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
                 .max(self.derivation_estimate_ns(kid, job.app_device))
                 + self.first_transfers_ns(job),
-            forgone_ns: self.forgone.get(kid).copied().unwrap_or(0.0),
+            forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
             memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,
         };
@@ -640,10 +644,10 @@ impl WorkerState {
                 forgone_ns,
             } => {
                 if forgone_ns > 0.0 {
-                    match self.forgone.get_mut(kid) {
+                    match self.forgone.get_mut(&*job.program.hash) {
                         Some(f) => *f += forgone_ns,
                         None => {
-                            self.forgone.insert(kid.to_string(), forgone_ns);
+                            self.forgone.insert(job.program.hash.clone(), forgone_ns);
                         }
                     }
                 }
@@ -785,7 +789,6 @@ impl WorkerState {
     /// the split floor (its first split only of the trial floor, which still holds the
     /// driver's first enqueue of the kernel on each device).
     fn note_split(&mut self, kid: &str, schedule: &Schedule, wall_ns: u64) {
-        self.forgone.remove(kid);
         let w = super::decide::split_wall_without_one_time_work(schedule, wall_ns);
         let floor = if self.split_once.insert(kid.to_string()) {
             &mut self.trial_floor_ns
