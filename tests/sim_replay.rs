@@ -193,6 +193,30 @@ fn synthetic_projection_matches_the_hand_derivation() {
     assert!((a.steady_projected_ns - a.steady_measured_ns).abs() < 10.0);
 }
 
+/// Behind a network link (`--link`, issue 33 item 5) each server side of a halo fetch costs a
+/// crossing (latency + bytes / bandwidth) on top of its half of the measured fetch, and a
+/// server's chunk starts two latencies later (command out, completion back).
+#[test]
+fn a_link_adds_its_crossings_to_the_projection() {
+    use OpenCL::sched::replay::Link;
+    let mut r = synthetic();
+    let st = shape(&r, "stencil");
+    // 8 Gb/s: 1 byte per ns; 10 µs one way. A 1,000-byte halo crossing: 11 µs; each side
+    // of a fetch: half the measured 20 µs, plus the crossing on the server's side. Device 0
+    // fetches from device 1: 10 + 11 + 10 = 31 µs; device 1 from device 0: the same. Device
+    // 1's chunk starts after pre 10 + (5 + 31) + (5 + 31) µs on the host and 3 + 2·10 µs of
+    // latency, ends 500 µs later; + 40 µs post: 645 µs (603 µs on the logged host).
+    r.link = Some(Link::parse("8:10").unwrap());
+    let p = r.project_split(st, 2).unwrap();
+    assert!((p.split_ns - 645_000.0).abs() < 2.0, "{}", p.split_ns);
+    assert!((p.halo_ns - 62_000.0).abs() < 1e-6, "{}", p.halo_ns);
+    let l = Link::parse("25:50").unwrap();
+    assert_eq!((l.bytes_per_ns, l.latency_ns), (3.125, 50_000.0));
+    for bad in ["25", "x:5", "0:5", "25:-1", "inf:1"] {
+        assert!(Link::parse(bad).is_err(), "{bad}");
+    }
+}
+
 #[test]
 fn a_launch_faster_whole_is_kept_whole() {
     // the same splits, but the stencil runs whole in 0.3 ms: no split count of GPUs pays

@@ -225,6 +225,43 @@ pub struct Replay {
     pub skipped: usize,
     /// Host transfer rate of slab moves, bytes per ns (GB/s), when the log has any.
     pub move_rate: Option<f64>,
+    /// The network link every device but the app's sits behind in the projection (issue 33
+    /// item 5); `None`: the devices are the logged host's GPUs.
+    pub link: Option<Link>,
+}
+
+/// A network link between the app's host and each server (one device per server): what a
+/// PoCL-Remote device adds to the logged costs ([`Replay::project_split`]). A user-given
+/// figure of the network projected to, not a measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    /// Bandwidth, bytes per ns (GB/s): `--link 25:50` is 25 Gb/s, 3.125 bytes per ns.
+    pub bytes_per_ns: f64,
+    /// One-way latency, ns.
+    pub latency_ns: f64,
+}
+
+impl Link {
+    /// `GBITS:LATENCY_US` (`25:50`: 25 Gb/s, 50 µs one way). Errors: a malformed or
+    /// non-positive figure (latency may be 0).
+    pub fn parse(s: &str) -> Result<Link, String> {
+        let bad = || format!("--link '{s}': expected GBITS_PER_S:LATENCY_US, e.g. 25:50");
+        let (g, l) = s.split_once(':').ok_or_else(bad)?;
+        let g: f64 = g.trim().parse().map_err(|_| bad())?;
+        let l: f64 = l.trim().parse().map_err(|_| bad())?;
+        if !(g > 0.0 && l >= 0.0 && g.is_finite() && l.is_finite()) {
+            return Err(bad());
+        }
+        Ok(Link {
+            bytes_per_ns: g / 8.0,
+            latency_ns: l * 1e3,
+        })
+    }
+
+    /// One crossing of `bytes`, ns.
+    fn crossing_ns(&self, bytes: f64) -> f64 {
+        self.latency_ns + bytes / self.bytes_per_ns
+    }
 }
 
 /// One launch projected on N devices (ns).
@@ -417,6 +454,7 @@ impl Replay {
             launches,
             skipped,
             move_rate: median(move_rates),
+            link: None,
         })
     }
 
@@ -658,14 +696,14 @@ impl Replay {
         let mut devices = Vec::with_capacity(n);
         let mut halo_ns = 0.0;
         for k in 0..n {
-            let nb = (k > 0) as u32 + (k + 1 < n) as u32;
-            let fetch = c.fetch_frac * nb as f64 * c.fetch_ns;
+            let fetch = c.fetch_frac * self.halo_fetches_ns(c, k, n);
             halo_ns += fetch;
             host += c.issue_ns + fetch;
-            let lat = if k == 0 {
-                c.latency_app_ns
-            } else {
-                c.latency_other_ns
+            let lat = match (k, self.link) {
+                (0, _) => c.latency_app_ns,
+                // the command goes to the server and its completion comes back
+                (_, Some(l)) => c.latency_other_ns + 2.0 * l.latency_ns,
+                (_, None) => c.latency_other_ns,
             };
             devices.push(
                 SimDevice::from_ns_per_wg(m.b_ns_per_wg * m.wgs_per_unit as f64)
@@ -700,6 +738,24 @@ impl Replay {
             fixed_ns: split_ns - compute_ns - halo_ns,
             split_ns,
         })
+    }
+
+    /// The halo fetches of device `k` of `n` (one per neighbour slab), ns. On the logged
+    /// host each costs the measured `fetch_ns` (a read on one GPU and a write on the other,
+    /// half each); behind a [`Link`] each side that is a server costs a crossing of the
+    /// halo's bytes on top of its half (clprism moves a range through the app's host: server
+    /// to host, host to server; the driver's calls remain).
+    fn halo_fetches_ns(&self, c: &SplitCosts, k: usize, n: usize) -> f64 {
+        let side = |d: usize| match self.link {
+            Some(l) if d > 0 => c.fetch_ns / 2.0 + l.crossing_ns(c.halo_bytes),
+            _ => c.fetch_ns / 2.0,
+        };
+        let neighbours = [k.checked_sub(1), (k + 1 < n).then_some(k + 1)];
+        neighbours
+            .iter()
+            .flatten()
+            .map(|&j| side(j) + side(k))
+            .sum()
     }
 
     /// One-time cost of splitting `shape` on `n` GPUs: build and footprint, and the upload
@@ -880,7 +936,10 @@ const USAGE: &str =
   (owner computes, halos through host memory; docs/multi-gpu-projection.md). Every cost
   comes from the log. --native-kernel-s: the app's kernel time in a native run (scales the
   projected totals into the app's figure); --measured-kernel-s: the app's kernel time in the
-  logged run, printed next to the projection for comparison.";
+  logged run, printed next to the projection for comparison. --link GBITS:LATENCY_US (e.g.
+  25:50): every device but the app's is a PoCL-Remote server behind that link (halos cross
+  it through the app's host, each command's start and completion cross it once); N then
+  counts servers plus the app's device.";
 
 fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
@@ -911,6 +970,16 @@ pub fn format_report(
     );
     if let Some(rate) = r.move_rate {
         let _ = writeln!(o, "host transfer rate of slab moves: {rate:.2} GB/s");
+    }
+    if let Some(l) = r.link {
+        let _ = writeln!(
+            o,
+            "projected with every device but the app's behind a link of {:.1} Gb/s and {:.1} us \
+             one way (N: the app's device and N-1 servers); the first split's uploads are the \
+             logged host's, not the link's",
+            l.bytes_per_ns * 8.0,
+            l.latency_ns / 1e3
+        );
     }
     for (i, s) in r.shapes.iter().enumerate() {
         let count = r.launches.iter().filter(|l| l.shape == i).count();
@@ -1032,7 +1101,8 @@ pub fn format_report(
             app
         );
     }
-    if let Some(a) = r.as_run() {
+    // the logged run replayed: a comparison with the measurement, which a link changes
+    if let Some(a) = r.as_run().filter(|_| r.link.is_none()) {
         let pct = |p: f64, m: f64| {
             if m > 0.0 {
                 format!("{:+.1}%", 100.0 * (p / m - 1.0))
@@ -1099,6 +1169,7 @@ pub fn replay_main(args: &[String]) -> i32 {
     let mut gpus = vec![1usize, 2, 4, 8];
     let mut native: Option<f64> = None;
     let mut measured: Option<f64> = None;
+    let mut link: Option<Link> = None;
     let mut it = args.iter();
     let usage = |e: &str| {
         eprintln!("clprism simulate: {e}\n{USAGE}");
@@ -1145,6 +1216,11 @@ pub fn replay_main(args: &[String]) -> i32 {
                     measured = Some(x)
                 }
             }
+            "--link" => match val().map(|v| Link::parse(&v)) {
+                Some(Ok(l)) => link = Some(l),
+                Some(Err(e)) => return usage(&e),
+                None => return usage("--link needs GBITS_PER_S:LATENCY_US"),
+            },
             other => return usage(&format!("unknown option '{other}'")),
         }
     }
@@ -1159,7 +1235,8 @@ pub fn replay_main(args: &[String]) -> i32 {
         }
     };
     match Replay::from_text(&text) {
-        Ok(r) => {
+        Ok(mut r) => {
+            r.link = link;
             println!("replay of {path}");
             print!("{}", format_report(&r, &gpus, native, measured));
             0
