@@ -237,7 +237,7 @@ fn pyopencl_splits_over_the_local_device_and_two_servers() {
 fn clfft_client_splits_over_the_local_device_and_two_servers() {
     let d = scratch("remote-clfft");
     let cluster = Cluster::start(2, &d);
-    let (l, r) = cluster.platform_indices();
+    let (l, _) = cluster.platform_indices();
     let exe = Path::new("/usr/bin/clFFT-client");
     assert!(
         exe.exists(),
@@ -259,10 +259,11 @@ fn clfft_client_splits_over_the_local_device_and_two_servers() {
     let native = run_for(exe, &args, &cluster.env(), false, LIMIT, || {}).expect("hung");
     assert_ok(&native, "clFFT-client natively");
     let log = d.join("l.jsonl");
+    // `remote`: every device of the PoCL-Remote platform, after the local one
     let env = with(
         &cluster.env(),
         &[
-            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_DEVICES", &format!("{l}:0,remote")),
             ("CLPRISM_SCHEDULER", STATIC),
             ("CLPRISM_LOG", log.to_str().unwrap()),
         ],

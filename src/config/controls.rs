@@ -273,14 +273,15 @@ NVIDIA charges several µs per launch for ([results.md](results.md#interposer-ov
     devices: Option<String> {
         name: "CLPRISM_DEVICES",
         reader: Library,
-        values: "all|gpu|gpu:N|cpu|P:D,...",
+        values: "all|gpu|gpu:N|cpu|P:D,...,remote",
         default: "gpu, else all" => |_| None,
         parse: raw,
-        example: "0:0,0:2",
+        example: "1:0,remote",
         usage: "balance: the devices taking part (remote servers: docs/remote.md)",
-        doc: "`gpu:N`: the first N GPUs; `P:D,P:D`: platform:device indices. Parsed by \
-`exec::devices`. When the app's own device is the only balance device, nothing is split or \
-copied. Devices of PoCL-Remote servers are chosen like local ones ([remote.md](remote.md)).",
+        doc: "`gpu:N`: the first N GPUs; a list of `P:D` (platform:device indices) and \
+`remote` (every device of a PoCL-Remote platform): `1:0,remote` is the local device 1:0 and \
+every server's devices. Parsed by `exec::devices`. When the app's own device is the only \
+balance device, nothing is split or copied ([remote.md](remote.md)).",
     }
     scheduler: Option<String> {
         name: "CLPRISM_SCHEDULER",

@@ -18,12 +18,23 @@ pub enum DeviceSelection {
     FirstGpus(usize),
     /// CPUs only.
     Cpu,
-    /// An explicit list of `(platform, device)` indices.
-    List(Vec<(usize, usize)>),
+    /// An explicit list, in order.
+    List(Vec<Pick>),
 }
 
-/// Parses `CLPRISM_DEVICES`: `all`, `gpu`, `gpu:N` (the first N GPUs), `cpu` or
-/// `P:D[,P:D...]`.
+/// One item of an explicit device list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// Device `D` of platform `P` (`P:D`, in [`enumerate`]'s numbering).
+    Index(usize, usize),
+    /// Every device of a PoCL-Remote platform (`remote`: `CL_PLATFORM_VERSION` names
+    /// `REMOTE`; docs/remote.md), in platform and device order.
+    Remote,
+}
+
+/// Parses `CLPRISM_DEVICES`: `all`, `gpu`, `gpu:N` (the first N GPUs), `cpu`, or a list of
+/// `P:D` and `remote` items (`1:0,remote`: device 0 of platform 1 and every PoCL-Remote
+/// device).
 ///
 /// Errors: a malformed list item, with the item named.
 pub fn parse_selection(s: &str) -> Result<DeviceSelection, String> {
@@ -38,17 +49,22 @@ pub fn parse_selection(s: &str) -> Result<DeviceSelection, String> {
         other => {
             let mut v = Vec::new();
             for item in other.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-                let (p, d) = item
-                    .split_once(':')
-                    .ok_or_else(|| format!("'{item}' is not P:D"))?;
-                let p = p
-                    .parse()
-                    .map_err(|_| format!("'{item}': bad platform index"))?;
-                let d = d
-                    .parse()
-                    .map_err(|_| format!("'{item}': bad device index"))?;
-                if !v.contains(&(p, d)) {
-                    v.push((p, d));
+                let pick = if item == "remote" {
+                    Pick::Remote
+                } else {
+                    let (p, d) = item
+                        .split_once(':')
+                        .ok_or_else(|| format!("'{item}' is not P:D or remote"))?;
+                    let p = p
+                        .parse()
+                        .map_err(|_| format!("'{item}': bad platform index"))?;
+                    let d = d
+                        .parse()
+                        .map_err(|_| format!("'{item}': bad device index"))?;
+                    Pick::Index(p, d)
+                };
+                if !v.contains(&pick) {
+                    v.push(pick);
                 }
             }
             if v.is_empty() {
@@ -483,18 +499,50 @@ fn choose(sel: &DeviceSelection) -> Vec<(usize, usize, cl_device_id)> {
             .take(*n)
             .collect(),
         DeviceSelection::List(l) => {
-            let mut v = Vec::new();
-            for (p, d) in l {
-                match all.iter().find(|x| x.0 == *p && x.1 == *d) {
-                    Some(x) => v.push(*x),
-                    None => {
-                        crate::config::warn(&format!("CLPRISM_DEVICES: no device {p}:{d}; skipped"))
+            let mut v: Vec<(usize, usize, cl_device_id)> = Vec::new();
+            for pick in l {
+                let found: Vec<_> = match *pick {
+                    Pick::Index(p, d) => all.iter().filter(|x| x.0 == p && x.1 == d).collect(),
+                    Pick::Remote => all.iter().filter(|x| platform_is_remote(x.2)).collect(),
+                };
+                if found.is_empty() {
+                    let what = match pick {
+                        Pick::Index(p, d) => format!("no device {p}:{d}"),
+                        Pick::Remote => "no PoCL-Remote device (remote)".into(),
+                    };
+                    crate::config::warn(&format!("CLPRISM_DEVICES: {what}; skipped"));
+                }
+                for x in found {
+                    if !v.iter().any(|y| y.2 == x.2) {
+                        v.push(*x);
                     }
                 }
             }
             v
         }
     }
+}
+
+/// Whether `dev` belongs to a PoCL-Remote platform (its `CL_PLATFORM_VERSION` names
+/// `REMOTE`).
+fn platform_is_remote(dev: cl_device_id) -> bool {
+    let Ok(t) = cl::rt() else {
+        return false;
+    };
+    let (Some(gi), Some(pi)) = (t.clGetDeviceInfo, t.clGetPlatformInfo) else {
+        return false;
+    };
+    // SAFETY: handle-sized query on a real device.
+    let Some(platform) =
+        (unsafe { cl::info::<cl_platform_id>(|n, p, s| gi(dev, CL_DEVICE_PLATFORM, n, p, s)) })
+    else {
+        return false;
+    };
+    crate::registry::device::info_string(|n, p, s| {
+        // SAFETY: string query on the device's platform.
+        unsafe { pi(platform, CL_PLATFORM_VERSION, n, p, s) }
+    })
+    .is_some_and(|v| v.contains("REMOTE"))
 }
 
 struct DeviceRefOpen;
@@ -529,11 +577,23 @@ mod tests {
         assert_eq!(parse_selection("GPU"), Ok(DeviceSelection::Gpu));
         assert_eq!(
             parse_selection("0:1, 1:0,0:1"),
-            Ok(DeviceSelection::List(vec![(0, 1), (1, 0)]))
+            Ok(DeviceSelection::List(vec![
+                Pick::Index(0, 1),
+                Pick::Index(1, 0)
+            ]))
         );
         assert!(parse_selection("0-1").unwrap_err().contains("0-1"));
         assert!(parse_selection("x:1").is_err());
         assert!(parse_selection(",").is_err());
+        assert_eq!(
+            parse_selection("1:0, remote"),
+            Ok(DeviceSelection::List(vec![Pick::Index(1, 0), Pick::Remote]))
+        );
+        assert_eq!(
+            parse_selection("REMOTE"),
+            Ok(DeviceSelection::List(vec![Pick::Remote]))
+        );
+        assert!(parse_selection("remote:1").is_err());
         assert_eq!(parse_selection("gpu:2"), Ok(DeviceSelection::FirstGpus(2)));
         assert!(parse_selection("gpu:0").is_err());
     }
