@@ -636,7 +636,17 @@ impl WorkerState {
             last,
             &mut self.rent,
         ) {
-            super::decide::Early::Consider { .. } => Ok(()),
+            super::decide::Early::Consider { relocated_bytes } => {
+                if relocated_bytes > 0 {
+                    crate::config::debug(|| {
+                        format!(
+                            "{kid}: split, moving {} MiB of inputs back onto the devices (rent rule)",
+                            relocated_bytes >> 20
+                        )
+                    });
+                }
+                Ok(())
+            }
             super::decide::Early::Forward {
                 reason,
                 measure,

@@ -114,6 +114,24 @@ impl WorkerState {
             && !self.host_pool.has_idle(b.mem, Role::Snapshot, b.size)
     }
 
+    /// The upload ring of the app's context `ctx`, made on first use with `home` (clprism's
+    /// queue of `ctx`, alive for the process) and kept for the process.
+    ///
+    /// Errors: the driver's, from the ring's allocation.
+    pub(super) fn upload_ring(
+        &mut self,
+        ctx: cl_context,
+        home: cl_command_queue,
+    ) -> Result<&mut UploadRing, ClError> {
+        Ok(match self.rings.entry(ctx as Key) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            // SAFETY: `home` is clprism's queue of `ctx`, alive for the process.
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(unsafe { UploadRing::new(ctx, home)? })
+            }
+        })
+    }
+
     /// Fills the replicas of `targets` from the app's buffers through the app context's
     /// upload ring (made on first use) and waits for it. On an error every replica of the
     /// buffers concerned is marked as holding nothing valid.
@@ -129,17 +147,11 @@ impl WorkerState {
             if t.is_empty() || result.is_err() {
                 continue;
             }
-            let ring = match self.rings.entry(job.app_context as Key) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                // SAFETY: `home` is clprism's queue of the app's context, alive for the process.
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    match unsafe { UploadRing::new(job.app_context, home) } {
-                        Ok(r) => e.insert(r),
-                        Err(err) => {
-                            result = Err(format!("the upload ring: {err}"));
-                            continue;
-                        }
-                    }
+            let ring = match self.upload_ring(job.app_context, home) {
+                Ok(r) => r,
+                Err(err) => {
+                    result = Err(format!("the upload ring: {err}"));
+                    continue;
                 }
             };
             let t_up = Instant::now();

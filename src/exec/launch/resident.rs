@@ -206,13 +206,7 @@ impl WorkerState {
         }
         let (ctx, dev) = (r.app_context as cl_context, r.app_device as cl_device_id);
         let home = self.home_queue(ctx, dev)?;
-        let ring = match self.rings.entry(r.app_context as Key) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            // SAFETY: `home` is clprism's queue of the app's context, alive for the process.
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(unsafe { crate::exec::staging::UploadRing::new(ctx, home)? })
-            }
-        };
+        let ring = self.upload_ring(ctx, home)?;
         // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside them.
         unsafe { ring.relay(src, [start, end], &[dst])? };
         engine.traffic.relayed((end - start) as u64);
