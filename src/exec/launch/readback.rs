@@ -170,15 +170,7 @@ impl WorkerState {
             }
         }
         let bound = run.response_bound(b.size as u64);
-        if let Err(u) = reads.settle(Some(engine), bound) {
-            if u.stalled {
-                std::mem::forget(copies);
-            }
-            return Err(format!("reading back: {}", u.why));
-        }
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        let mut copies = settle_reads(&mut reads, engine, bound, copies, failed)?;
         if copies.len() == 1 {
             return Ok(copies.pop().unwrap_or_else(|| HostBytes::heap(0)));
         }
@@ -371,15 +363,7 @@ impl WorkerState {
             }
             total += r[1] - r[0];
         }
-        if let Err(u) = reads.settle(Some(engine), bound) {
-            if u.stalled {
-                std::mem::forget(bytes);
-            }
-            return Err(format!("reading back: {}", u.why));
-        }
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        let bytes = settle_reads(&mut reads, engine, bound, bytes, failed)?;
         let ranges = footprint::normalise(pieces.into_iter().map(|p| p.0).collect());
         Ok((ranges, bytes, total, on_device))
     }
@@ -472,5 +456,29 @@ impl WorkerState {
             }
         })();
         r.unwrap_or_else(|e| Verify::failed(e.to_string()))
+    }
+}
+
+/// Waits for the read-backs `reads` (at most `bound`), then gives `failed`'s error if a read
+/// could not be started: `areas` (the host memory they read into) back when every read
+/// completed; leaked when one stalled (the driver may still write into it).
+///
+/// Errors: a read that failed, stalled or was never started.
+fn settle_reads<T>(
+    reads: &mut PendingReads,
+    engine: &Engine,
+    bound: std::time::Duration,
+    areas: T,
+    failed: Option<String>,
+) -> Result<T, String> {
+    if let Err(u) = reads.settle(Some(engine), bound) {
+        if u.stalled {
+            std::mem::forget(areas);
+        }
+        return Err(format!("reading back: {}", u.why));
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(areas),
     }
 }
