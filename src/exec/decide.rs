@@ -69,6 +69,9 @@ pub(super) struct Known<'a> {
     /// try them, of every kernel of the kernel's program, ns (the caller accumulates
     /// [`Early::Forward::forgone_ns`] per program source).
     pub forgone_ns: f64,
+    /// What the split launches of the kernel's program took against the same launches whole
+    /// (each kernel's first split left out), when any were measured.
+    pub split_effect: Option<SplitEffect>,
     /// The kernel's last full decision.
     pub memo: Option<&'a SplitMemo>,
     /// The epoch and host epoch (`exec::host_epoch`) buffer `m` had at the kernel's last
@@ -173,6 +176,14 @@ pub(super) fn early(
         let info = TABLES.buffers.get(m)?;
         Some((m, info.size as u64, info.flags & CL_MEM_USE_HOST_PTR != 0))
     };
+    if let Some(e) = k.split_effect.filter(SplitEffect::losing) {
+        return Early::Forward {
+            reason: Reason::deferred(move || e.why_whole()),
+            measure: false,
+            unwritten: unwritten(k.memo, job.args.len(), &buffer),
+            forgone_ns: 0.0,
+        };
+    }
     let (written_bytes, moved, merge_by_diff) = match k.memo {
         None => (0, Uploads::default(), false),
         Some(memo) => {
@@ -308,6 +319,76 @@ fn uploads(
     u
 }
 
+/// What the split launches of one program's kernels took against the same launches run
+/// whole on the app's device, each kernel's first split left out (it holds the driver's first
+/// enqueue on each device), as sums that forget old launches (each sample weighs 31/32 of the
+/// one after it, about the last 32 launches). `auto` estimates a split from the devices'
+/// measured rates and the shortest split so far, which leaves out what grows with the
+/// number of devices (an enqueue, a halo fetch and a completion per device): on 4 H200s,
+/// jacobi-2d's split launches took 1.16x their time whole under `always`, where 2 H200s
+/// broke even (results/session22-2026-11-28, call a). Measured split launches of the program
+/// that are not at least [`SplitEffect::MARGIN`] faster than whole keep its kernels whole
+/// from then on. Per program, like the trial rule: its kernels share their arrays, and a
+/// kernel kept whole alone makes the others move those arrays back at each launch.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct SplitEffect {
+    /// Decayed sum of the split launches' walls without one-time work, ns.
+    split_ns: f64,
+    /// Decayed sum of the same launches' time whole on the app's device, ns.
+    whole_ns: f64,
+    /// Launches measured.
+    launches: u32,
+}
+
+impl SplitEffect {
+    /// Launches measured before the effect can keep kernels whole.
+    pub const MIN_LAUNCHES: u32 = 16;
+    /// The fraction of the whole time a program's splits must save to go on splitting: what
+    /// the launch thread's gaps between split launches (not in their walls) may take.
+    pub const MARGIN: f64 = 0.02;
+    /// The weight each sample keeps per later sample.
+    const DECAY: f64 = 31.0 / 32.0;
+
+    /// A split launch took `split_ns` (its wall without one-time work) where it takes
+    /// `whole_ns` whole. A sample is counted at most twice its whole time, so that one
+    /// launch that moved whole arrays back onto the devices (the rent rule) weighs like
+    /// two launches lost, not like sixty.
+    pub fn note(&mut self, split_ns: f64, whole_ns: f64) {
+        if !(whole_ns > 0.0 && split_ns >= 0.0) {
+            return;
+        }
+        self.split_ns = self.split_ns * Self::DECAY + split_ns.min(2.0 * whole_ns);
+        self.whole_ns = self.whole_ns * Self::DECAY + whole_ns;
+        self.launches = self.launches.saturating_add(1);
+    }
+
+    /// The program's split launches, split time over whole time (decayed).
+    pub fn ratio(&self) -> f64 {
+        if self.whole_ns > 0.0 {
+            self.split_ns / self.whole_ns
+        } else {
+            1.0
+        }
+    }
+
+    /// Whether enough split launches were measured and they did not save [`Self::MARGIN`].
+    pub fn losing(&self) -> bool {
+        self.launches >= Self::MIN_LAUNCHES && self.ratio() > 1.0 - Self::MARGIN
+    }
+
+    /// The record's reason for a launch kept whole because of it.
+    pub fn why_whole(&self) -> String {
+        format!(
+            "kept whole on the app's device: its program's split launches took {:.2}x their \
+             time whole (the last {} measured, recent ones weighing most; splitting goes on \
+             only below {:.2}x)",
+            self.ratio(),
+            self.launches,
+            1.0 - Self::MARGIN
+        )
+    }
+}
+
 /// The rent rule (after the trial rule), for kernels whose results stay on the devices: a
 /// launch whose inputs were rewritten on the app's device only by launches kept whole since
 /// the kernel's last split (of other kernels or its own) stays whole until what splitting
@@ -441,6 +522,7 @@ mod tests {
         for step in 0..40u32 {
             let global = 64 * [2usize, 64, 4096, 1 << 16][(step / 2) as usize % 4];
             let k = Known {
+                split_effect: None,
                 home_ns_per_work_group: Some([250.0, 260.0][(step / 8) as usize % 2]),
                 measured: (step % 3 == 0).then_some(&measured[..]),
                 merge_ns: None,
@@ -469,6 +551,86 @@ mod tests {
             }
         }
         assert!(kept_whole > 0);
+    }
+
+    /// A program whose measured split launches are not faster than whole keeps its kernels
+    /// whole once enough were measured; one whose splits pay goes on splitting, and one
+    /// launch that moved whole arrays (60x its time whole) counts at most twice its time.
+    #[test]
+    fn a_program_whose_splits_do_not_pay_is_kept_whole() {
+        let mut losing = SplitEffect::default();
+        for _ in 0..SplitEffect::MIN_LAUNCHES - 1 {
+            losing.note(1.16e6, 1.0e6);
+        }
+        assert!(!losing.losing(), "too few launches to judge");
+        losing.note(1.16e6, 1.0e6);
+        assert!(losing.losing());
+        assert!((losing.ratio() - 1.16).abs() < 1e-9);
+
+        let mut paying = SplitEffect::default();
+        paying.note(60e6, 1.0e6); // a launch that moved its arrays back (rent rule)
+        for _ in 0..63 {
+            paying.note(0.85e6, 1.0e6);
+        }
+        assert!(paying.ratio() < 0.9, "ratio {}", paying.ratio());
+        assert!(!paying.losing());
+
+        // the early decision: a losing program's launch is kept whole with the ratio given,
+        // whatever its rates say; the same launch splits without the effect
+        let no_epoch = |_: Key| None;
+        let measured = [Some(100.0), Some(100.0), Some(100.0)];
+        let (program, id) = (program(), std::sync::Arc::<str>::from("h||k"));
+        let j = EarlyLaunch {
+            id: &id,
+            program: &program,
+            app_device: std::ptr::null_mut(),
+            args: &[],
+            work_dim: 1,
+            global: [64 << 14, 1, 1],
+            local: [64, 1, 1],
+        };
+        let memo = SplitMemo::default();
+        let known = |effect| Known {
+            split_effect: effect,
+            home_ns_per_work_group: Some(300.0),
+            measured: Some(&measured[..]),
+            merge_ns: None,
+            host_bytes_per_ns: 10.0,
+            split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
+            trial_cost_ns: 0.0,
+            forgone_ns: 0.0,
+            memo: Some(&memo),
+            last_epoch: &no_epoch,
+        };
+        let split = early(&j, 3, 0, &known(None), &mut None, &mut RentPool::default());
+        assert_eq!(split, Early::Consider { relocated_bytes: 0 });
+        let kept = early(
+            &j,
+            3,
+            0,
+            &known(Some(losing)),
+            &mut None,
+            &mut RentPool::default(),
+        );
+        match kept {
+            Early::Forward { reason, .. } => {
+                assert!(
+                    reason.text().contains("took 1.16x their time whole"),
+                    "{}",
+                    reason.text()
+                )
+            }
+            other => panic!("expected a launch kept whole, got {other:?}"),
+        }
+        let paid = early(
+            &j,
+            3,
+            0,
+            &known(Some(paying)),
+            &mut None,
+            &mut RentPool::default(),
+        );
+        assert_eq!(paid, Early::Consider { relocated_bytes: 0 });
     }
 
     /// The rent rule: kernels whose results stay on the devices, whose inputs only launches
@@ -520,6 +682,7 @@ mod tests {
                 local: [64, 1, 1],
             };
             let k = Known {
+                split_effect: None,
                 home_ns_per_work_group: Some(1000.0),
                 measured: Some(&rates),
                 merge_ns: None,

@@ -153,6 +153,10 @@ pub(super) struct WorkerState {
     /// The rent rule's saving and switches, shared by every kernel whose results stay on
     /// the devices (`decide::RentPool`).
     rent: super::decide::RentPool,
+    /// program source (`ProgramInfo::hash`) → what its kernels' split launches took against
+    /// the same launches whole (`decide::SplitEffect`): a program whose splits do not pay
+    /// runs whole from then on.
+    split_effect: FxHashMap<Arc<str>, super::decide::SplitEffect>,
     /// kernel (`Job::kernel_id`) → its last early `sched::split::decide` call
     /// (`decide::DecisionMemo`).
     early_memo: FxHashMap<String, Option<super::decide::DecisionMemo>>,
@@ -214,6 +218,21 @@ type HistoryKey = (String, u64, Vec<usize>);
 /// `auto` tried a split of jacobi-2d's 1 ms launches once per kernel, and the try's
 /// one-time costs made the run 1.24-1.42x native (not re-measured with this prior).
 const GPU_SPLIT_FLOOR_PRIOR_NS: f64 = 1e6;
+
+/// The split floor from the shortest later split (`later_ns`) and the shortest first split
+/// without its one-time phases (`first_ns`), ns, 0 meaning none of that kind yet: the shorter
+/// of the two once a later split was measured; before, the prior of the app's device kind
+/// ([`GPU_SPLIT_FLOOR_PRIOR_NS`] on a GPU or accelerator, lowered by a shorter first split;
+/// `decide::ASSUMED_SPLIT_FLOOR_NS` otherwise).
+fn split_floor(later_ns: f64, first_ns: f64, gpu: bool) -> f64 {
+    match (later_ns > 0.0, first_ns > 0.0) {
+        (true, true) => later_ns.min(first_ns),
+        (true, false) => later_ns,
+        (false, true) if gpu => first_ns.min(GPU_SPLIT_FLOOR_PRIOR_NS),
+        (false, _) if gpu => GPU_SPLIT_FLOOR_PRIOR_NS,
+        (false, _) => super::decide::ASSUMED_SPLIT_FLOOR_NS,
+    }
+}
 
 /// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
 const DEFAULT_HOST_RATE: f64 = 10.0;
@@ -545,17 +564,17 @@ impl WorkerState {
     /// accelerator (or the shortest first split without its one-time work, when shorter:
     /// fdtd-2d's kernel 3 split in 0.80 ms at its first split, 0.93 ms later, on 2 H200s,
     /// results/session20 `f-logs`), else `decide::ASSUMED_SPLIT_FLOOR_NS`.
+    ///
+    /// A first split is a split too: once later splits were measured, the floor is the
+    /// shorter of theirs and the first splits' (without their one-time phases). A first split
+    /// only ever overstates what a split costs, so it cannot lower the floor below a real one;
+    /// left out, a single later split of the slowest kernel set it: on 4 H200s, fdtd-2d's
+    /// kernel 3 (halo fetches) split in 1.37 ms after kernel 2's first split had taken
+    /// 0.63 ms, and every later launch of all three kernels was kept whole as "no split
+    /// launch takes less than 1.37 ms" (results/session22-2026-11-28, call a).
     fn split_floor_or_prior(&self, app_device: cl_device_id) -> f64 {
-        if self.split_floor_ns > 0.0 {
-            self.split_floor_ns
-        } else if crate::registry::device::is_gpu_like(app_device) {
-            match self.trial_floor_ns {
-                t if t > 0.0 => t.min(GPU_SPLIT_FLOOR_PRIOR_NS),
-                _ => GPU_SPLIT_FLOOR_PRIOR_NS,
-            }
-        } else {
-            super::decide::ASSUMED_SPLIT_FLOOR_NS
-        }
+        let gpu = crate::registry::device::is_gpu_like(app_device);
+        split_floor(self.split_floor_ns, self.trial_floor_ns, gpu)
     }
 
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
@@ -619,6 +638,7 @@ impl WorkerState {
                 .max(self.derivation_estimate_ns(kid, job.app_device))
                 + self.first_transfers_ns(job),
             forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
+            split_effect: self.split_effect.get(&*job.program.hash).copied(),
             memo: self.split_memo.get(kid),
             last_epoch: &last_epoch,
         };
@@ -787,12 +807,39 @@ impl WorkerState {
             schedule.one_device_reason = Some(super::decide::one_device_reason(&schedule));
         }
         if used >= 2 {
+            self.note_split_effect(job, &schedule, wall_ns);
             self.note_split(&job.kernel_id(), &schedule, wall_ns);
         }
         Ok(super::Balanced {
             makespan_ns: o.makespan_ns,
             schedule,
         })
+    }
+
+    /// A split launch of `job` took `wall_ns`: unless it is its kernel's first split, a
+    /// sample of its program's [`super::decide::SplitEffect`] against the kernel's measured
+    /// time whole on the app's device (none measured: no sample).
+    fn note_split_effect(&mut self, job: &Job, schedule: &Schedule, wall_ns: u64) {
+        let kid = job.kernel_id();
+        if !self.split_once.contains(&kid) {
+            return;
+        }
+        let per_wg = self
+            .whole
+            .get(&kid)
+            .copied()
+            .or_else(|| super::forwarded_ns_per_work_group(&kid));
+        let Some(per_wg) = per_wg else {
+            return;
+        };
+        let groups: u64 = (0..job.work_dim as usize)
+            .map(|d| (job.global[d] / job.local[d].max(1)) as u64)
+            .product();
+        let split = super::decide::split_wall_without_one_time_work(schedule, wall_ns);
+        self.split_effect
+            .entry(job.program.hash.clone())
+            .or_default()
+            .note(split, per_wg * groups as f64);
     }
 
     /// A launch of kernel `kid` split over two devices or more took `wall_ns`: a sample of
@@ -1134,4 +1181,28 @@ fn footprint_key(
         }
     }
     k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The split floor: the GPU prior until a split was measured, lowered by a shorter first
+    /// split; once later splits were measured, the shorter of theirs and the first splits'
+    /// (a single slow later split does not raise the floor above a faster first split).
+    #[test]
+    fn the_split_floor_is_the_shortest_split_of_either_kind() {
+        let prior = GPU_SPLIT_FLOOR_PRIOR_NS;
+        assert_eq!(split_floor(0.0, 0.0, true), prior);
+        assert_eq!(split_floor(0.0, 0.63e6, true), 0.63e6);
+        assert_eq!(split_floor(0.0, 3e6, true), prior);
+        assert_eq!(split_floor(1.37e6, 0.63e6, true), 0.63e6);
+        assert_eq!(split_floor(0.5e6, 0.63e6, true), 0.5e6);
+        assert_eq!(split_floor(1.37e6, 0.0, true), 1.37e6);
+        assert_eq!(
+            split_floor(0.0, 0.01e6, false),
+            crate::exec::decide::ASSUMED_SPLIT_FLOOR_NS
+        );
+        assert_eq!(split_floor(0.4e6, 0.2e6, false), 0.2e6);
+    }
 }
