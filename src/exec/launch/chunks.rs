@@ -484,6 +484,13 @@ impl WorkerState {
             SchedulerKind::Static(f) if plan.resident => self.prefetch_owned(engine, plan, f),
             _ => (0, Default::default()),
         };
+        crate::config::debug(|| {
+            format!(
+                "launch {}: chunks set up ({prefetched} bytes prefetched) at {:.1} us",
+                job.rec.seq,
+                t0.elapsed().as_nanos() as f64 / 1e3
+            )
+        });
         let mut devices = RealChunks::new(self, cx, targets, done_rx, t0, staging);
         devices.fetched += prefetched;
         let end = driver::drive(&mut sched, &mut devices);
@@ -691,9 +698,11 @@ fn enqueue_chunk(
         });
     }
     let wait: Vec<cl_event> = dev.block_event.into_iter().collect();
+    let steps = EnqueueSteps::start();
     // SAFETY: clprism's kernel and queue; the tag is reclaimed by the callback.
-    unsafe {
+    let ev = unsafe {
         let ev = cl::enqueue_ndrange(queue, k, dim as u32, off, g, l, &wait)?;
+        steps.mark(0);
         // one reference for the launch loop's polling, one owned by the callback
         if let Err(e) = cl::retain_event(ev) {
             cl::release_event(ev);
@@ -706,12 +715,51 @@ fn enqueue_chunk(
             cl::release_event(ev);
             return Err(e);
         }
+        steps.mark(1);
         if let Err(e) = cl::flush(queue) {
             // the chunk is enqueued and its callback will report it; only polling is lost
             cl::release_event(ev);
             return Err(e);
         }
-        Ok(ev)
+        ev
+    };
+    steps.mark(2);
+    steps.report(&dev.name);
+    Ok(ev)
+}
+
+/// With `CLPRISM_DEBUG`, the time of each driver call of one chunk's enqueue (the
+/// enqueue, the completion callback's registration and the flush), for one debug line.
+struct EnqueueSteps(Option<(std::time::Instant, [std::cell::Cell<u64>; 3])>);
+
+impl EnqueueSteps {
+    fn start() -> Self {
+        Self(
+            crate::config::get()
+                .debug
+                .then(|| (std::time::Instant::now(), Default::default())),
+        )
+    }
+
+    /// Step `i` ended now.
+    fn mark(&self, i: usize) {
+        if let Some((t, marks)) = &self.0 {
+            marks[i].set(t.elapsed().as_nanos() as u64);
+        }
+    }
+
+    fn report(&self, device: &str) {
+        if let Some((_, m)) = &self.0 {
+            let [a, b, c] = [m[0].get(), m[1].get(), m[2].get()];
+            crate::config::debug(|| {
+                format!(
+                    "chunk enqueue on {device}: clEnqueueNDRangeKernel {:.1} us, callback {:.1} us, clFlush {:.1} us",
+                    a as f64 / 1e3,
+                    b.saturating_sub(a) as f64 / 1e3,
+                    c.saturating_sub(b) as f64 / 1e3
+                )
+            });
+        }
     }
 }
 
