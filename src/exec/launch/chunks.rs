@@ -478,9 +478,16 @@ impl WorkerState {
                 .map(|w| w.div_ceil(per_unit))
                 .collect::<Vec<_>>(),
         );
+        crate::config::debug(|| {
+            format!(
+                "launch {}: scheduler ready at {:.1} us",
+                job.rec.seq,
+                t0.elapsed().as_nanos() as f64 / 1e3
+            )
+        });
         // a static partition (owner computes): every slab is known now, so the halos move in
         // one batch
-        let (prefetched, _held_writes) = match &kind {
+        let (prefetched, held_writes) = match &kind {
             SchedulerKind::Static(f) if plan.resident => self.prefetch_owned(engine, plan, f),
             _ => (0, Default::default()),
         };
@@ -505,6 +512,9 @@ impl WorkerState {
             ..
         } = devices;
         drop(inflight);
+        for (key, area) in held_writes.finish() {
+            self.halo_areas.give(key, area);
+        }
         match end? {
             DriveEnd::Complete => {}
             DriveEnd::Stuck | DriveEnd::Idle => {

@@ -107,6 +107,9 @@ pub(super) struct WorkerState {
     read_queues: FxHashMap<usize, cl_command_queue>,
     /// Host staging (pinned where the driver allows) kept per app buffer across launches.
     host_pool: StagingPool,
+    /// Page-locked host copies of halo ranges, kept between launches
+    /// ([`resident::HaloAreas`]).
+    halo_areas: resident::HaloAreas,
     /// A footprint derivation's time over the kernel's time per work-group on the app's GPU,
     /// measured ([`WorkerState::note_derivation`]).
     derivation_ratio: Option<f64>,
@@ -441,6 +444,7 @@ impl WorkerState {
             }
         }
         self.host_pool.forget(m);
+        self.halo_areas.forget(m);
     }
 
     /// Devices marked dead hold nothing any more in the buffer directory; bytes that one of
@@ -1025,8 +1029,19 @@ impl WorkerState {
         job: &Job,
         t0: Instant,
     ) -> Result<Outcome, super::Forward> {
+        let at = |what: &str| {
+            crate::config::debug(|| {
+                format!(
+                    "launch {}: {what} at {:.1} us",
+                    job.rec.seq,
+                    t0.elapsed().as_nanos() as f64 / 1e3
+                )
+            })
+        };
         let mut plan = self.plan(engine, job, t0)?;
+        at("planned");
         self.settle_directory(engine, &plan)?;
+        at("directory settled");
         let home = self
             .home_queue(job.app_context, job.app_device)
             .map_err(|e| e.to_string())?;
@@ -1047,12 +1062,14 @@ impl WorkerState {
             markers: &mut uploads.pending,
         };
         let targets = self.prepare_devices(engine, job, &mut plan, &mut up)?;
+        at("devices prepared");
         let streams = up.streams;
         self.stream_uploads(job, &plan, home, &streams)?;
         if streams.iter().any(|t| !t.is_empty()) {
             plan.mark("upload_ring", t0);
         }
         let staging = self.early_staging(job, &plan, home);
+        at("staging ready");
         let cx = Ctx {
             engine,
             job,

@@ -22,7 +22,7 @@ pub(super) type StreamTargets = Vec<Vec<(cl_command_queue, cl_mem)>>;
 /// How the launch's buffers reach the other devices, per buffer argument (in `plan.bufs`
 /// order): its pre-launch copy, or whether it goes through the upload ring (then
 /// [`WorkerState::prepare_devices`] lists the replicas to fill in `streams`); `markers` gets
-/// one marker per device, waited for before the copies are freed.
+/// one marker per device given a copy, waited for before the copies are freed.
 pub(super) struct HostUploads<'a> {
     pub snapshots: &'a [Option<HostBytes>],
     pub streamed: &'a [bool],
@@ -180,7 +180,8 @@ impl WorkerState {
 
     /// Brings every participating device's replicas up to date and binds the kernel's
     /// arguments there. A device that fails is dropped from `plan.devs` (with a warning);
-    /// `up.markers` gets one marker per device, waited for before the snapshots are freed.
+    /// `up.markers` gets one marker per device given an upload, waited for before the
+    /// snapshots are freed.
     ///
     /// Errors: every device failed.
     pub(super) fn prepare_devices(
@@ -242,6 +243,7 @@ impl WorkerState {
                 .expect("participating devices have a build");
             (dev.context, dev.queue, built.kernel)
         };
+        let mut uploaded = false;
         for (i, (b, snap)) in plan.bufs.iter().zip(up.snapshots).enumerate() {
             let epoch = job.epochs.get(&b.mem).copied().unwrap_or(1);
             let tracked = self.tracked(b.mem);
@@ -254,11 +256,13 @@ impl WorkerState {
                     // SAFETY: device-side copy from the app's buffer (its commands have
                     // completed) into clprism's replica, same context.
                     unsafe { cl::copy(queue, b.mem as cl_mem, rep.mem, 0, 0, b.size)? };
+                    uploaded = true;
                 }
             } else if let Some(s) = snap {
                 // SAFETY: the snapshot outlives the transfer (upload markers are waited for
                 // before it is dropped).
                 unsafe { cl::write(queue, rep.mem, 0, &s[..], false)? };
+                uploaded = true;
             } else if up.streamed[i] {
                 up.streams[i].push((queue, rep.mem));
             }
@@ -266,10 +270,17 @@ impl WorkerState {
         }
         // SAFETY: clprism's queue and kernel.
         unsafe {
-            up.markers
-                .push((!is_home).then_some(d), cl::marker(queue, &[])?);
+            // A device given no upload needs no marker and no flush (the chunk's enqueue
+            // flushes): on NVIDIA they cost 20-40 µs per device and launch, which resident
+            // launches (only halos move, in their own batch) paid on every device.
+            if uploaded {
+                up.markers
+                    .push((!is_home).then_some(d), cl::marker(queue, &[])?);
+            }
             self.bind_args(job, plan, kernel, d)?;
-            cl::flush(queue)?;
+            if uploaded {
+                cl::flush(queue)?;
+            }
         }
         Ok((ctx, queue, kernel))
     }
