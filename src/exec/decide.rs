@@ -321,7 +321,8 @@ fn uploads(
 
 /// What the split launches of one program's kernels took against the same launches run
 /// whole on the app's device, each kernel's first split left out (it holds the driver's first
-/// enqueue on each device), as sums that forget old launches (each sample weighs 31/32 of the
+/// enqueue on each device), and launches that moved arrays rather than halos (the rent rule's
+/// one-time moves), as sums that forget old launches (each sample weighs 31/32 of the
 /// one after it, about the last 32 launches). `auto` estimates a split from the devices'
 /// measured rates and the shortest split so far, which leaves out what grows with the
 /// number of devices (an enqueue, a halo fetch and a completion per device): on 4 H200s,

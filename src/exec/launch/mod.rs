@@ -222,6 +222,15 @@ type HistoryKey = (String, u64, Vec<usize>);
 /// one-time costs made the run 1.24-1.42x native (not re-measured with this prior).
 const GPU_SPLIT_FLOOR_PRIOR_NS: f64 = 1e6;
 
+/// Whether a split launch that fetched `fetched` bytes between devices and left `resident`
+/// bytes on them moved arrays rather than halos: a quarter of its resident bytes or more.
+fn moved_arrays(fetched: Option<u64>, resident: Option<u64>) -> bool {
+    match (fetched, resident) {
+        (Some(f), Some(r)) => f > 0 && f.saturating_mul(4) >= r,
+        _ => false,
+    }
+}
+
 /// The split floor from the shortest later split (`later_ns`) and the shortest first split
 /// without its one-time phases (`first_ns`), ns, 0 meaning none of that kind yet: the shorter
 /// of the two once a later split was measured; before, the prior of the app's device kind
@@ -820,12 +829,18 @@ impl WorkerState {
         })
     }
 
-    /// A split launch of `job` took `wall_ns`: unless it is its kernel's first split, a
+    /// A split launch of `job` took `wall_ns`: unless it is its kernel's first split, or a
+    /// launch that moved a quarter or more of its resident arrays between devices (the rent
+    /// rule's one-time move of inputs that launches kept whole rewrote: fdtd-2d's kernel 1
+    /// fetched 739 MB in 37 ms at such a launch on 4 H200s, 35 times its halo launches), a
     /// sample of its program's [`super::decide::SplitEffect`] against the kernel's measured
     /// time whole on the app's device (none measured: no sample).
     fn note_split_effect(&mut self, job: &Job, schedule: &Schedule, wall_ns: u64) {
         let kid = job.kernel_id();
         if !self.split_once.contains(&kid) {
+            return;
+        }
+        if moved_arrays(schedule.fetched_bytes, schedule.resident_bytes) {
             return;
         }
         let per_wg = self
@@ -1203,6 +1218,20 @@ fn footprint_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fdtd-2d on 4 H200s: a launch that fetched 739 MB of its 1 GiB resident arrays moved
+    /// arrays; one that fetched its 196,620 bytes of halo rows did not; nor did a launch
+    /// whose results were merged back (nothing resident) or that fetched nothing.
+    #[test]
+    fn array_moves_are_told_from_halos() {
+        let gib = 1u64 << 30;
+        assert!(moved_arrays(Some(738_918_400), Some(gib)));
+        assert!(moved_arrays(Some(gib / 4), Some(gib)));
+        assert!(!moved_arrays(Some(196_620), Some(gib)));
+        assert!(!moved_arrays(Some(gib), None));
+        assert!(!moved_arrays(Some(0), Some(0)));
+        assert!(!moved_arrays(None, Some(gib)));
+    }
 
     /// The split floor: the GPU prior until a split was measured, lowered by a shorter first
     /// split; once later splits were measured, the shorter of theirs and the first splits'
