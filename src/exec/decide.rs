@@ -343,7 +343,7 @@ pub(super) struct SplitEffect {
 
 impl SplitEffect {
     /// Launches measured before the effect can keep kernels whole.
-    pub const MIN_LAUNCHES: u32 = 16;
+    pub const MIN_LAUNCHES: u32 = 32;
     /// The fraction of the whole time a program's splits must save to go on splitting: what
     /// the launch thread's gaps between split launches (not in their walls) may take.
     pub const MARGIN: f64 = 0.02;
