@@ -387,10 +387,15 @@ fn open_one(
             })
         })
     };
-    let reports_registers = string_info(CL_DEVICE_EXTENSIONS).is_some_and(|x| {
-        x.split_whitespace()
-            .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
-    });
+    // A PoCL-Remote device passes the server's extension string on, but its client checks
+    // build options itself and refuses NVIDIA's: "clBuildProgram returned -43: Invalid build
+    // option: -cl-nv-verbose" for an H200 behind `pocld` (results/session22-2026-11-28,
+    // remote-gpu), so no such device took a chunk.
+    let reports_registers = !platform_is_remote(id)
+        && string_info(CL_DEVICE_EXTENSIONS).is_some_and(|x| {
+            x.split_whitespace()
+                .any(|e| e == super::program::NV_COMPILER_OPTIONS_EXTENSION)
+        });
     let driver_version = string_info(CL_DRIVER_VERSION).unwrap_or_default();
     let block_event = match fault {
         // SAFETY: a user event in clprism's own context.
