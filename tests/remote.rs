@@ -480,3 +480,46 @@ fn a_server_killed_mid_run_is_abandoned() {
         "output differs from native"
     );
 }
+
+/// Servers started at the same moment, as by two tests of this file running side by side
+/// (`--test-threads=2`), each get a port and a `pocld` of their own: the port a server
+/// reports is served by its own process, which is still running once all have started.
+/// (Each thread keeps its server: `PR_SET_PDEATHSIG` kills a server with the thread that
+/// started it.)
+#[test]
+fn servers_started_at_once_get_ports_of_their_own() {
+    use common::remote::{build, start_server};
+    let d = scratch("remote-ports");
+    build();
+    let n = 4;
+    let (gate, started) = (std::sync::Barrier::new(n), std::sync::Barrier::new(n));
+    let got: Vec<(u16, bool)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let (d, gate, started) = (&d, &gate, &started);
+                s.spawn(move || {
+                    gate.wait();
+                    let mut server = start_server(&d.join(format!("pocld{i}.log")));
+                    started.wait();
+                    std::thread::sleep(Duration::from_millis(500));
+                    (server.port, server.running())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ports: Vec<u16> = got.iter().map(|g| g.0).collect();
+    let mut distinct = ports.clone();
+    distinct.sort();
+    distinct.dedup();
+    eprintln!("ports and running: {got:?}");
+    assert_eq!(
+        distinct.len(),
+        n,
+        "two servers were given one port: {got:?}"
+    );
+    assert!(
+        got.iter().all(|g| g.1),
+        "a server's own pocld had exited (it lost its port to another's): {got:?}"
+    );
+}

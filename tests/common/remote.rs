@@ -98,10 +98,28 @@ pub fn dead_port() -> u16 {
 
 /// Starts one `pocld` on a free loopback port with `POCL_DEVICES=pthread` (PoCL 3.1 through
 /// the system's ICD loader), logging to `log`, and waits until it accepts connections.
+///
+/// One start at a time in this process: two tests of a file running side by side
+/// (`--test-threads=2`) could otherwise both find a port free before either server had bound
+/// it; the loser's `pocld` exits, but its test had already connected to the winner's and
+/// went on with the other test's server, which vanished when that test ended or killed it
+/// (`servers_started_at_once_get_ports_of_their_own`: 3 of 6 runs with 4 at once). The seed
+/// mixes in the wall clock and a count of starts, so that tests of one process (and starts
+/// in the same nanosecond tick) do not walk the same port sequence.
 pub fn start_server(log: &Path) -> Server {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static STARTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let b = build();
-    // spread over 20000..60000 by pid and attempt, three ports per server
-    let mut seed = std::process::id() as u64 * 7919 + Instant::now().elapsed().as_nanos() as u64;
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // spread over 20000..59000 by pid, time, start and attempt, three ports per server
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut seed = (std::process::id() as u64 * 7919)
+        ^ clock
+        ^ STARTS
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
     for _attempt in 0..40 {
         seed = seed
             .wrapping_mul(6364136223846793005)
