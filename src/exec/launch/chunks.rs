@@ -90,6 +90,8 @@ pub(super) struct RealChunks<'a> {
     inflight: InflightChunks,
     arrived: VecDeque<ChunkDone>,
     last_progress: Instant,
+    /// When a chunk of this launch first completed (`None`: none yet).
+    progressed_at: Option<Instant>,
     /// Host areas the early read-back fills (see `WorkerState::early_staging`), with the
     /// reads into them in flight.
     pub staging: InFlight<EarlyAreas>,
@@ -132,6 +134,7 @@ impl<'a> RealChunks<'a> {
             inflight: InflightChunks(Vec::new()),
             arrived: VecDeque::new(),
             last_progress: Instant::now(),
+            progressed_at: None,
             staging: InFlight::new(staging),
             early_chunks: FxHashSet::default(),
             readmit_safe,
@@ -140,6 +143,19 @@ impl<'a> RealChunks<'a> {
                 .devs
                 .iter()
                 .all(|&d| matches!(engine.devices[d].kind.as_str(), "gpu" | "accelerator")),
+        }
+    }
+
+    /// How long the launch waits with no chunk completing before the devices still running
+    /// chunks count as dead: [`STALL_LIMIT`] until a chunk of the launch completed; after
+    /// that, the bound a device's transfers get (`devices::response_bound`: 10 s plus 4× the
+    /// launch's time until that first completion). A static partition (owner computes,
+    /// whose started chunks are never abandoned) waited out the whole 120 s for a killed
+    /// PoCL-Remote server's slab, longer than tests/remote.rs gives the app.
+    fn stall_limit(&self) -> Duration {
+        match self.progressed_at {
+            Some(at) => crate::exec::devices::response_bound(0, at - self.t0).min(STALL_LIMIT),
+            None => STALL_LIMIT,
         }
     }
 
@@ -156,6 +172,7 @@ impl<'a> RealChunks<'a> {
             straggler_drained(self.engine, &done);
             return None;
         }
+        self.progressed_at.get_or_insert(self.last_progress);
         let t = self.now_ns();
         let chunk = self.chunks.get_mut(&done.chunk);
         let began = chunk
@@ -333,8 +350,9 @@ impl ChunkDevices for RealChunks<'_> {
             // one completion at a time: the scheduler's actions for it (an abandonment, say)
             // are applied before the next one is looked at
             let Some(done) = self.arrived.pop_front() else {
-                if self.last_progress.elapsed() > STALL_LIMIT {
-                    let why = format!("no chunk completed for {} s", STALL_LIMIT.as_secs());
+                let limit = self.stall_limit();
+                if self.last_progress.elapsed() > limit {
+                    let why = format!("no chunk completed for {:.0} s", limit.as_secs_f64());
                     for c in &self.inflight.0 {
                         self.engine.devices[c.global_device].mark_dead(&why);
                     }
