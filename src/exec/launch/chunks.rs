@@ -90,8 +90,8 @@ pub(super) struct RealChunks<'a> {
     inflight: InflightChunks,
     arrived: VecDeque<ChunkDone>,
     last_progress: Instant,
-    /// When a chunk of this launch first completed (`None`: none yet).
-    progressed_at: Option<Instant>,
+    /// A chunk of this launch has completed.
+    progressed: bool,
     /// Host areas the early read-back fills (see `WorkerState::early_staging`), with the
     /// reads into them in flight.
     pub staging: InFlight<EarlyAreas>,
@@ -134,7 +134,7 @@ impl<'a> RealChunks<'a> {
             inflight: InflightChunks(Vec::new()),
             arrived: VecDeque::new(),
             last_progress: Instant::now(),
-            progressed_at: None,
+            progressed: false,
             staging: InFlight::new(staging),
             early_chunks: FxHashSet::default(),
             readmit_safe,
@@ -149,14 +149,16 @@ impl<'a> RealChunks<'a> {
     /// How long the launch waits with no chunk completing before the devices still running
     /// chunks count as dead: [`STALL_LIMIT`] until a chunk of the launch completed; after
     /// that, the bound a device's transfers get (`devices::response_bound`: 10 s plus 4× the
-    /// launch's time until that first completion). A static partition (owner computes,
-    /// whose started chunks are never abandoned) waited out the whole 120 s for a killed
-    /// PoCL-Remote server's slab, longer than tests/remote.rs gives the app.
+    /// launch's time up to its latest completion, so a slow device's long chunk behind fast
+    /// ones still fits). A static partition (owner computes, whose started chunks are never
+    /// abandoned) waited out the whole 120 s for a killed PoCL-Remote server's slab, longer
+    /// than tests/remote.rs gives the app.
     fn stall_limit(&self) -> Duration {
-        match self.progressed_at {
-            Some(at) => crate::exec::devices::response_bound(0, at - self.t0).min(STALL_LIMIT),
-            None => STALL_LIMIT,
+        if !self.progressed {
+            return STALL_LIMIT;
         }
+        let busy = self.last_progress.saturating_duration_since(self.t0);
+        crate::exec::devices::response_bound(0, busy).min(STALL_LIMIT)
     }
 
     /// A completion of this launch, or `None` for one to skip (a late chunk of an earlier
@@ -172,7 +174,7 @@ impl<'a> RealChunks<'a> {
             straggler_drained(self.engine, &done);
             return None;
         }
-        self.progressed_at.get_or_insert(self.last_progress);
+        self.progressed = true;
         let t = self.now_ns();
         let chunk = self.chunks.get_mut(&done.chunk);
         let began = chunk
