@@ -150,10 +150,34 @@ fn examples_split_over_the_local_device_and_two_servers() {
                 ("CLPRISM_DEVICES", &devices),
                 ("CLPRISM_SCHEDULER", STATIC),
                 ("CLPRISM_LOG", log.to_str().unwrap()),
+                ("CLPRISM_DEBUG", "1"),
             ],
         );
         let out = run_for(&exe, &a, &env, true, LIMIT, || {}).expect("balance run hung");
         assert_ok(&out, &format!("{app} in balance mode"));
+        // each remote device's link is measured when it opens (round trip and rate), the
+        // local device's is not
+        let err = String::from_utf8_lossy(&out.stderr);
+        let link = |dev: &str| {
+            err.lines()
+                .find(|l| l.contains(&format!("open: device {dev}: link round trip")))
+                .map(str::to_string)
+        };
+        for dev in [format!("{r}:0"), format!("{r}:1")] {
+            let line = link(&dev).unwrap_or_else(|| panic!("{app}: no link measured for {dev}"));
+            let us: f64 = line
+                .split("link round trip ")
+                .nth(1)
+                .and_then(|t| t.split(" us").next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{app}: unreadable link line: {line}"));
+            assert!(us > 0.0, "{app}: {line}");
+            eprintln!("{app}: {}", line.split("] ").nth(1).unwrap_or(&line));
+        }
+        assert!(
+            link(&app_dev).is_none(),
+            "{app}: a local device's link measured"
+        );
         assert!(
             std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
             "{app}: balance output differs from native"

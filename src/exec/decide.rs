@@ -58,8 +58,10 @@ pub(super) struct Known<'a> {
     pub measured: Option<&'a [Option<f64>]>,
     /// Read-back plus write-back time of the kernel's last split launch, ns.
     pub merge_ns: Option<f64>,
-    /// Host transfer rate, bytes per ns.
+    /// Host transfer rate, bytes per ns (the slowest link's when a device is remote).
     pub host_bytes_per_ns: f64,
+    /// Round trip of the slowest remote link among the devices, ns (0: all local).
+    pub link_latency_ns: f64,
     /// The shortest split launch measured in this process, ns (0: none yet).
     pub split_floor_ns: f64,
     /// What trying a split first costs, ns: the build on the balance devices and the
@@ -210,6 +212,7 @@ pub(super) fn early(
         upload_bytes,
         written_bytes,
         host_bytes_per_ns: k.host_bytes_per_ns,
+        link_latency_ns: k.link_latency_ns,
         min_gain: 0.05,
         split_floor_ns: k.split_floor_ns,
         merge_by_diff,
@@ -528,6 +531,7 @@ mod tests {
                 measured: (step % 3 == 0).then_some(&measured[..]),
                 merge_ns: None,
                 host_bytes_per_ns: 10.0,
+                link_latency_ns: 0.0,
                 split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
                 trial_cost_ns: 1e6,
                 forgone_ns: (step % 5) as f64 * 1e5,
@@ -597,6 +601,7 @@ mod tests {
             measured: Some(&measured[..]),
             merge_ns: None,
             host_bytes_per_ns: 10.0,
+            link_latency_ns: 0.0,
             split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
             trial_cost_ns: 0.0,
             forgone_ns: 0.0,
@@ -688,6 +693,7 @@ mod tests {
                 measured: Some(&rates),
                 merge_ns: None,
                 host_bytes_per_ns: 10.0,
+                link_latency_ns: 0.0,
                 split_floor_ns: 0.0,
                 trial_cost_ns: 0.0,
                 forgone_ns: 0.0,

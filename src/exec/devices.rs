@@ -120,6 +120,18 @@ pub struct Device {
     /// Host-to-device rate measured when the device was opened, bytes per ns ([`host_rate`]);
     /// `None` for a CPU device or when the measurement failed.
     pub host_rate: Option<f64>,
+    /// The link to a device of a PoCL-Remote platform, measured when it was opened
+    /// ([`link_of`]); `None` for a local device or when the measurement failed.
+    pub link: Option<Link>,
+}
+
+/// A remote device's link as a transfer sees it (issue 33 item 3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    /// Round trip of a small blocking write (the median of [`LINK_PINGS`]), ns.
+    pub latency_ns: f64,
+    /// Rate of a [`LINK_PROBE_BYTES`] write once its round trip is taken off, bytes per ns.
+    pub bytes_per_ns: f64,
 }
 
 // SAFETY: OpenCL handles are thread-safe (OpenCL 1.1+ API thread safety).
@@ -435,7 +447,82 @@ fn open_one(
             // SAFETY: clprism's own context and queue of this device, just created.
             .then(|| unsafe { host_rate(context, queue) })
             .flatten(),
+        link: platform_is_remote(id)
+            // SAFETY: as above.
+            .then(|| unsafe { link_of(context, queue) })
+            .flatten()
+            .inspect(|l| {
+                dbg(|| {
+                    format!(
+                        "open: device {p}:{d}: link round trip {:.1} us, {:.2} GB/s",
+                        l.latency_ns / 1e3,
+                        l.bytes_per_ns
+                    )
+                })
+            }),
     })
+}
+
+/// Small writes timed for a remote device's round trip (the median is kept).
+const LINK_PINGS: usize = 5;
+
+/// Bytes of the write that measures a remote device's rate: 8 MiB, about 8 ms at the
+/// 1 GB/s PoCL-Remote reached on loopback of an H200 host (results/session22-2026-11-28).
+const LINK_PROBE_BYTES: usize = 8 << 20;
+
+/// Measures the link to a device of a PoCL-Remote platform: [`LINK_PINGS`] writes of 4 KiB
+/// (the median is the round trip) and two of [`LINK_PROBE_BYTES`] (the second, less one
+/// round trip, gives the rate), each waited for at most [`response_bound`] for its bytes.
+/// Through `pocld` on loopback a round trip took 100-135 µs and transfers ran at 0.8-3 GB/s
+/// where local devices answer in 10-45 µs (bench/remote.sh, results/session22-2026-11-28):
+/// the host rate measured on a local GPU says nothing about them. `None`: a call failed or
+/// a write did not complete in time (its memory is then leaked).
+///
+/// # Safety
+/// `ctx` and `queue` are clprism's own context and queue of one device.
+unsafe fn link_of(ctx: cl_context, queue: cl_command_queue) -> Option<Link> {
+    let dev = cl::create_buffer(ctx, LINK_PROBE_BYTES).ok()?;
+    let host = vec![0u8; LINK_PROBE_BYTES];
+    let mut pings = Vec::with_capacity(LINK_PINGS);
+    let mut big = None;
+    for _ in 0..LINK_PINGS {
+        pings.push(timed_write(queue, dev, &host[..4096]));
+    }
+    if pings.iter().all(Option::is_some) {
+        big = timed_write(queue, dev, &host).and_then(|_| timed_write(queue, dev, &host));
+    }
+    let Some(big) = big else {
+        // a write may still be in flight: its memory stays
+        std::mem::forget(host);
+        return None;
+    };
+    cl::release_mem(dev);
+    let mut pings: Vec<f64> = pings.into_iter().flatten().collect();
+    pings.sort_by(f64::total_cmp);
+    let latency_ns = pings[pings.len() / 2];
+    Some(Link {
+        latency_ns,
+        bytes_per_ns: LINK_PROBE_BYTES as f64 / (big - latency_ns).max(1.0),
+    })
+}
+
+/// One write of `src` into `dev` on `queue`, waited for at most [`response_bound`] for its
+/// bytes: its wall time, ns, or `None` (failed, or still pending: the caller keeps `src`).
+///
+/// # Safety
+/// `queue` and `dev` are clprism's own, of one context.
+unsafe fn timed_write(queue: cl_command_queue, dev: cl_mem, src: &[u8]) -> Option<f64> {
+    let t = std::time::Instant::now();
+    let ev = cl::write_event(queue, dev, 0, src).ok()?;
+    let _ = cl::flush(queue);
+    let bound = response_bound(src.len() as u64, std::time::Duration::ZERO);
+    match cl::wait_bounded(&[ev], bound) {
+        Ok(waited) => {
+            cl::release_event(ev);
+            waited.ok().map(|()| t.elapsed().as_nanos() as f64)
+        }
+        Err(_) => None,
+    }
 }
 
 /// Bytes copied by [`host_rate`]: 64 MiB, long enough that PCIe's rate, not the call's

@@ -54,8 +54,13 @@ pub struct SplitInputs {
     pub upload_bytes: u64,
     /// Bytes of the buffers the kernel writes.
     pub written_bytes: u64,
-    /// Measured host transfer rate, bytes per ns (1 byte/ns = 1 GB/s).
+    /// Measured host transfer rate, bytes per ns (1 byte/ns = 1 GB/s): the slowest of the
+    /// host's and the participating remote devices' links.
     pub host_bytes_per_ns: f64,
+    /// Round trip of the slowest link among the participating devices (a PoCL-Remote
+    /// server's, `exec::devices::Link`), ns; 0 when all are local. A split launch pays it at
+    /// least twice: its chunk's enqueue and its completion.
+    pub link_latency_ns: f64,
     /// Least relative gain that justifies splitting (0.05 = 5 %).
     pub min_gain: f64,
     /// The shortest wall time of any split launch measured so far in this process, ns (the
@@ -104,7 +109,7 @@ pub fn decide(i: &SplitInputs) -> SplitDecision {
     } else {
         2.0 * b * (1.0 - share_home) / r
     });
-    let xfer = 2.0 * i.upload_bytes as f64 / r + merge;
+    let xfer = 2.0 * i.upload_bytes as f64 / r + merge + 2.0 * i.link_latency_ns;
     let home = t_home * w;
     let split = (w / rate_sum + xfer).max(i.split_floor_ns);
     let ok = split <= (1.0 - i.min_gain) * home;
@@ -113,13 +118,18 @@ pub fn decide(i: &SplitInputs) -> SplitDecision {
     SplitDecision {
         split: ok,
         reason: format!(
-            "{:.2} ms on the app's device against {:.2} ms split ({:.2} ms of it moving {} MiB of inputs at {:.1} GB/s and merging{}){}",
+            "{:.2} ms on the app's device against {:.2} ms split ({:.2} ms of it moving {} MiB of inputs at {:.1} GB/s and merging{}{}){}",
             ms(home),
             ms(split),
             ms(xfer),
             (2 * i.upload_bytes) >> 20,
             r,
             if i.measured_merge_ns.is_some() { ", as measured" } else if i.merge_by_diff { " by diff" } else { "" },
+            if i.link_latency_ns > 0.0 {
+                format!(", two round trips of {:.0} us to a remote device", i.link_latency_ns / 1e3)
+            } else {
+                String::new()
+            },
             if floor_binds {
                 format!("; no split launch takes less than {:.2} ms (the shortest split so far)", ms(i.split_floor_ns))
             } else {
@@ -138,6 +148,7 @@ mod tests {
 
     fn inputs(upload: u64, written: u64, t: Vec<Option<f64>>) -> SplitInputs {
         SplitInputs {
+            link_latency_ns: 0.0,
             work_groups: 1000,
             home_whole_ns_per_work_group: t[0],
             ns_per_work_group: t,
@@ -150,6 +161,28 @@ mod tests {
             min_gain: 0.05,
             split_floor_ns: 0.0,
         }
+    }
+
+    /// A remote device's link: a launch that two local devices split with a gain stays whole
+    /// once two round trips of 100 µs (PoCL-Remote on loopback) come on top, and the reason
+    /// says so; a launch long enough still splits.
+    #[test]
+    fn a_remote_link_adds_two_round_trips() {
+        // 1000 work-groups of 300 ns on two equal devices: 300 µs whole, 150 µs split
+        let mut i = inputs(0, 0, vec![Some(300.0), Some(300.0)]);
+        assert!(decide(&i).split);
+        i.link_latency_ns = 100_000.0;
+        let d = decide(&i);
+        assert!(!d.split, "{}", d.reason);
+        assert_eq!(d.est_transfer_ns, Some(200_000.0));
+        assert!(
+            d.reason
+                .contains("two round trips of 100 us to a remote device"),
+            "{}",
+            d.reason
+        );
+        i.work_groups = 10_000; // 3 ms whole, 1.5 + 0.2 ms split
+        assert!(decide(&i).split);
     }
 
     #[test]

@@ -128,6 +128,9 @@ pub(super) struct WorkerState {
     history: FxHashMap<HistoryKey, (Vec<Option<f64>>, u32)>,
     /// Measured host transfer rate (app device → host), bytes per ns; for `sched::split`.
     host_rate: Option<f64>,
+    /// Per device of the engine, the link measured when a remote one was opened
+    /// (`devices::Link`; `None` for a local device).
+    links: Vec<Option<crate::exec::devices::Link>>,
     /// (kernel (`kernel_id`), app buffer) → the buffer's epoch and host epoch
     /// (`exec::host_epoch`) at that kernel's last balanced launch: an epoch that moved since
     /// means the input was rewritten between launches, by the app's own commands when the
@@ -221,6 +224,21 @@ type HistoryKey = (String, u64, Vec<usize>);
 /// `auto` tried a split of jacobi-2d's 1 ms launches once per kernel, and the try's
 /// one-time costs made the run 1.24-1.42x native (not re-measured with this prior).
 const GPU_SPLIT_FLOOR_PRIOR_NS: f64 = 1e6;
+
+/// The transfer figures of a split whose remote devices' links are `links`: the host rate
+/// `host_rate` (bytes per ns) or the slowest link's, whichever is lower, and the slowest
+/// link's round trip (ns; 0 without remote devices). Transfers to the devices run in
+/// parallel, so the slowest link sets their time (issue 33 item 3).
+fn over_links(
+    host_rate: f64,
+    links: impl IntoIterator<Item = crate::exec::devices::Link>,
+) -> (f64, f64) {
+    links
+        .into_iter()
+        .fold((host_rate, 0.0), |(rate, latency), l| {
+            (rate.min(l.bytes_per_ns), f64::max(latency, l.latency_ns))
+        })
+}
 
 /// Whether a split launch that fetched `fetched` bytes between devices and left `resident`
 /// bytes on them moved arrays rather than halos: a quarter of its resident bytes or more.
@@ -422,6 +440,7 @@ impl WorkerState {
         rates.sort_by(f64::total_cmp);
         WorkerState {
             host_rate: rates.get(rates.len() / 2).copied(),
+            links: devices.iter().map(|d| d.link).collect(),
             ..Default::default()
         }
     }
@@ -572,6 +591,13 @@ impl WorkerState {
         2.0 * bytes as f64 / self.host_rate.unwrap_or(DEFAULT_HOST_RATE)
     }
 
+    /// The host rate (bytes per ns) and link round trip (ns) of a split over engine devices
+    /// `devs` ([`over_links`]).
+    pub(super) fn transfer_figures(&self, devs: impl Iterator<Item = usize>) -> (f64, f64) {
+        let links = devs.filter_map(|d| self.links.get(d).copied().flatten());
+        over_links(self.host_rate.unwrap_or(DEFAULT_HOST_RATE), links)
+    }
+
     /// The shortest split launch measured so far, ns; before one, what a split is assumed to
     /// cost at least: [`GPU_SPLIT_FLOOR_PRIOR_NS`] when the app's device is a GPU or an
     /// accelerator (or the shortest first split without its one-time work, when shorter:
@@ -636,6 +662,7 @@ impl WorkerState {
         // looked up by the kernel object's shared id: no key text per launch
         let kid: &str = job.id;
         let last_epoch = |m: Key| self.last_epochs.get(&(kid.to_string(), m)).copied();
+        let (host_bytes_per_ns, link_latency_ns) = self.transfer_figures(0..engine.devices.len());
         let known = super::decide::Known {
             home_ns_per_work_group: self
                 .whole
@@ -644,7 +671,8 @@ impl WorkerState {
                 .or_else(|| super::forwarded_ns_per_work_group(kid)),
             measured: self.measured.get(kid).map(|v| v.as_slice()),
             merge_ns: self.merge_cost.get(kid).copied(),
-            host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+            host_bytes_per_ns,
+            link_latency_ns,
             split_floor_ns: self.split_floor_or_prior(job.app_device),
             trial_cost_ns: super::app_build_ns(job.program)
                 .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
@@ -1218,6 +1246,24 @@ fn footprint_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Local devices leave the host rate alone; remote ones lower it to the slowest link's
+    /// and add that link's round trip (the figures of an H200 behind `pocld` on loopback).
+    #[test]
+    fn the_slowest_link_sets_the_transfer_figures() {
+        use crate::exec::devices::Link;
+        assert_eq!(over_links(53.0, []), (53.0, 0.0));
+        let near = Link {
+            latency_ns: 103_600.0,
+            bytes_per_ns: 0.82,
+        };
+        let far = Link {
+            latency_ns: 150_000.0,
+            bytes_per_ns: 2.1,
+        };
+        assert_eq!(over_links(53.0, [near, far]), (0.82, 150_000.0));
+        assert_eq!(over_links(0.5, [near]), (0.5, 103_600.0));
+    }
 
     /// fdtd-2d on 4 H200s: a launch that fetched 739 MB of its 1 GiB resident arrays moved
     /// arrays; one that fetched its 196,620 bytes of halo rows did not; nor did a launch

@@ -2,7 +2,7 @@
 //! the devices, its buffer arguments, the NDRange cut into units along the split dimension,
 //! the scheduler, the write footprints and the split decision (DESIGN.md §7; Boyer ch. 4).
 
-use super::{BufArg, WorkerState, DEFAULT_HOST_RATE};
+use super::{BufArg, WorkerState};
 use crate::exec::footprint::{self, FootprintModel};
 use crate::exec::program::{self, ArgKind};
 use crate::exec::{Engine, Forward, Job};
@@ -851,6 +851,7 @@ impl WorkerState {
             })
             .map(|b| b.size as u64)
             .sum();
+        let (host_bytes_per_ns, link_latency_ns) = self.transfer_figures(plan.devs.iter().copied());
         sched::split::SplitInputs {
             work_groups: plan.shape.units * plan.shape.wgs_per_unit,
             home_whole_ns_per_work_group: self
@@ -871,7 +872,8 @@ impl WorkerState {
                 .filter(|b| b.written && !resident)
                 .map(|b| b.size as u64)
                 .sum(),
-            host_bytes_per_ns: self.host_rate.unwrap_or(DEFAULT_HOST_RATE),
+            host_bytes_per_ns,
+            link_latency_ns,
             min_gain: 0.05,
             // (on CPU devices the full decision assumes no floor before a split measured one)
             split_floor_ns: if self.split_floor_ns > 0.0
