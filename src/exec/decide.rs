@@ -512,6 +512,48 @@ mod tests {
         }
     }
 
+    /// What the early decision knows, with the figures these tests leave alone: no split
+    /// effect, no measured merge, 10 GB/s, local links, the assumed floor, nothing to pay
+    /// or saved for a trial.
+    fn known<'a>(
+        home_ns_per_work_group: f64,
+        measured: Option<&'a [Option<f64>]>,
+        memo: Option<&'a SplitMemo>,
+        last_epoch: &'a dyn Fn(Key) -> Option<(u64, u64)>,
+    ) -> Known<'a> {
+        Known {
+            split_effect: None,
+            home_ns_per_work_group: Some(home_ns_per_work_group),
+            measured,
+            merge_ns: None,
+            host_bytes_per_ns: 10.0,
+            link_latency_ns: 0.0,
+            split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
+            trial_cost_ns: 0.0,
+            forgone_ns: 0.0,
+            memo,
+            last_epoch,
+        }
+    }
+
+    /// A one-dimensional launch of `global` work-items in work-groups of 64.
+    fn launch<'a>(
+        id: &'a std::sync::Arc<str>,
+        program: &'a ProgramInfo,
+        args: &'a [KernelArg],
+        global: usize,
+    ) -> EarlyLaunch<'a> {
+        EarlyLaunch {
+            id,
+            program,
+            app_device: std::ptr::null_mut(),
+            args,
+            work_dim: 1,
+            global: [global, 1, 1],
+            local: [64, 1, 1],
+        }
+    }
+
     /// The early decision with the kernel's memo gives, launch after launch, what a fresh
     /// decision gives (verdict, reason text, forgone time), while the inputs change (launch
     /// shape, figures, the trial rule's accumulated time) and when they repeat.
@@ -526,27 +568,16 @@ mod tests {
         for step in 0..40u32 {
             let global = 64 * [2usize, 64, 4096, 1 << 16][(step / 2) as usize % 4];
             let k = Known {
-                split_effect: None,
-                home_ns_per_work_group: Some([250.0, 260.0][(step / 8) as usize % 2]),
-                measured: (step % 3 == 0).then_some(&measured[..]),
-                merge_ns: None,
-                host_bytes_per_ns: 10.0,
-                link_latency_ns: 0.0,
-                split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
                 trial_cost_ns: 1e6,
                 forgone_ns: (step % 5) as f64 * 1e5,
-                memo: (step % 4 == 0).then_some(&memo),
-                last_epoch: &no_epoch,
+                ..known(
+                    [250.0, 260.0][(step / 8) as usize % 2],
+                    (step % 3 == 0).then_some(&measured[..]),
+                    (step % 4 == 0).then_some(&memo),
+                    &no_epoch,
+                )
             };
-            let j = EarlyLaunch {
-                id: &id,
-                program: &program,
-                app_device: std::ptr::null_mut(),
-                args: &[],
-                work_dim: 1,
-                global: [global, 1, 1],
-                local: [64, 1, 1],
-            };
+            let j = launch(&id, &program, &[], global);
             let memoized = early(&j, 3, 0, &k, &mut last, &mut RentPool::default());
             let fresh = early(&j, 3, 0, &k, &mut None, &mut RentPool::default());
             assert_eq!(memoized, fresh, "step {step}");
@@ -585,28 +616,11 @@ mod tests {
         let no_epoch = |_: Key| None;
         let measured = [Some(100.0), Some(100.0), Some(100.0)];
         let (program, id) = (program(), std::sync::Arc::<str>::from("h||k"));
-        let j = EarlyLaunch {
-            id: &id,
-            program: &program,
-            app_device: std::ptr::null_mut(),
-            args: &[],
-            work_dim: 1,
-            global: [64 << 14, 1, 1],
-            local: [64, 1, 1],
-        };
+        let j = launch(&id, &program, &[], 64 << 14);
         let memo = SplitMemo::default();
         let known = |effect| Known {
             split_effect: effect,
-            home_ns_per_work_group: Some(300.0),
-            measured: Some(&measured[..]),
-            merge_ns: None,
-            host_bytes_per_ns: 10.0,
-            link_latency_ns: 0.0,
-            split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
-            trial_cost_ns: 0.0,
-            forgone_ns: 0.0,
-            memo: Some(&memo),
-            last_epoch: &no_epoch,
+            ..known(300.0, Some(&measured[..]), Some(&memo), &no_epoch)
         };
         let split = early(&j, 3, 0, &known(None), &mut None, &mut RentPool::default());
         assert_eq!(split, Early::Consider { relocated_bytes: 0 });
@@ -678,27 +692,10 @@ mod tests {
         // 4,096 work-groups of 1 µs: 4.1 ms whole, 2.05 ms split on two like devices; the
         // input's 64 MiB at 10 bytes/ns: 6.7 ms
         let verdict = |id: &std::sync::Arc<str>, pool: &mut RentPool| {
-            let j = EarlyLaunch {
-                id,
-                program: &program,
-                app_device: std::ptr::null_mut(),
-                args: &args,
-                work_dim: 1,
-                global: [64 * 4096, 1, 1],
-                local: [64, 1, 1],
-            };
+            let j = launch(id, &program, &args, 64 * 4096);
             let k = Known {
-                split_effect: None,
-                home_ns_per_work_group: Some(1000.0),
-                measured: Some(&rates),
-                merge_ns: None,
-                host_bytes_per_ns: 10.0,
-                link_latency_ns: 0.0,
                 split_floor_ns: 0.0,
-                trial_cost_ns: 0.0,
-                forgone_ns: 0.0,
-                memo: Some(&memo),
-                last_epoch: &last,
+                ..known(1000.0, Some(&rates), Some(&memo), &last)
             };
             early(&j, 2, 0, &k, &mut None, pool)
         };
