@@ -361,6 +361,14 @@ unsafe fn plan(launch: &Launch, rec: &mut crate::log::LaunchRecord) -> Result<Pl
             crate::log::hold(rec.seq);
             return Ok(Plan::Done);
         }
+        // `done` keeps a key's result before it ends the key's in-flight state, so a result
+        // kept since the check above is seen here, under the in-flight lock (without this
+        // second look the launch was emulated again and logged without its key)
+        if let Some(entries) = reused_entries(&key, device) {
+            drop(inflight);
+            rec.shared_extra = Some(entries);
+            return Ok(Plan::Done);
+        }
         inflight.insert(key.clone(), Vec::new());
     }
     // The module (loaded once per program, through the emulator's on-disk cache) tells
@@ -798,6 +806,15 @@ fn done(
     o: EmuOutcome,
     snap: Option<(&snapshot::Counters, u64)>,
 ) {
+    if o.reused {
+        // the worker's cache answered: the launch takes the kept result under its key
+        let kept = projector().results.lock().get(key).cloned();
+        if let (Some((e, p)), Some(shared)) = (kept, reused_entries(key, info.device)) {
+            finish_key(key, &e, p.as_ref());
+            crate::log::release_shared(seq, shared);
+            return;
+        }
+    }
     let (mut emulation, mut projection) = match &o.result {
         Ok(st) => {
             let mut e = Emulation::with_stats(st.clone(), o.reused);
