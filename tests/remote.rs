@@ -578,3 +578,85 @@ fn servers_started_at_once_get_ports_of_their_own() {
         "a server's own pocld had exited (it lost its port to another's): {got:?}"
     );
 }
+
+/// A server killed between launches whose results stay on the devices (`resident end`: an
+/// iterative stencil the app reads only at the end): what the killed server's chunks wrote
+/// was copied into the app's buffer when its launch ended, so nothing is lost: no "are
+/// lost" warning and the output byte-identical to the native run. (Before this copy the
+/// directory kept such ranges on the server alone and warned that they were lost.)
+#[test]
+fn a_server_killed_between_resident_launches_loses_nothing() {
+    let d = scratch("remote-killed-resident");
+    let mut cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = c_program("resident");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let (n, iters) = ("262144", "400");
+    let env = with(
+        &cluster.env(),
+        &[("CLPRISM_EXAMPLE_DEVICE", &format!("{l}:0"))],
+    );
+    let native = ["end", n, iters, nat.to_str().unwrap()];
+    assert_ok(
+        &run_for(&exe, &native, &env, false, LIMIT, || {}).expect("native hung"),
+        "native",
+    );
+    let env = with(
+        &env,
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SCHEDULER", STATIC),
+        ],
+    );
+    let victim = &mut cluster.servers[1];
+    // the log as far as it is written (a line may be half written)
+    let logged = || -> Vec<Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r.get("schedule").is_some())
+            .collect()
+    };
+    let resident_on_victim = || {
+        logged()
+            .iter()
+            .filter(|r| r["schedule"]["merge"] == "resident")
+            .filter(|r| r["schedule"]["share"][2].as_f64().unwrap_or(0.0) > 0.0)
+            .count()
+    };
+    let killed_after = std::cell::Cell::new(0);
+    let balanced = ["end", n, iters, bal.to_str().unwrap()];
+    let out = run_for(&exe, &balanced, &env, true, LIMIT, || {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(60) && resident_on_victim() < 3 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        victim.kill();
+        killed_after.set(logged().len());
+    })
+    .expect("the app hung after a server was killed");
+    assert_ok(&out, "balance with a server killed between launches");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let launches = logged().len();
+    eprintln!("{err}");
+    assert!(
+        killed_after.get() >= 3 && killed_after.get() < launches,
+        "the kill did not fall between resident launches on the server ({} of {launches} \
+         launches logged before it):\n{err}",
+        killed_after.get()
+    );
+    assert!(
+        err.contains("bytes that only remote devices held were copied into the app's buffers"),
+        "no remote results were copied into the app's buffers:\n{err}"
+    );
+    assert!(
+        !err.contains("are lost"),
+        "bytes that only the killed server held were lost:\n{err}"
+    );
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native:\n{err}"
+    );
+}

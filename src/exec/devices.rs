@@ -123,6 +123,10 @@ pub struct Device {
     /// The link to a device of a PoCL-Remote platform, measured when it was opened
     /// ([`link_of`]); `None` for a local device or when the measurement failed.
     pub link: Option<Link>,
+    /// A device of a PoCL-Remote platform: its server may die with bytes only it holds, so
+    /// a resident launch never leaves them there alone
+    /// (`exec::launch::resident`'s `secure_remote_results`).
+    pub remote: bool,
 }
 
 /// A remote device's link as a transfer sees it (issue 33 item 3).
@@ -447,6 +451,7 @@ fn open_one(
             // SAFETY: clprism's own context and queue of this device, just created.
             .then(|| unsafe { host_rate(context, queue) })
             .flatten(),
+        remote: platform_is_remote(id),
         link: platform_is_remote(id)
             // SAFETY: as above.
             .then(|| unsafe { link_of(context, queue) })

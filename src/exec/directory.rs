@@ -272,6 +272,9 @@ pub struct Traffic {
     /// Bytes of the fetches and gathers that went through page-locked staging (the upload
     /// ring's slots) rather than heap memory.
     pub relayed_bytes: std::sync::atomic::AtomicU64,
+    /// Bytes that only remote devices held after a launch, copied into the app's buffer
+    /// before the launch returned (a server may die between launches).
+    pub secured_bytes: std::sync::atomic::AtomicU64,
     /// Set once [`Self::summary`] gave its line (the exit path may run more than once).
     reported: std::sync::atomic::AtomicBool,
 }
@@ -299,6 +302,12 @@ impl Traffic {
             .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Adds `bytes` that only remote devices held, copied into the app's buffer.
+    pub fn secured(&self, bytes: u64) {
+        self.secured_bytes
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// `buffer directory: L split launches left their results on the devices; F bytes
     /// fetched between devices; G gathers copied B bytes into the app's buffers; R bytes of
     /// them through page-locked staging`, or `None` when nothing was counted or the line was
@@ -317,11 +326,18 @@ impl Traffic {
             self.gathered_bytes.load(Relaxed),
         );
         let r = self.relayed_bytes.load(Relaxed);
+        let secured = match self.secured_bytes.load(Relaxed) {
+            0 => String::new(),
+            s => format!(
+                "; {s} bytes that only remote devices held were copied into the app's buffers \
+                 as they were written"
+            ),
+        };
         (l + f + g > 0).then(|| {
             format!(
                 "buffer directory: {l} split launches left their results on the devices; \
                  {f} bytes fetched between devices; {g} gathers copied {b} bytes into the app's \
-                 buffers; {r} bytes of them through page-locked staging"
+                 buffers; {r} bytes of them through page-locked staging{secured}"
             )
         })
     }

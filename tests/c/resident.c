@@ -50,8 +50,17 @@ int main(int argc, char **argv) {
     FILE *out = fopen(argv[4], "wb");
     if (!out) return 2;
     cl_platform_id p; cl_device_id d; cl_int e;
-    OK(clGetPlatformIDs(1, &p, NULL));
-    OK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
+    /* CLPRISM_EXAMPLE_DEVICE=P:D picks the device (as the examples do), else 0:0 */
+    unsigned pi = 0, di = 0;
+    const char *sel = getenv("CLPRISM_EXAMPLE_DEVICE");
+    if (sel && sscanf(sel, "%u:%u", &pi, &di) != 2) return 2;
+    cl_platform_id ps[8]; cl_device_id ds[8]; cl_uint np = 0, nd = 0;
+    OK(clGetPlatformIDs(8, ps, &np));
+    if (pi >= np || pi >= 8) return 2;
+    p = ps[pi];
+    OK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 8, ds, &nd));
+    if (di >= nd || di >= 8) return 2;
+    d = ds[di];
     cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e); OK(e);
     cl_command_queue q = clCreateCommandQueue(c, d, CL_QUEUE_PROFILING_ENABLE, &e); OK(e);
     cl_program pg = clCreateProgramWithSource(c, 1, &src, NULL, &e); OK(e);

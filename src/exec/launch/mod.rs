@@ -1126,8 +1126,16 @@ impl WorkerState {
             uploads.settle(engine, bound)?;
             self.probe_stragglers(engine, &plan, &run);
             Self::no_dead_device(engine, &plan)?;
-            resident_bytes = Some(self.keep_resident(job, &plan, &run));
+            let remote = self.read_remote_results(engine, &plan, &run)?;
+            Self::no_dead_device(engine, &plan)?;
+            let kept = self.keep_resident(job, &plan, &run);
             plan.mark("keep_resident", t0);
+            let secured = self.secure_remote_results(job, remote);
+            if secured > 0 {
+                engine.traffic.secured(secured);
+                plan.mark("secure_remote", t0);
+            }
+            resident_bytes = Some(kept.saturating_sub(secured));
             readback::Merged::default()
         } else {
             let merged = self.merge(cx, &mut run, &uploads, home)?;

@@ -581,6 +581,105 @@ impl WorkerState {
         device_only
     }
 
+    /// Before [`Self::keep_resident`]: reads what the launch's chunks on remote devices
+    /// (PoCL-Remote servers) wrote into host memory, bounded by `run`'s response bound. A
+    /// server may die between launches, and PoCL's client then never answers for it
+    /// (docs/remote.md §4): bytes only it held would be lost, so
+    /// [`Self::secure_remote_results`] copies them into the app's buffer too, and the
+    /// servers keep theirs (the next launch fetches nothing for them).
+    ///
+    /// Errors: a failed or unanswered read (the device is then marked dead and the launch
+    /// forwarded; nothing of the app's data or the directory changed).
+    pub(super) fn read_remote_results(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        run: &ChunkRun,
+    ) -> Result<Vec<RemoteResult>, String> {
+        let Some(model) = plan.model.clone() else {
+            return Ok(Vec::new());
+        };
+        let remote = |d: usize| engine.devices.get(d).is_some_and(|x| x.remote);
+        let mut out = Vec::new();
+        for b in plan.bufs.iter().filter(|b| b.written) {
+            let Some(w) = model.written.iter().find(|w| w.arg == b.index as u32) else {
+                continue;
+            };
+            for c in run.done.iter().filter(|c| remote(plan.devs[c.device])) {
+                let d = plan.devs[c.device];
+                let Some(mem) = self.replicas.get(&(b.mem, plan.slot(d))).map(|r| r.mem) else {
+                    continue;
+                };
+                let q = self.read_queue(engine, d).map_err(|e| e.to_string())?;
+                let src = Endpoint {
+                    mem,
+                    read_q: q,
+                    write_q: q,
+                    in_app_context: false,
+                    device: Some(d),
+                };
+                for r in w.chunk_ranges(c.first_wg, c.count) {
+                    let len = (r[1].min(b.size as u64)).saturating_sub(r[0]) as usize;
+                    if len == 0 {
+                        continue;
+                    }
+                    let mut bytes = vec![0u8; len];
+                    read_bounded(
+                        engine,
+                        &src,
+                        r[0] as usize,
+                        &mut bytes,
+                        run.response_bound(len as u64),
+                    )?;
+                    out.push(RemoteResult {
+                        mem: b.mem,
+                        range: [r[0], r[0] + len as u64],
+                        bytes,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// After [`Self::keep_resident`]: writes [`Self::read_remote_results`]' bytes into the
+    /// app's buffers, which then hold those ranges beside the servers. Returns the bytes
+    /// written. A failed write is warned about and leaves that range on its server alone (as
+    /// before this step existed); it does not undo the launch.
+    pub(super) fn secure_remote_results(&mut self, job: &Job, results: Vec<RemoteResult>) -> u64 {
+        if results.is_empty() {
+            return 0;
+        }
+        let (ctx, dev) = (job.app_context, job.app_device);
+        let home = match self.home_queue(ctx, dev) {
+            Ok(q) => q,
+            Err(e) => {
+                crate::config::warn(&format!(
+                    "balance: remote results stay on their servers alone: {e}"
+                ));
+                return 0;
+            }
+        };
+        let mut copied = 0;
+        for r in results {
+            let len = r.bytes.len();
+            // SAFETY: the app's (retained) buffer, the range inside it; the write blocks.
+            match unsafe { cl::write(home, r.mem as cl_mem, r.range[0] as usize, &r.bytes, true) } {
+                Ok(()) => {
+                    if let Some(e) = self.directory.get_mut(r.mem) {
+                        e.add(r.range, APP);
+                    }
+                    copied += len as u64;
+                }
+                Err(e) => crate::config::warn(&format!(
+                    "balance: {len} bytes of buffer {:#x} stay on a server alone: {e}",
+                    r.mem
+                )),
+            }
+        }
+        copied
+    }
+
     /// Brings the app's buffer `m` up to date from the devices that alone hold some of its
     /// bytes and drops its directory entry; each replica that holds every byte keeps
     /// counting as valid for the buffer's current epoch, the others as stale. Returns the
@@ -659,6 +758,17 @@ impl WorkerState {
         unsafe { cl::finish(app.write_q) }.map_err(cl_err)?;
         Ok(moved)
     }
+}
+
+/// Bytes a remote device's chunks wrote, read back to be kept in the app's buffer too
+/// ([`WorkerState::read_remote_results`]).
+pub(super) struct RemoteResult {
+    /// The app's buffer.
+    mem: Key,
+    /// Bytes `[start, end)` of it.
+    range: [u64; 2],
+    /// Their contents.
+    bytes: Vec<u8>,
 }
 
 /// How long a transfer of `len` bytes that waits for nothing else is waited for
