@@ -660,3 +660,57 @@ fn a_server_killed_between_resident_launches_loses_nothing() {
         "output differs from native:\n{err}"
     );
 }
+
+/// The app on a remote device (the first platform a user's app finds may be PoCL-Remote's),
+/// its launches split over it, the local device and the other server, results kept on the
+/// devices: byte-identical to native, and every launch split and resident. (The copy of
+/// remote results into the app's buffer once read the app device's own replica, which lives
+/// in the app's context, through clprism's queue: every launch was forwarded with
+/// `clEnqueueReadBuffer returned -34`.)
+#[test]
+fn an_app_on_a_remote_device_splits_and_keeps_its_results() {
+    let d = scratch("remote-app-remote");
+    let cluster = Cluster::start(2, &d);
+    let (l, r) = cluster.platform_indices();
+    let exe = c_program("resident");
+    let (nat, bal, log) = (d.join("n.bin"), d.join("b.bin"), d.join("l.jsonl"));
+    let env = with(
+        &cluster.env(),
+        &[("CLPRISM_EXAMPLE_DEVICE", &format!("{r}:0"))],
+    );
+    let args = |out: &Path| -> Vec<String> {
+        ["end", "262144", "8", out.to_str().unwrap()]
+            .map(String::from)
+            .to_vec()
+    };
+    let a = args(&nat);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    assert_ok(
+        &run_for(&exe, &a, &env, false, LIMIT, || {}).expect("native hung"),
+        "native on a remote device",
+    );
+    let env = with(
+        &env,
+        &[
+            ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SCHEDULER", STATIC),
+        ],
+    );
+    let a = args(&bal);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = run_for(&exe, &a, &env, true, LIMIT, || {}).expect("balance hung");
+    assert_ok(&out, "balance with the app on a remote device");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let recs = read_log(&log);
+    let resident = recs
+        .iter()
+        .filter(|r| r["schedule"]["merge"] == "resident")
+        .count();
+    assert_eq!(resident, recs.len(), "launches not kept resident:\n{err}");
+    assert_eq!(split_over_three(&log), recs.len(), "{err}");
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "output differs from native:\n{err}"
+    );
+}

@@ -599,7 +599,10 @@ impl WorkerState {
         let Some(model) = plan.model.clone() else {
             return Ok(Vec::new());
         };
-        let remote = |d: usize| engine.devices.get(d).is_some_and(|x| x.remote);
+        // the app's own device holds the app's buffer too: if it is remote, its server
+        // going down takes the app's data with it whatever clprism keeps
+        let remote =
+            |d: usize| Some(d) != plan.home_d && engine.devices.get(d).is_some_and(|x| x.remote);
         let mut out = Vec::new();
         for b in plan.bufs.iter().filter(|b| b.written) {
             let Some(w) = model.written.iter().find(|w| w.arg == b.index as u32) else {
