@@ -492,8 +492,19 @@ impl WorkerState {
     ) -> Result<(), String> {
         let n = plan.devs.len();
         if let SchedulerKind::Static(f) = &plan.kind {
-            if f.len() != n {
-                crate::config::warn_once_per(&format!("CLPRISM_SCHEDULER: static partition has {} fractions for {n} devices; using boyer", f.len()), "static-len");
+            if f.len() == engine.devices.len() && f.len() != n {
+                // one fraction per balance device: those left out of this launch (dead, or
+                // not taking chunks now) give up theirs
+                plan.kind = SchedulerKind::Static(plan.devs.iter().map(|&d| f[d]).collect());
+            } else if f.len() != n {
+                crate::config::warn_once_per(
+                    &format!(
+                        "CLPRISM_SCHEDULER: static partition has {} fractions for {n} \
+                         devices; using boyer",
+                        f.len()
+                    ),
+                    "static-len",
+                );
                 plan.kind = SchedulerKind::Boyer;
             }
         }
