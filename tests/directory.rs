@@ -59,8 +59,19 @@ fn run_mode(mode: &str) -> (Vec<Value>, (u64, u64, u64, u64)) {
 /// [`run_mode`] over buffers of `n` uints and `iters` launches; returns the balanced run's
 /// schedule records and stderr.
 fn run_sized(mode: &str, n: usize, iters: usize) -> (Vec<Value>, String) {
+    run_sized_with(mode, n, iters, &[])
+}
+
+/// [`run_sized`] with `extra` variables for the balanced run.
+fn run_sized_with(
+    mode: &str,
+    n: usize,
+    iters: usize,
+    extra: &[(&str, &str)],
+) -> (Vec<Value>, String) {
     let exe = c_program("resident");
-    let d = scratch(&format!("directory-{mode}-{n}"));
+    let tag = if extra.is_empty() { "" } else { "-extra" };
+    let d = scratch(&format!("directory-{mode}-{n}{tag}"));
     let (nat, bal, log) = (
         d.join("native.bin"),
         d.join("balanced.bin"),
@@ -90,7 +101,10 @@ fn run_sized(mode: &str, n: usize, iters: usize) -> (Vec<Value>, String) {
             // 2-core machine may give every chunk to one device)
             ("CLPRISM_SCHEDULER", "static:0.4,0.3,0.3"),
             ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
     );
     assert_ok(&out, &format!("{mode} balanced"));
     assert!(
@@ -271,4 +285,38 @@ fn a_time_step_passed_by_value_does_not_derive_the_footprint_again() {
         resident >= iters - 1,
         "only {resident} of {iters} launches of advance stayed resident"
     );
+}
+
+/// `CLPRISM_BALANCE_ISSUE=parallel` (`exec::launch::issue`): the halo reads and writes and
+/// the chunks of each launch are issued from a thread per device; the bytes the app reads
+/// are the native run's, every launch still splits and stays resident, and only halos move
+/// (here with ranges that shift between launches too).
+#[test]
+fn parallel_issue_gives_the_same_bytes() {
+    for mode in ["end", "shift"] {
+        let (s, stderr) = run_sized_with(
+            mode,
+            N,
+            ITERS,
+            &[
+                ("CLPRISM_BALANCE_ISSUE", "parallel"),
+                ("CLPRISM_DEBUG", "1"),
+            ],
+        );
+        assert!(
+            stderr.contains("issue threads"),
+            "{mode}: the launches were not issued in parallel"
+        );
+        let (split, kept) = resident_share(&s);
+        assert!(
+            split >= ITERS - 2,
+            "{mode}: only {split} of {ITERS} launches split"
+        );
+        assert_eq!(kept, split, "{mode}: a split launch merged back");
+        if mode == "end" {
+            let (_, fetched, gathers, _) = directory_line(&stderr);
+            assert_eq!(gathers, 1, "one gather, at the final read");
+            assert!(fetched <= split as u64 * 64, "fetched {fetched} bytes");
+        }
+    }
 }

@@ -568,6 +568,25 @@ creations and program builds wait until the devices are open (NVIDIA's driver cr
 clprism created contexts while the app compiled). `off`: the first launch opens the devices and \
 waits.",
     }
+    balance_issue_parallel: bool {
+        name: "CLPRISM_BALANCE_ISSUE",
+        reader: Library,
+        values: "parallel|serial",
+        default: "serial" => |_| false,
+        parse: |v, _| match v {
+            "parallel" => Some(true),
+            "serial" => Some(false),
+            _ => None,
+        },
+        example: "parallel",
+        usage: "balance: issue a split launch's halo copies and chunks from a thread per device",
+        doc: "`parallel`: a split launch's halo reads (grouped by the device read from), halo \
+writes and chunk enqueues (grouped by the device written to) are issued from a small pool of \
+threads, one per device, instead of one after the other from the launch thread. On NVIDIA each \
+enqueue costs the caller 25-45 us, and on 4 H200s a steady stencil launch enqueued its first \
+chunk 0.41-0.44 ms into the launch (`exec::launch::issue`). Not yet measured on a GPU host, \
+so `serial` stays the default.",
+    }
     lib: Option<PathBuf> {
         name: "CLPRISM_LIB",
         reader: Command,

@@ -1226,6 +1226,7 @@ extern "C" fn release_faults() {
 }
 
 /// Tag passed to a chunk's event callback.
+#[derive(Clone)]
 struct ChunkTag {
     launch: u64,
     chunk: u64,

@@ -61,6 +61,15 @@ pub trait ChunkDevices {
         first_wg: u64,
         count: u64,
     ) -> Result<(), String>;
+    /// Starts several chunks (`(device, chunk_id, first_wg, count)`, each on a device of its
+    /// own) at once; one result per chunk, in order. The default starts them one after the
+    /// other ([`Self::enqueue`]); balance mode may issue them from a thread per device.
+    fn enqueue_many(&mut self, chunks: &[(usize, ChunkId, u64, u64)]) -> Vec<Result<(), String>> {
+        chunks
+            .iter()
+            .map(|&(device, id, first_wg, count)| self.enqueue(device, id, first_wg, count))
+            .collect()
+    }
     /// The scheduler gave up on `chunk_id` (a straggler): its output must never be merged.
     fn abandon(&mut self, device: usize, chunk_id: ChunkId);
     /// Blocks until a chunk completes or until `poll_at_ns` (when given; otherwise the
@@ -95,17 +104,20 @@ pub fn drive(
         let mut i = 0;
         while i < actions.len() {
             match actions[i] {
-                Action::Assign {
-                    device,
-                    chunk_id,
-                    first_wg,
-                    count,
-                } => {
-                    if devices.enqueue(device, chunk_id, first_wg, count).is_err() {
-                        let now = devices.now_ns();
-                        let more = scheduler.on_chunk_failed(device, chunk_id, now)?;
-                        actions.extend(more);
+                Action::Assign { .. } => {
+                    // the assignments from here on, each to a device not yet among them,
+                    // start together
+                    let batch = assignment_run(&actions[i..]);
+                    let results = devices.enqueue_many(&batch);
+                    for (&(device, chunk_id, _, _), r) in batch.iter().zip(results) {
+                        if r.is_err() {
+                            let now = devices.now_ns();
+                            let more = scheduler.on_chunk_failed(device, chunk_id, now)?;
+                            actions.extend(more);
+                        }
                     }
+                    i += batch.len();
+                    continue;
                 }
                 Action::Abandon { device, chunk_id } => {
                     abandoned.insert(chunk_id);
@@ -126,6 +138,27 @@ pub fn drive(
             Wake::Completed(c) => report(scheduler, devices, &abandoned, &c)?,
         };
     }
+}
+
+/// The leading run of `actions` that assigns chunks, each to a device not assigned before
+/// in the run: `(device, chunk_id, first_wg, count)` (at least one when `actions` starts with
+/// an assignment).
+fn assignment_run(actions: &[Action]) -> Vec<(usize, ChunkId, u64, u64)> {
+    let mut run: Vec<(usize, ChunkId, u64, u64)> = Vec::new();
+    for a in actions {
+        match *a {
+            Action::Assign {
+                device,
+                chunk_id,
+                first_wg,
+                count,
+            } if !run.iter().any(|r| r.0 == device) => {
+                run.push((device, chunk_id, first_wg, count))
+            }
+            _ => break,
+        }
+    }
+    run
 }
 
 /// The scheduler's actions for one completion (one at a time: the actions for it, an

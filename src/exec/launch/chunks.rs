@@ -235,18 +235,59 @@ impl RealChunks<'_> {
     }
 }
 
-impl ChunkDevices for RealChunks<'_> {
-    fn now_ns(&self) -> u64 {
-        self.t0.elapsed().as_nanos() as u64
-    }
+/// One chunk's driver calls, ready to issue ([`RealChunks::prepare_chunk`]).
+#[derive(Clone)]
+pub(super) struct ChunkIssue {
+    device: usize,
+    chunk_id: ChunkId,
+    first_wg: u64,
+    count: u64,
+    global_device: usize,
+    dev: *const Device,
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    dim: usize,
+    off: [usize; 3],
+    glob: [usize; 3],
+    local: [usize; 3],
+    tag: ChunkTag,
+    claimed: Arc<AtomicBool>,
+    enqueued_ns: u64,
+}
 
-    fn enqueue(
+// SAFETY: OpenCL handles (`super::issue::Sendable`'s doc) and a device of the engine, which
+// outlives the launch and is `Sync`.
+unsafe impl Send for ChunkIssue {}
+
+impl ChunkIssue {
+    /// The chunk's enqueue, with its completion callback and flush ([`enqueue_chunk`]).
+    fn run(&self) -> Result<cl_event, ClError> {
+        // SAFETY: the engine's device, alive for the launch (see the type's `Send`).
+        let dev = unsafe { &*self.dev };
+        let dim = self.dim;
+        enqueue_chunk(
+            dev,
+            (self.queue, self.kernel),
+            dim,
+            &self.off[..dim],
+            &self.glob[..dim],
+            &self.local[..dim],
+            self.tag.clone(),
+        )
+    }
+}
+
+impl RealChunks<'_> {
+    /// A chunk's fetches (the ranges it reads that are stale on its device,
+    /// [`super::resident`]) and its enqueue's arguments. `Err`: a fetch failed (the chunk is
+    /// recorded as failed; the scheduler reassigns its work).
+    fn prepare_chunk(
         &mut self,
         device: usize,
         chunk_id: ChunkId,
         first_wg: u64,
         count: u64,
-    ) -> Result<(), String> {
+    ) -> Result<ChunkIssue, String> {
         let (job, plan) = (self.job, self.plan);
         let (split, dim) = (plan.shape.split, plan.shape.dim);
         let d = plan.devs[device];
@@ -256,7 +297,6 @@ impl ChunkDevices for RealChunks<'_> {
         let mut glob = job.global;
         off[split] = job.offset[split] + first_wg as usize * job.local[split];
         glob[split] = count as usize * job.local[split];
-        // the ranges the chunk reads that are stale on its device ([`super::resident`])
         match self
             .state
             .fetch_for_chunk(self.engine, plan, d, (first_wg, count))
@@ -279,7 +319,6 @@ impl ChunkDevices for RealChunks<'_> {
                 return Err(e);
             }
         }
-        let t_enq = self.now_ns();
         let claimed = Arc::new(AtomicBool::new(false));
         let tag = ChunkTag {
             launch: self.launch_id,
@@ -288,38 +327,118 @@ impl ChunkDevices for RealChunks<'_> {
             global_device: d,
             claimed: claimed.clone(),
         };
-        let r = enqueue_chunk(
-            dev,
-            (queue, kernel),
+        let mut local = [1usize; 3];
+        local[..dim].copy_from_slice(&job.local[..dim]);
+        let (mut o3, mut g3) = ([0usize; 3], [1usize; 3]);
+        o3[..dim].copy_from_slice(&off[..dim]);
+        g3[..dim].copy_from_slice(&glob[..dim]);
+        Ok(ChunkIssue {
+            device,
+            chunk_id,
+            first_wg,
+            count,
+            global_device: d,
+            dev: dev as *const Device,
+            queue,
+            kernel,
             dim,
-            &off[..dim],
-            &glob[..dim],
-            &job.local[..dim],
+            off: o3,
+            glob: g3,
+            local,
             tag,
+            claimed,
+            enqueued_ns: self.now_ns(),
+        })
+    }
+
+    /// Records an issued chunk: in flight when its enqueue succeeded, failed otherwise.
+    fn record_chunk(&mut self, c: ChunkIssue, r: Result<cl_event, ClError>) -> Result<(), String> {
+        let plan = self.plan;
+        let mut entry = Chunk::enqueued(
+            c.device,
+            c.first_wg,
+            c.count,
+            plan.shape.wgs_per_unit,
+            c.enqueued_ns,
         );
-        let mut entry = Chunk::enqueued(device, first_wg, count, plan.shape.wgs_per_unit, t_enq);
         let out = match r {
             Ok(ev) => {
                 self.inflight.0.push(Inflight {
                     ev,
-                    chunk: chunk_id,
-                    device,
-                    global_device: d,
-                    claimed,
+                    chunk: c.chunk_id,
+                    device: c.device,
+                    global_device: c.global_device,
+                    claimed: c.claimed,
                 });
                 Ok(())
             }
             Err(e) => {
                 crate::config::warn(&format!(
                     "balance: chunk enqueue on {} failed ({e}); its work is reassigned",
-                    dev.name
+                    self.engine.devices[c.global_device].name
                 ));
                 entry.failed = Some(e.code);
                 Err(e.to_string())
             }
         };
-        self.chunks.insert(chunk_id, entry);
+        self.chunks.insert(c.chunk_id, entry);
         out
+    }
+}
+
+impl ChunkDevices for RealChunks<'_> {
+    fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    fn enqueue(
+        &mut self,
+        device: usize,
+        chunk_id: ChunkId,
+        first_wg: u64,
+        count: u64,
+    ) -> Result<(), String> {
+        let issue = self.prepare_chunk(device, chunk_id, first_wg, count)?;
+        let r = issue.run();
+        self.record_chunk(issue, r)
+    }
+
+    /// [`Self::enqueue`] for chunks on devices of their own: the fetches and bookkeeping in
+    /// order here, the driver calls from a thread per device (`CLPRISM_BALANCE_ISSUE`,
+    /// [`super::issue`]).
+    fn enqueue_many(&mut self, chunks: &[(usize, ChunkId, u64, u64)]) -> Vec<Result<(), String>> {
+        if chunks.len() < 2 || !crate::config::get().balance_issue_parallel {
+            return chunks
+                .iter()
+                .map(|&(device, id, first_wg, count)| self.enqueue(device, id, first_wg, count))
+                .collect();
+        }
+        let prepared: Vec<Result<ChunkIssue, String>> = chunks
+            .iter()
+            .map(|&(device, id, first_wg, count)| self.prepare_chunk(device, id, first_wg, count))
+            .collect();
+        let ready: Vec<ChunkIssue> = prepared
+            .iter()
+            .filter_map(|p| p.as_ref().ok().cloned())
+            .collect();
+        let mut issued = self
+            .state
+            .issue
+            .run(ready, |c| {
+                let r = c.run();
+                (c, super::issue::Sendable(r))
+            })
+            .into_iter();
+        prepared
+            .into_iter()
+            .map(|p| {
+                p?;
+                match issued.next() {
+                    Some((c, super::issue::Sendable(r))) => self.record_chunk(c, r),
+                    None => Err("chunk not issued".to_string()),
+                }
+            })
+            .collect()
     }
 
     fn abandon(&mut self, device: usize, chunk_id: ChunkId) {

@@ -13,6 +13,7 @@
 //! order of the steps ([`WorkerState::balanced`]).
 
 mod chunks;
+mod issue;
 mod plan;
 mod readback;
 mod record;
@@ -110,6 +111,9 @@ pub(super) struct WorkerState {
     /// Page-locked host copies of halo ranges, kept between launches
     /// ([`resident::HaloAreas`]).
     halo_areas: resident::HaloAreas,
+    /// Threads that issue a launch's driver calls for its devices in parallel
+    /// (`CLPRISM_BALANCE_ISSUE`, [`issue`]).
+    issue: issue::IssuePool,
     /// A footprint derivation's time over the kernel's time per work-group on the app's GPU,
     /// measured ([`WorkerState::note_derivation`]).
     derivation_ratio: Option<f64>,

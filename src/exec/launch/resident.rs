@@ -11,6 +11,7 @@
 //! (results/session18-2026-11-27/nv-paths.txt), so the host path is the one used.
 
 use super::chunks::ChunkRun;
+use super::issue::Sendable;
 use super::plan::Plan;
 use super::WorkerState;
 use crate::exec::cl::{self, ClError};
@@ -55,6 +56,33 @@ struct Fetch {
 
 /// Where a halo range's host copy is kept between launches: (app buffer, offset, bytes).
 type HaloKey = (Key, u64, usize);
+
+/// A halo range on its way through its page-locked host area: read from `src`, then
+/// written to `dst` at byte `off` ([`WorkerState::batched_transfers`]).
+struct HaloCopy {
+    src: Endpoint,
+    dst: Endpoint,
+    off: usize,
+    area: HostBytes,
+    key: HaloKey,
+}
+
+// SAFETY: OpenCL handles and a host area owned by the copy; the calls an issue thread makes
+// with them are thread-safe (`super::issue::Sendable`'s doc).
+unsafe impl Send for HaloCopy {}
+
+/// `items` grouped by the queue `queue` names, groups in the order each queue first comes.
+fn group_by_queue<T>(items: Vec<T>, queue: impl Fn(&T) -> cl_command_queue) -> Vec<Vec<T>> {
+    let mut groups: Vec<(cl_command_queue, Vec<T>)> = Vec::new();
+    for it in items {
+        let q = queue(&it);
+        match groups.iter_mut().find(|g| g.0 == q) {
+            Some(g) => g.1.push(it),
+            None => groups.push((q, vec![it])),
+        }
+    }
+    groups.into_iter().map(|g| g.1).collect()
+}
 
 /// Non-blocking writes in flight and the host copies they read: [`Self::finish`] (or
 /// dropping it) waits for the writes (and releases their events) before the copies are
@@ -403,8 +431,10 @@ impl WorkerState {
     }
 
     /// [`Self::prefetch_slabs`]'s transfers: device-side copies within the app's context at
-    /// once, the others as reads started together, one wait, then non-blocking writes whose
-    /// host copies `held` keeps.
+    /// once, the others as reads started together (grouped by the queue they read on, each
+    /// group from its own issue thread with `CLPRISM_BALANCE_ISSUE=parallel`,
+    /// [`super::issue`]), one wait, then non-blocking writes (grouped likewise by the queue
+    /// they write on) whose host copies `held` keeps.
     fn batched_transfers(
         &mut self,
         engine: &Engine,
@@ -412,57 +442,53 @@ impl WorkerState {
         held: &mut HeldWrites,
     ) -> Result<(), ClError> {
         let started = std::time::Instant::now();
-        let mut reads = Vec::new();
-        let mut areas = Vec::new();
+        let mut copies = Vec::new();
         let mut result = Ok(());
         for f in fetches {
-            let (off, len) = (f.range[0] as usize, (f.range[1] - f.range[0]) as usize);
-            let started = self
-                .endpoint(engine, f.mem, &f.entry, f.from)
-                .and_then(|src| Ok((src, self.endpoint(engine, f.mem, &f.entry, f.to)?)))
-                .and_then(|(src, dst)| {
-                    // SAFETY: clprism's replicas and the app's (retained) buffer, ranges
-                    // inside the buffer; each host area lives in `areas` (its heap block
-                    // does not move) until the reads into it were waited for.
-                    unsafe {
-                        if src.in_app_context && dst.in_app_context {
-                            return cl::copy(dst.write_q, src.mem, dst.mem, off, off, len)
-                                .map(|()| None);
-                        }
-                        let (from, to) = ((src.read_q, src.mem), (dst.write_q, dst.mem));
-                        if self.relay(engine, &f.entry, from, [off, off + len], to)? {
-                            return Ok(None);
-                        }
-                        let key = (f.mem, f.range[0], len);
-                        let (ctx, dev) = (f.entry.app_context, f.entry.app_device);
-                        let q = self.home_queue(ctx as cl_context, dev as cl_device_id)?;
-                        let mut area =
-                            self.halo_areas
-                                .take(key, &self.host_pool, ctx as cl_context, q);
-                        let ev = match cl::read_async(src.read_q, src.mem, off, &mut area) {
-                            Ok(ev) => ev,
-                            Err(e) => {
-                                self.halo_areas.give(key, area);
-                                return Err(e);
-                            }
-                        };
-                        Ok(Some((ev, (area, key), dst)))
-                    }
-                });
-            match started {
+            match self.plan_halo_copy(engine, f) {
+                Ok(Some(c)) => copies.push(c),
                 Ok(None) => {}
-                Ok(Some((ev, area, dst))) => {
-                    reads.push(ev);
-                    areas.push((area, dst, off));
-                }
                 Err(e) => {
                     result = Err(e);
                     break;
                 }
             }
         }
+        // the reads, each queue's from one issue thread
+        let by_source = group_by_queue(copies, |c| c.src.read_q);
+        let read: Vec<(HaloCopy, Sendable<cl::ClResult<cl_event>>)> = self
+            .issue
+            .run(by_source, |group| {
+                group
+                    .into_iter()
+                    .map(|mut c| {
+                        // SAFETY: clprism's replica or the app's (retained) buffer, the range
+                        // inside it; the area lives in `c` until the read was waited for.
+                        let ev =
+                            unsafe { cl::read_async(c.src.read_q, c.src.mem, c.off, &mut c.area) };
+                        (c, Sendable(ev))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut reads = Vec::new();
+        let mut areas = Vec::new();
+        for (c, Sendable(ev)) in read {
+            match ev {
+                Ok(ev) => {
+                    reads.push(ev);
+                    areas.push(c);
+                }
+                Err(e) => {
+                    self.halo_areas.give(c.key, c.area);
+                    result = result.and(Err(e));
+                }
+            }
+        }
         let t = std::time::Instant::now();
-        let bytes = areas.iter().map(|a| a.0 .0.len()).sum();
+        let bytes = areas.iter().map(|c| c.area.len()).sum();
         // SAFETY: the events of the reads started above, waited for before the areas are
         // read or dropped (leaked, with the events, when one does not complete).
         unsafe {
@@ -481,13 +507,32 @@ impl WorkerState {
         }
         let waited_ns = t.elapsed().as_nanos();
         let n = areas.len();
-        for ((area, key), dst, off) in areas {
-            // SAFETY: `area` moves into `held`, which keeps it until the write completed.
-            match unsafe { cl::write_event(dst.write_q, dst.mem, off, &area) } {
-                Ok(ev) => held.0.push((ev, area, key)),
+        // the writes, each queue's from one issue thread
+        let by_destination = group_by_queue(areas, |c| c.dst.write_q);
+        let written: Vec<(HaloCopy, Sendable<cl::ClResult<cl_event>>)> = self
+            .issue
+            .run(by_destination, |group| {
+                group
+                    .into_iter()
+                    .map(|c| {
+                        // SAFETY: `c.area` moves into `held` below, which keeps it until the
+                        // write completed.
+                        let ev =
+                            unsafe { cl::write_event(c.dst.write_q, c.dst.mem, c.off, &c.area) };
+                        (c, Sendable(ev))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut failed = None;
+        for (c, Sendable(ev)) in written {
+            match ev {
+                Ok(ev) => held.0.push((ev, c.area, c.key)),
                 Err(e) => {
-                    self.halo_areas.give(key, area);
-                    return Err(e);
+                    self.halo_areas.give(c.key, c.area);
+                    failed.get_or_insert(e);
                 }
             }
         }
@@ -499,7 +544,43 @@ impl WorkerState {
                 (t.elapsed().as_nanos() - waited_ns) as f64 / 1e3
             )
         });
-        Ok(())
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// One fetch of [`Self::batched_transfers`]: a device-side copy within the app's context
+    /// or a relay through the upload ring is done here (`None`); a halo range gets its
+    /// page-locked host area, for a read and a write.
+    fn plan_halo_copy(&mut self, engine: &Engine, f: &Fetch) -> Result<Option<HaloCopy>, ClError> {
+        let (off, len) = (f.range[0] as usize, (f.range[1] - f.range[0]) as usize);
+        let src = self.endpoint(engine, f.mem, &f.entry, f.from)?;
+        let dst = self.endpoint(engine, f.mem, &f.entry, f.to)?;
+        // SAFETY: clprism's replicas and the app's (retained) buffer, ranges inside the
+        // buffer.
+        unsafe {
+            if src.in_app_context && dst.in_app_context {
+                cl::copy(dst.write_q, src.mem, dst.mem, off, off, len)?;
+                return Ok(None);
+            }
+            let (from, to) = ((src.read_q, src.mem), (dst.write_q, dst.mem));
+            if self.relay(engine, &f.entry, from, [off, off + len], to)? {
+                return Ok(None);
+            }
+        }
+        let key = (f.mem, f.range[0], len);
+        let (ctx, dev) = (f.entry.app_context, f.entry.app_device);
+        let q = self.home_queue(ctx as cl_context, dev as cl_device_id)?;
+        // SAFETY: the app's context and clprism's queue there.
+        let area = unsafe {
+            self.halo_areas
+                .take(key, &self.host_pool, ctx as cl_context, q)
+        };
+        Ok(Some(HaloCopy {
+            src,
+            dst,
+            off,
+            area,
+            key,
+        }))
     }
 
     /// Before a resident launch keeps what its chunks wrote on the devices: each device
