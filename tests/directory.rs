@@ -143,6 +143,13 @@ fn resident_share(s: &[Value]) -> (usize, usize) {
 fn an_iterative_kernel_read_at_the_end_moves_halos_not_buffers() {
     let (s, (resident, fetched, gathers, gathered)) = run_mode("end");
     let (split, kept) = resident_share(&s);
+    // each launch says when the launch thread began it, after the app's enqueue
+    assert!(
+        s.iter()
+            .filter(|x| x["merge"] == "resident")
+            .all(|x| x["started_ns"].as_u64().is_some_and(|n| n < 10_000_000_000)),
+        "a resident launch without a sane schedule.started_ns"
+    );
     assert!(split >= ITERS - 2, "only {split} of {ITERS} launches split");
     assert_eq!(kept, split, "a split launch merged back");
     assert_eq!(resident as usize, split);

@@ -843,10 +843,12 @@ impl WorkerState {
         job: &Job,
     ) -> Result<super::Balanced, super::Forward> {
         let t0 = Instant::now();
+        let started_ns = crate::log::unix_ns().saturating_sub(job.rec.time_ns);
         let o = self.balanced(engine, &engine.done_rx, job, t0)?;
         let mut schedule = o.schedule;
         let wall_ns = t0.elapsed().as_nanos() as u64;
         schedule.wall_ns = Some(wall_ns);
+        schedule.started_ns = Some(started_ns);
         let used = schedule.devices_used();
         if used == 1 {
             schedule.one_device_reason = Some(super::decide::one_device_reason(&schedule));

@@ -1160,9 +1160,14 @@ pub struct Schedule {
     /// `CLPRISM_VERIFY`: comparison with a native run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<Verify>,
-    /// Wall time of the whole balanced launch on the app's thread, ns.
+    /// Wall time of the whole balanced launch on the thread that ran it, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wall_ns: Option<u64>,
+    /// When the launch thread began the launch, ns after the app's enqueue (`time_ns`): with
+    /// `wall_ns`, where the time between two launches goes (the hand-off here; the rest is
+    /// the app's, after the launch's event completed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_ns: Option<u64>,
     /// Why a launch that went through the balanced path ran on one device only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_device_reason: Option<String>,
