@@ -148,6 +148,7 @@ fn full() -> Launch {
                 error: Some("e".into()),
             }),
             wall_ns: Some(40),
+            started_ns: Some(12),
             one_device_reason: Some("r".into()),
             devices_ready_ms: Some(1.25),
             decision_ns: Some(3),
