@@ -77,6 +77,63 @@ impl ModelOptions {
         Self::default()
     }
 
+    /// The refinement flags by name, in the order of the struct (the names of `--model`).
+    pub const FLAGS: &'static [&'static str] = &[
+        "waves",
+        "launch_overhead",
+        "cache_reuse",
+        "issue_slots",
+        "latency_bound",
+        "kernel_floor",
+    ];
+
+    /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
+    pub fn flag_mut(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "waves" => &mut self.waves,
+            "launch_overhead" => &mut self.launch_overhead,
+            "cache_reuse" => &mut self.cache_reuse,
+            "issue_slots" => &mut self.issue_slots,
+            "latency_bound" => &mut self.latency_bound,
+            "kernel_floor" => &mut self.kernel_floor,
+            _ => return None,
+        })
+    }
+
+    /// Options from a comma-separated spec: an optional base (`recommended`, the default,
+    /// `panwar` or `all`) followed by `+FLAG` / `-FLAG` (or a bare `FLAG`, switched on) per
+    /// refinement of [`Self::FLAGS`]; e.g. `recommended,-cache_reuse` (an ablation).
+    ///
+    /// Errors: an unknown name, or a base after the first item.
+    pub fn parse_spec(spec: &str) -> Result<ModelOptions, String> {
+        let mut o = Self::recommended();
+        for (i, item) in spec.split(',').map(str::trim).enumerate() {
+            match item {
+                "" => continue,
+                "recommended" | "panwar" | "all" if i > 0 => {
+                    return Err(format!("model base '{item}' must come first"))
+                }
+                "recommended" => o = Self::recommended(),
+                "panwar" => o = Self::panwar(),
+                "all" => o = Self::all(),
+                _ => {
+                    let (on, name) = match item.as_bytes()[0] {
+                        b'+' => (true, &item[1..]),
+                        b'-' => (false, &item[1..]),
+                        _ => (true, item),
+                    };
+                    *o.flag_mut(name).ok_or_else(|| {
+                        format!(
+                            "unknown model option '{name}' (known: {})",
+                            Self::FLAGS.join(", ")
+                        )
+                    })? = on;
+                }
+            }
+        }
+        Ok(o)
+    }
+
     /// Every refinement on.
     pub fn all() -> Self {
         ModelOptions {
@@ -473,6 +530,7 @@ pub fn project(
         ),
         (false, _) => (occ.fraction, 1.0),
     };
+
     let t_global = global_ns(&wg, launch, profile, &occ, occ_f, n, capacity, opts) / share;
     let t_global = if opts.latency_bound {
         let chain = memory::latency_chain_ns(stats, &wg, profile, waves).unwrap_or(0.0);
@@ -503,8 +561,8 @@ pub fn project(
         let floor = memory::kernel_floor(profile);
         if floor > t {
             bound = Bound::Launch;
-            t = floor;
         }
+        t = t.max(floor);
     }
     if opts.launch_overhead {
         if profile.launch_overhead_ns > t {
