@@ -34,7 +34,20 @@
 //!   the device-wide fraction of warp slots in flight, and `t_global ≥ rounds × serialised
 //!   loads per warp × latency` ([`super::memory`]);
 //! * `kernel_floor`: `t_kernel ≥` the device's empty-kernel time
-//!   ([`super::memory::kernel_floor`]), so µs launches are never projected at ns.
+//!   ([`super::memory::kernel_floor`]), so µs launches are never projected at ns;
+//! * `bytes_in_flight` (Little's law for the kernel's own requests; Panwar §IV-B: global
+//!   throughput depends on occupancy *and word size*; Wang §IV-A.2: memory latency against
+//!   the active warps; Hong & Kim ISCA'09 §4, MWP): `clprism characterize` measures the
+//!   read curve with `float4` loads, 512 bytes per 32-lane request. A kernel whose requests
+//!   move `B` bytes has `B / 512` of the benchmark's bytes in flight at the same warps, so
+//!   in the throughput-bound regime (the serialised-latency bound of `latency_bound` below
+//!   the curve's time) the curve is read at the warp fraction × `min(1, B / 512)`
+//!   ([`super::memory::request_size_scale`]). A device that needs more bytes in flight to
+//!   saturate loses more: the H200 (4.4 TB/s × 184 ns ≈ 800 KB) more than the H100
+//!   (3.1 TB/s × 215 ns ≈ 660 KB), so 4-byte streaming kernels get an H200/H100 time
+//!   ratio of 0.82–0.86 (PolyBench fdtd-2d, jacobi-2d, gemver measured 0.81–0.94) instead of
+//!   the bandwidth ratio 0.70–0.72. In the latency-bound regime the per-warp chain already
+//!   is Little's law for the kernel's requests and nothing changes;
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -65,6 +78,12 @@ pub struct ModelOptions {
     /// No launch below the device's kernel floor (`Profile::kernel_floor_ns`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub kernel_floor: bool,
+    /// Little's law with the kernel's own request size: in the throughput-bound regime the
+    /// global read curve, measured with `float4` loads (512 bytes per 32-lane request), is
+    /// read at the warp fraction scaled by the kernel's bytes per load request over the
+    /// benchmark's ([`super::memory::request_size_scale`]; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bytes_in_flight: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -85,6 +104,7 @@ impl ModelOptions {
         "issue_slots",
         "latency_bound",
         "kernel_floor",
+        "bytes_in_flight",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -96,6 +116,7 @@ impl ModelOptions {
             "issue_slots" => &mut self.issue_slots,
             "latency_bound" => &mut self.latency_bound,
             "kernel_floor" => &mut self.kernel_floor,
+            "bytes_in_flight" => &mut self.bytes_in_flight,
             _ => return None,
         })
     }
@@ -143,6 +164,7 @@ impl ModelOptions {
             issue_slots: true,
             latency_bound: true,
             kernel_floor: true,
+            bytes_in_flight: true,
         }
     }
 
@@ -417,12 +439,13 @@ fn global_ns(
     p: &Profile,
     occ: &super::occupancy::Occupancy,
     occ_f: f64,
+    read_scale: f64,
     n: f64,
     capacity: u64,
     opts: &ModelOptions,
 ) -> f64 {
     let (read_tp, write_tp) = (
-        curve_at(&p.global_read, occ_f, opts),
+        curve_at(&p.global_read, occ_f * read_scale, opts),
         curve_at(&p.global_write, occ_f, opts),
     );
     if !opts.cache_reuse {
@@ -530,14 +553,27 @@ pub fn project(
         ),
         (false, _) => (occ.fraction, 1.0),
     };
-
-    let t_global = global_ns(&wg, launch, profile, &occ, occ_f, n, capacity, opts) / share;
-    let t_global = if opts.latency_bound {
-        let chain = memory::latency_chain_ns(stats, &wg, profile, waves).unwrap_or(0.0);
-        t_global.max(chain)
+    let t_global = global_ns(&wg, launch, profile, &occ, occ_f, 1.0, n, capacity, opts) / share;
+    let chain = if opts.latency_bound {
+        memory::latency_chain_ns(stats, &wg, profile, waves).unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    // `bytes_in_flight`: in the throughput-bound regime (the serialised-latency bound does
+    // not exceed the curve's time: enough warps in flight to approach the curve), the read
+    // curve is read where the kernel's bytes in flight put it; in the latency-bound regime
+    // the per-warp chain above already is Little's law for the kernel's own requests.
+    let scale = if opts.bytes_in_flight {
+        memory::request_size_scale(stats, profile)
+    } else {
+        1.0
+    };
+    let t_global = if scale < 1.0 && chain < t_global {
+        global_ns(&wg, launch, profile, &occ, occ_f, scale, n, capacity, opts) / share
     } else {
         t_global
     };
+    let t_global = t_global.max(chain);
 
     let ww = stats_warp_width(stats, profile) as f64;
     let passes = (stats.local_loads.requests
