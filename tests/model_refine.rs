@@ -134,6 +134,7 @@ fn narrow_streaming_reads_the_curve_at_its_bytes_in_flight() {
     let h200 = profile("h200.json");
     let off = ModelOptions {
         bytes_in_flight: false,
+        conversion_as_int: false,
         ..ModelOptions::recommended()
     };
     let on = ModelOptions {
@@ -203,4 +204,43 @@ fn latency_bound_launches_keep_their_chain() {
     let b = project(&s, &l, &h100, &on).unwrap();
     assert!(a.t_global_ns >= rows as f64 * h100.global_latency_ns.unwrap());
     assert_eq!(a, b);
+}
+
+#[test]
+fn conversions_cost_what_integer_ops_cost() {
+    let p = profile("h100-sxm.json");
+    let mut s = stream(4);
+    s.global_loads = GlobalTraffic::default();
+    s.global_stores = GlobalTraffic::default();
+    s.instructions = Default::default();
+    s.instructions.conversion = WarpLaneCount {
+        warp: 8 * 1000,
+        lane: 256 * 1000,
+    };
+    let l = launch(1000, 256);
+    let base = ModelOptions::panwar();
+    let ci = ModelOptions {
+        conversion_as_int: true,
+        ..base
+    };
+    let a = project(&s, &l, &p, &base).unwrap();
+    let b = project(&s, &l, &p, &ci).unwrap();
+    let lanes = 256.0 * 1000.0 * 1000.0;
+    assert!(close(
+        a.t_compute_ns,
+        lanes / p.instruction_throughput.conversion
+    ));
+    assert!(close(b.t_compute_ns, lanes / p.instruction_throughput.int));
+    // On the H100 profile the measured int↔float conversion is 3.5x slower than int.
+    assert!(a.t_compute_ns > 3.0 * b.t_compute_ns);
+    // Other classes are untouched.
+    s.instructions.conversion = WarpLaneCount::default();
+    s.instructions.fp32 = WarpLaneCount {
+        warp: 8000,
+        lane: 256_000,
+    };
+    assert_eq!(
+        project(&s, &l, &p, &base).unwrap().t_compute_ns,
+        project(&s, &l, &p, &ci).unwrap().t_compute_ns
+    );
 }
