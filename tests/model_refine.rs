@@ -75,17 +75,17 @@ fn model_spec_sets_and_clears_flags() {
             ..r
         }
     );
-    let o = ModelOptions::parse_spec("panwar, +waves, kernel_floor").unwrap();
+    let o = ModelOptions::parse_spec("panwar, +waves, additive_floor").unwrap();
     assert!(
-        !ModelOptions::parse_spec("-kernel_floor")
+        !ModelOptions::parse_spec("-additive_floor")
             .unwrap()
-            .kernel_floor
+            .additive_floor
     );
     assert_eq!(
         o,
         ModelOptions {
             waves: true,
-            kernel_floor: true,
+            additive_floor: true,
             ..ModelOptions::panwar()
         }
     );
@@ -243,4 +243,38 @@ fn conversions_cost_what_integer_ops_cost() {
         project(&s, &l, &p, &base).unwrap().t_compute_ns,
         project(&s, &l, &p, &ci).unwrap().t_compute_ns
     );
+}
+
+#[test]
+fn additive_floor_adds_the_body_to_the_floor() {
+    let p = profile("h100-sxm.json");
+    let floor = memory::kernel_floor(&p);
+    let kf = ModelOptions {
+        kernel_floor: true,
+        ..ModelOptions::panwar()
+    };
+    let add = ModelOptions {
+        additive_floor: true,
+        ..kf
+    };
+    // A 10-100 µs launch: the body alone is above the floor.
+    let s = stream(4);
+    let l = launch(20_000, 256);
+    let body = project(&s, &l, &p, &ModelOptions::panwar()).unwrap();
+    assert!(body.projected_ns > floor);
+    let a = project(&s, &l, &p, &kf).unwrap();
+    let b = project(&s, &l, &p, &add).unwrap();
+    assert_eq!(a.projected_ns, body.projected_ns);
+    assert!(close(b.projected_ns, floor + body.projected_ns));
+    assert_eq!(b.bound, body.bound);
+    // A tiny launch: the floor plus a body of ns, bound by the launch.
+    let t = project(&s, &launch(1, 256), &p, &add).unwrap();
+    assert!(t.projected_ns > floor && t.projected_ns < floor * 1.1);
+    assert_eq!(t.bound, Bound::Launch);
+    // Without kernel_floor the flag does nothing.
+    let only = ModelOptions {
+        additive_floor: true,
+        ..ModelOptions::panwar()
+    };
+    assert_eq!(project(&s, &l, &p, &only).unwrap(), body);
 }

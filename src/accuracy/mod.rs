@@ -72,8 +72,9 @@ MAPE, median APE, relative error and hits.
   --model SPEC     the model options of --reproject (implies it): a comma-separated list
                    starting from recommended (default), panwar or all, then +FLAG or
                    -FLAG per refinement (waves, launch_overhead, cache_reuse, issue_slots,
-                   latency_bound, kernel_floor, bytes_in_flight, conversion_as_int),
-                   e.g. recommended,-cache_reuse (an ablation on the same logs)
+                   latency_bound, kernel_floor, bytes_in_flight, additive_floor,
+                   conversion_as_int), e.g. recommended,-bytes_in_flight (an ablation on
+                   the same logs)
 Exit status: 0 when every app ran (or every log was read) and at least one kernel was
 compared, 1 otherwise, 2 on usage errors.
 ";
