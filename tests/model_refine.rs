@@ -1,5 +1,5 @@
-//! The `--model` spec of `clprism accuracy` (`ModelOptions::parse_spec`) and the refinements
-//! of session 23.
+//! The refinements of session 23 (`bytes_in_flight`, `conversion_as_int`,
+//! `additive_floor`) and the `--model` spec of `clprism accuracy` (`ModelOptions::parse_spec`).
 
 use std::path::{Path, PathBuf};
 
@@ -109,6 +109,9 @@ fn model_spec_sets_and_clears_flags() {
         *every.flag_mut(f).unwrap() = true;
     }
     assert_eq!(every, ModelOptions::all());
+    // The recommended set of session 23.
+    assert!(r.bytes_in_flight && r.conversion_as_int && r.additive_floor);
+    assert!(r.latency_bound && r.cache_reuse && r.kernel_floor);
 }
 
 #[test]

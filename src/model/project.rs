@@ -211,14 +211,20 @@ impl ModelOptions {
     /// each device against the baseline's 86 % and 76 %, Panwar's relative error 4.8 %
     /// against 9.1 %, best device 38 of 45 kernels as the baseline); each of the three
     /// removed raises the MAPE (to 42–126 %), `waves`, `issue_slots` and `launch_overhead`
-    /// added do not lower it. Project mode, balance mode's projected-best device (`exec::best`) and `clprism emu`
-    /// use it;
-    /// `clprism accuracy` reports every variant, the baseline included.
+    /// added do not lower it. Since session 23 also `bytes_in_flight`,
+    /// `conversion_as_int` and `additive_floor`, each of which lowered the summed error on
+    /// the logs re-projected there (results/session23-2026-11-28/model-ablation.txt).
+    /// Project mode, balance mode's projected-best device (`exec::best`) and
+    /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
+    /// included.
     pub fn recommended() -> Self {
         ModelOptions {
             latency_bound: true,
             kernel_floor: true,
             cache_reuse: true,
+            bytes_in_flight: true,
+            conversion_as_int: true,
+            additive_floor: true,
             ..Self::panwar()
         }
     }
