@@ -98,8 +98,8 @@ pub fn global_latency(p: &Profile) -> Option<(f64, &'static str)> {
     })
 }
 
-/// Scale of the warp fraction at which the global read curve is read for a kernel whose
-/// load requests carry fewer bytes than the curve's benchmark (`bytes_in_flight` of
+/// Scale (dimensionless, in (0, 1]) of the warp fraction at which the global read curve
+/// is read for a kernel whose load requests carry fewer bytes than the curve's benchmark (`bytes_in_flight` of
 /// [`super::project::ModelOptions`]): `min(1, B / (warp width × 16 B))`, where `B` is the
 /// bytes a load request moves (transactions: sectors × sector size, over the requests) and
 /// `warp width × 16 B` is what one request of `clprism characterize`'s `float4`

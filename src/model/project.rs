@@ -53,10 +53,11 @@
 //!   the curve's time) the curve is read at the warp fraction × `min(1, B / 512)`
 //!   ([`super::memory::request_size_scale`]). A device that needs more bytes in flight to
 //!   saturate loses more: the H200 (4.4 TB/s × 184 ns ≈ 800 KB) more than the H100
-//!   (3.1 TB/s × 215 ns ≈ 660 KB), so 4-byte streaming kernels get an H200/H100 time
-//!   ratio of 0.82–0.86 (PolyBench fdtd-2d, jacobi-2d, gemver measured 0.81–0.94) instead of
-//!   the bandwidth ratio 0.70–0.72. In the latency-bound regime the per-warp chain already
-//!   is Little's law for the kernel's requests and nothing changes;
+//!   (3.1 TB/s × 215 ns ≈ 660 KB): PolyBench's 4-byte streaming kernels (fdtd-2d,
+//!   gemver kernel 1, jacobi-2d kernel 2) get an H200/H100 time ratio of 0.83–0.85
+//!   instead of the bandwidth ratio 0.71–0.72 (measured 0.81–0.94;
+//!   results/session23-2026-11-28/model-ablation.txt). In the latency-bound regime the
+//!   per-warp chain already is Little's law for the kernel's requests and nothing changes;
 //! * `conversion_as_int` (Wang §III-A.1: `trunc`/`ext` conversions and `getelementptr`
 //!   are pruned from the trace as costing no time): the emulator's `conversion` class
 //!   holds integer widenings and narrowings (`uint` and `size_t` index arithmetic; on
