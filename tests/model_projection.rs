@@ -190,18 +190,16 @@ fn cache_reuse_serves_re_touched_sectors() {
 }
 
 fn all_options() -> Vec<ModelOptions> {
-    let mut v = Vec::new();
-    for bits in 0..64u8 {
-        v.push(ModelOptions {
-            waves: bits & 1 != 0,
-            launch_overhead: bits & 2 != 0,
-            cache_reuse: bits & 4 != 0,
-            issue_slots: bits & 8 != 0,
-            latency_bound: bits & 16 != 0,
-            kernel_floor: bits & 32 != 0,
-        });
-    }
-    v
+    let flags = ModelOptions::FLAGS;
+    (0..1u32 << flags.len())
+        .map(|bits| {
+            let mut o = ModelOptions::panwar();
+            for (i, f) in flags.iter().enumerate() {
+                *o.flag_mut(f).unwrap() = bits & (1 << i) != 0;
+            }
+            o
+        })
+        .collect()
 }
 
 fn counts_mut(s: &mut WorkGroupStats) -> Vec<&mut WarpLaneCount> {

@@ -171,7 +171,7 @@ fn read_logs(
     profiles: &[Profile],
     named: &HashMap<String, String>,
     maps: &mut Vec<DeviceMap>,
-    reproject: bool,
+    reproject: Option<ModelOptions>,
 ) -> Result<Vec<LogRead>, String> {
     let mut out = Vec::new();
     for p in paths {
@@ -187,8 +187,8 @@ fn read_logs(
                 .flatten()
                 .filter(|t| *t > 0)
                 .map(|t| t as f64);
-            let projection = if reproject {
-                reprojected(&l, profiles)
+            let projection = if let Some(opts) = reproject {
+                reprojected(&l, profiles, &opts)
             } else {
                 l.projection.filter(|p| p.error.is_none())
             };
@@ -210,14 +210,19 @@ fn read_logs(
 }
 
 /// The launch's projection computed again from its logged statistics and launch shape, with
-/// this build's recommended model ([`ModelOptions::recommended`]) on every profile of
-/// `profiles` (`--reproject`: a model change is measured on logs already taken, the same
-/// statistics and measured times); `None` when the record has no statistics or shape.
-fn reprojected(l: &schema::Launch, profiles: &[Profile]) -> Option<schema::Projection> {
+/// this build's model with `opts` (`--reproject`: [`ModelOptions::recommended`] unless
+/// `--model` names others) on every profile of `profiles` (a model change is measured on
+/// logs already taken, the same statistics and measured times); `None` when the record has
+/// no statistics or shape.
+fn reprojected(
+    l: &schema::Launch,
+    profiles: &[Profile],
+    opts: &ModelOptions,
+) -> Option<schema::Projection> {
     let p = l.projection.as_ref()?;
     let shape = p.launch_shape?;
     let stats = l.emulation.as_ref()?.stats.clone()?;
-    let set = project_all(&[stats], &shape, profiles, &ModelOptions::recommended()).ok()?;
+    let set = project_all(&[stats], &shape, profiles, opts).ok()?;
     Some(schema::Projection {
         set,
         error: None,
@@ -402,6 +407,27 @@ pub fn compare_logs(
     anchor: Anchor,
     reproject: bool,
 ) -> Result<Report, String> {
+    compare_logs_with(
+        measured,
+        projected,
+        profiles,
+        anchor,
+        reproject.then(ModelOptions::recommended),
+    )
+}
+
+/// [`compare_logs`] with the model options of the re-projection given (`None`: the
+/// projections the run wrote; `Some(opts)`: every launch projected again with `opts`, the
+/// `--model` ablation of `clprism accuracy`).
+///
+/// Errors: a log that cannot be read or has an unreadable line.
+pub fn compare_logs_with(
+    measured: &[PathBuf],
+    projected: &[PathBuf],
+    profiles: &[Profile],
+    anchor: Anchor,
+    reproject: Option<ModelOptions>,
+) -> Result<Report, String> {
     let mut maps = Vec::new();
     let plogs = read_logs(projected, profiles, &HashMap::new(), &mut maps, reproject)?;
     // the profile project mode named per device name, for logs without device lines
@@ -413,7 +439,7 @@ pub fn compare_logs(
             }
         }
     }
-    let mlogs = read_logs(measured, profiles, &named, &mut maps, false)?;
+    let mlogs = read_logs(measured, profiles, &named, &mut maps, None)?;
     let mut meas = Measured::default();
     for r in mlogs.iter().flat_map(|l| &l.launches) {
         if let Some(ns) = r.ns {

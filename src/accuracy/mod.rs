@@ -69,6 +69,12 @@ MAPE, median APE, relative error and hits.
                    with this build's model and every profile of --profiles, instead of
                    reading the projections the run wrote (a model change measured on the
                    same logs)
+  --model SPEC     the model options of --reproject (implies it): a comma-separated list
+                   starting from recommended (default), panwar or all, then +FLAG or
+                   -FLAG per refinement (waves, launch_overhead, cache_reuse, issue_slots,
+                   latency_bound, kernel_floor, bytes_in_flight, additive_floor,
+                   conversion_as_int), e.g. recommended,-bytes_in_flight (an ablation on
+                   the same logs)
 Exit status: 0 when every app ran (or every log was read) and at least one kernel was
 compared, 1 otherwise, 2 on usage errors.
 ";
@@ -106,6 +112,8 @@ pub struct Options {
     pub anchor: logs::Anchor,
     /// `--reproject`: projections recomputed from the logged statistics.
     pub reproject: bool,
+    /// `--model`: the options of the re-projection (default: recommended).
+    pub model: Option<crate::model::ModelOptions>,
 }
 
 impl Default for Options {
@@ -126,6 +134,7 @@ impl Default for Options {
             format: "table".into(),
             anchor: logs::Anchor::default(),
             reproject: false,
+            model: None,
         }
     }
 }
@@ -197,6 +206,11 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--anchor '{v}' is not project-run or measured-log"))?;
             }
             "--reproject" => o.reproject = true,
+            "--model" => {
+                let v = val(a)?;
+                o.model = Some(crate::model::ModelOptions::parse_spec(&v)?);
+                o.reproject = true;
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument '{other}'")),
         }
@@ -340,7 +354,11 @@ pub fn accuracy(o: &Options) -> Result<(compare::Report, String, Vec<String>), S
 /// Errors: profiles that do not load, a log that cannot be read.
 pub fn accuracy_from_logs(o: &Options) -> Result<(String, usize), String> {
     let profiles = crate::model::load_dir(&o.profiles).map_err(|e| e.to_string())?;
-    let rep = logs::compare_logs(&o.measured, &o.projected, &profiles, o.anchor, o.reproject)?;
+    let model = o.reproject.then(|| {
+        o.model
+            .unwrap_or_else(crate::model::ModelOptions::recommended)
+    });
+    let rep = logs::compare_logs_with(&o.measured, &o.projected, &profiles, o.anchor, model)?;
     let text = match o.format.as_str() {
         "csv" => logs::render_csv(&rep),
         "json" => serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())? + "\n",

@@ -98,6 +98,38 @@ pub fn global_latency(p: &Profile) -> Option<(f64, &'static str)> {
     })
 }
 
+/// Scale (dimensionless, in (0, 1]) of the warp fraction at which the global read curve
+/// is read for a kernel whose load requests carry fewer bytes than the curve's benchmark (`bytes_in_flight` of
+/// [`super::project::ModelOptions`]): `min(1, B / (warp width × 16 B))`, where `B` is the
+/// bytes a load request moves (transactions: sectors × sector size, over the requests) and
+/// `warp width × 16 B` is what one request of `clprism characterize`'s `float4`
+/// `global_read` loop moves. Little's law (Hong & Kim ISCA'09 §4, MWP: a warp has a
+/// bounded number of requests in flight; Wang et al. §III-B.2, memory latency against
+/// active warps): below saturation the throughput is bytes in flight / latency, so at the
+/// same warps in flight a kernel of 4-byte loads (128 B per request) has a quarter of the
+/// benchmark's bytes in flight and reads the curve where a quarter of the warps would.
+/// A device needing more bytes in flight to saturate (the H200's HBM3e: about 4.4 TB/s ×
+/// 184 ns ≈ 800 KB against the H100's 3.1 TB/s × 215 ns ≈ 660 KB) loses more of its peak,
+/// so the H200/H100 time ratio of narrow-load streaming kernels lies between the latency
+/// ratio and the bandwidth ratio. 1 for CPU profiles (their curves are against the
+/// work-group size) and for requests of 16 bytes per lane or more; 1 without loads.
+pub fn request_size_scale(stats: &WorkGroupStats, p: &Profile) -> f64 {
+    if p.kind != DeviceKind::Gpu {
+        return 1.0;
+    }
+    let req = stats.global_loads.requests;
+    if req == 0 {
+        return 1.0;
+    }
+    let ww = if stats.warp_width > 0 {
+        stats.warp_width
+    } else {
+        p.warp_width
+    } as f64;
+    let bytes = stats.global_loads.sectors as f64 * p.sector_bytes as f64 / req as f64;
+    (bytes / (ww * CHARACTERIZE_BYTES_PER_LANE)).clamp(1.0 / 64.0, 1.0)
+}
+
 /// L2-hit latency, ns: the measured `l2_latency_ns`, else half the global latency
 /// (estimate; Hopper's L2 hit is about half its DRAM access in published microbenchmarks).
 pub fn l2_latency(p: &Profile, global: f64) -> f64 {

@@ -1,0 +1,283 @@
+//! The refinements of session 23 (`bytes_in_flight`, `conversion_as_int`,
+//! `additive_floor`) and the `--model` spec of `clprism accuracy` (`ModelOptions::parse_spec`).
+
+use std::path::{Path, PathBuf};
+
+use OpenCL::emu::stats::{GlobalTraffic, WarpLaneCount, WorkGroupStats};
+use OpenCL::model::memory;
+use OpenCL::model::occupancy::KernelResources;
+use OpenCL::model::profile::{load_file, Profile};
+use OpenCL::model::project::{project, Bound, LaunchShape, ModelOptions};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn profile(name: &str) -> Profile {
+    load_file(&root().join("profiles").join(name)).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn launch(wgs: u64, size: u64) -> LaunchShape {
+    LaunchShape {
+        work_groups: wgs,
+        resources: KernelResources {
+            work_group_size: size,
+            ..Default::default()
+        },
+        kernel_read_bytes: None,
+    }
+}
+
+/// A streaming work-group (`b[i] = a[i] + 1`, STREAM-like): 256 work-items, one coalesced
+/// load and one store per work-item of `word` bytes, so a warp's request moves `32 × word`
+/// bytes; no footprints (every byte is a DRAM byte).
+fn stream(word: u64) -> WorkGroupStats {
+    let warps = 8;
+    let sectors = 32 * word / 32;
+    let mut s = WorkGroupStats {
+        warp_width: 32,
+        work_items: 256,
+        ..Default::default()
+    };
+    s.instructions.fp32 = WarpLaneCount {
+        warp: warps,
+        lane: 256,
+    };
+    s.instructions.int = WarpLaneCount {
+        warp: 4 * warps,
+        lane: 4 * 256,
+    };
+    s.global_loads = GlobalTraffic {
+        requests: warps,
+        sectors: sectors * warps,
+        lines: sectors.div_ceil(4) * warps,
+        bytes: word * 256,
+    };
+    s.global_stores = s.global_loads;
+    s
+}
+
+#[test]
+fn model_spec_sets_and_clears_flags() {
+    let r = ModelOptions::recommended();
+    assert_eq!(ModelOptions::parse_spec("").unwrap(), r);
+    assert_eq!(ModelOptions::parse_spec("recommended").unwrap(), r);
+    let o = ModelOptions::parse_spec("recommended,-bytes_in_flight").unwrap();
+    assert!(!o.bytes_in_flight);
+    assert_eq!(
+        o,
+        ModelOptions {
+            bytes_in_flight: false,
+            ..r
+        }
+    );
+    let o = ModelOptions::parse_spec("panwar, +waves, additive_floor").unwrap();
+    assert!(
+        !ModelOptions::parse_spec("-additive_floor")
+            .unwrap()
+            .additive_floor
+    );
+    assert_eq!(
+        o,
+        ModelOptions {
+            waves: true,
+            additive_floor: true,
+            ..ModelOptions::panwar()
+        }
+    );
+    assert_eq!(
+        ModelOptions::parse_spec("all").unwrap(),
+        ModelOptions::all()
+    );
+    assert!(ModelOptions::parse_spec("recommended,+nope")
+        .unwrap_err()
+        .contains("nope"));
+    assert!(ModelOptions::parse_spec("waves,all").is_err());
+    // Every listed flag is one field: switching each on alone from the baseline gives
+    // distinct options, and all of them together give `all()`.
+    let mut every = ModelOptions::panwar();
+    let mut seen = Vec::new();
+    for f in ModelOptions::FLAGS {
+        let one = ModelOptions::parse_spec(&format!("panwar,+{f}")).unwrap();
+        assert_ne!(one, ModelOptions::panwar(), "{f}");
+        assert!(!seen.contains(&one), "{f}");
+        seen.push(one);
+        *every.flag_mut(f).unwrap() = true;
+    }
+    assert_eq!(every, ModelOptions::all());
+    // The recommended set of session 23.
+    assert!(r.bytes_in_flight && r.conversion_as_int && r.additive_floor);
+    assert!(r.latency_bound && r.cache_reuse && r.kernel_floor);
+}
+
+#[test]
+fn request_size_scale_is_bytes_per_request_over_the_benchmarks() {
+    let h100 = profile("h100-sxm.json");
+    // 4-byte words: 4 sectors per request, a quarter of a float4 request's 512 bytes.
+    assert!(close(memory::request_size_scale(&stream(4), &h100), 0.25));
+    assert!(close(memory::request_size_scale(&stream(8), &h100), 0.5));
+    assert!(close(memory::request_size_scale(&stream(16), &h100), 1.0));
+    // Wider or uncoalesced requests move at least the benchmark's bytes: no scaling.
+    assert!(close(memory::request_size_scale(&stream(32), &h100), 1.0));
+    // No loads, or a CPU profile (curves against the work-group size): 1.
+    let mut none = stream(4);
+    none.global_loads = GlobalTraffic::default();
+    assert_eq!(memory::request_size_scale(&none, &h100), 1.0);
+    let cpu = profile("pocl-pthread.json");
+    assert_eq!(memory::request_size_scale(&stream(4), &cpu), 1.0);
+}
+
+#[test]
+fn narrow_streaming_reads_the_curve_at_its_bytes_in_flight() {
+    let h100 = profile("h100-sxm.json");
+    let h200 = profile("h200.json");
+    let off = ModelOptions {
+        bytes_in_flight: false,
+        conversion_as_int: false,
+        ..ModelOptions::recommended()
+    };
+    let on = ModelOptions {
+        bytes_in_flight: true,
+        ..off
+    };
+    // 2^24 floats in 65,536 work-groups: every warp slot busy (occupancy 1), a short
+    // chain per warp, so throughput-bound.
+    let wgs = 65_536;
+    let l = launch(wgs, 256);
+    let s = stream(4);
+    let bytes = (wgs * 256 * 4) as f64;
+    let want =
+        |p: &Profile, occ: f64| bytes / p.global_read.at(occ) + bytes / p.global_write.at(1.0);
+    let (a0, a1) = (
+        project(&s, &l, &h100, &off).unwrap(),
+        project(&s, &l, &h100, &on).unwrap(),
+    );
+    let (b0, b1) = (
+        project(&s, &l, &h200, &off).unwrap(),
+        project(&s, &l, &h200, &on).unwrap(),
+    );
+    assert_eq!(a0.occupancy, 1.0);
+    assert!(close(a0.t_global_ns, want(&h100, 1.0)), "{a0:?}");
+    assert!(close(a1.t_global_ns, want(&h100, 0.25)), "{a1:?}");
+    assert!(close(b1.t_global_ns, want(&h200, 0.25)), "{b1:?}");
+    assert_eq!(a1.bound, Bound::Global);
+    // The H200/H100 ratio: near the bandwidth ratio without, above 0.8 with (the
+    // HBM3e device needs more bytes in flight to saturate).
+    let (r0, r1) = (
+        b0.projected_ns / a0.projected_ns,
+        b1.projected_ns / a1.projected_ns,
+    );
+    assert!(r0 < 0.75, "{r0}");
+    assert!(r1 > 0.8 && r1 < 0.95, "{r1}");
+    // float4 streaming is what the curve measured: unchanged.
+    let s16 = stream(16);
+    let l16 = launch(wgs / 4, 256);
+    assert_eq!(
+        project(&s16, &l16, &h100, &off).unwrap(),
+        project(&s16, &l16, &h100, &on).unwrap()
+    );
+}
+
+#[test]
+fn latency_bound_launches_keep_their_chain() {
+    // 16 work-groups of 8 warps, each warp loading 2,000 rows one after the other: the
+    // serialised-latency bound exceeds the curve's time, so the request size changes
+    // nothing (the chain is Little's law for the kernel's own requests).
+    let mut s = stream(4);
+    let rows = 2000;
+    s.global_loads.requests *= rows;
+    s.global_loads.sectors *= rows;
+    s.global_loads.lines *= rows;
+    s.global_loads.bytes *= rows;
+    let h100 = profile("h100-sxm.json");
+    let off = ModelOptions {
+        bytes_in_flight: false,
+        ..ModelOptions::recommended()
+    };
+    let on = ModelOptions {
+        bytes_in_flight: true,
+        ..off
+    };
+    let l = launch(16, 256);
+    let a = project(&s, &l, &h100, &off).unwrap();
+    let b = project(&s, &l, &h100, &on).unwrap();
+    assert!(a.t_global_ns >= rows as f64 * h100.global_latency_ns.unwrap());
+    assert_eq!(a, b);
+}
+
+#[test]
+fn conversions_cost_what_integer_ops_cost() {
+    let p = profile("h100-sxm.json");
+    let mut s = stream(4);
+    s.global_loads = GlobalTraffic::default();
+    s.global_stores = GlobalTraffic::default();
+    s.instructions = Default::default();
+    s.instructions.conversion = WarpLaneCount {
+        warp: 8 * 1000,
+        lane: 256 * 1000,
+    };
+    let l = launch(1000, 256);
+    let base = ModelOptions::panwar();
+    let ci = ModelOptions {
+        conversion_as_int: true,
+        ..base
+    };
+    let a = project(&s, &l, &p, &base).unwrap();
+    let b = project(&s, &l, &p, &ci).unwrap();
+    let lanes = 256.0 * 1000.0 * 1000.0;
+    assert!(close(
+        a.t_compute_ns,
+        lanes / p.instruction_throughput.conversion
+    ));
+    assert!(close(b.t_compute_ns, lanes / p.instruction_throughput.int));
+    // On the H100 profile the measured int↔float conversion is 3.5x slower than int.
+    assert!(a.t_compute_ns > 3.0 * b.t_compute_ns);
+    // Other classes are untouched.
+    s.instructions.conversion = WarpLaneCount::default();
+    s.instructions.fp32 = WarpLaneCount {
+        warp: 8000,
+        lane: 256_000,
+    };
+    assert_eq!(
+        project(&s, &l, &p, &base).unwrap().t_compute_ns,
+        project(&s, &l, &p, &ci).unwrap().t_compute_ns
+    );
+}
+
+#[test]
+fn additive_floor_adds_the_body_to_the_floor() {
+    let p = profile("h100-sxm.json");
+    let floor = memory::kernel_floor(&p);
+    let kf = ModelOptions {
+        kernel_floor: true,
+        ..ModelOptions::panwar()
+    };
+    let add = ModelOptions {
+        additive_floor: true,
+        ..kf
+    };
+    // A 10-100 µs launch: the body alone is above the floor.
+    let s = stream(4);
+    let l = launch(20_000, 256);
+    let body = project(&s, &l, &p, &ModelOptions::panwar()).unwrap();
+    assert!(body.projected_ns > floor);
+    let a = project(&s, &l, &p, &kf).unwrap();
+    let b = project(&s, &l, &p, &add).unwrap();
+    assert_eq!(a.projected_ns, body.projected_ns);
+    assert!(close(b.projected_ns, floor + body.projected_ns));
+    assert_eq!(b.bound, body.bound);
+    // A tiny launch: the floor plus a body of ns, bound by the launch.
+    let t = project(&s, &launch(1, 256), &p, &add).unwrap();
+    assert!(t.projected_ns > floor && t.projected_ns < floor * 1.1);
+    assert_eq!(t.bound, Bound::Launch);
+    // Without kernel_floor the flag does nothing.
+    let only = ModelOptions {
+        additive_floor: true,
+        ..ModelOptions::panwar()
+    };
+    assert_eq!(project(&s, &l, &p, &only).unwrap(), body);
+}
