@@ -30,11 +30,11 @@ fn path(key: &str) -> Option<PathBuf> {
 
 /// The cached binary of `key`, if any.
 pub(super) fn load(key: &str) -> Option<Vec<u8>> {
-    std::fs::read(path(key)?).ok().filter(|b| !b.is_empty())
+    crate::cache::read(&path(key)?).filter(|b| !b.is_empty())
 }
 
-/// Saves `binary` under `key`, through the emulator cache's atomic write (a temporary name
-/// unique per process and call, then a rename): two threads building one program on two like
+/// Saves `binary` under `key`, through the cache's atomic write ([`crate::cache::write`]: a
+/// temporary name unique per process and call, then a rename): two threads building one program on two like
 /// devices at once each write their own temporary file and the last rename wins, with no
 /// error (before, both used `.KEY.PID.tmp` and the second failed with "File exists", printed
 /// into the app's stderr, issue 31 item 6).
@@ -48,7 +48,7 @@ pub(super) fn save(key: &str, binary: &[u8]) -> std::io::Result<()> {
 
 /// [`save`] under the cache directory `cache`.
 fn save_in(cache: &std::path::Path, key: &str, binary: &[u8]) -> std::io::Result<()> {
-    crate::emu::frontend::write_atomic(&cache.join("binaries"), &format!("{key}.bin"), binary)
+    crate::cache::write(cache, &format!("binaries/{key}.bin"), binary)
 }
 
 #[cfg(test)]
