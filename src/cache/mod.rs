@@ -16,7 +16,8 @@
 //! # The bound
 //! [`trim`] removes the least recently used entries (oldest modification time first) until
 //! they fill at most 9/10 of the bound ([`plan`]). In the app's process it runs at most once,
-//! on a low-priority background thread started by the first [`write`] ([`start_once`]): never
+//! on a low-priority background thread started by the first [`read`] or [`write`]
+//! ([`start_once`]; a directory that does not exist then has nothing to trim): never
 //! on the app's threads, stopped by clprism's exit work ([`stop`], `api::exit`) and otherwise
 //! left to end with the process (it makes no driver call and holds nothing the exit needs).
 //! Several processes may trim and write the same directory at once: one trims at a time (an
@@ -155,15 +156,18 @@ fn ensure_dir(d: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Reads the cache file `p` without following a symlink, and refreshes its modification
-/// time when it is older than [`TOUCH_AFTER`] (its use, for the bound's least-recently-used
-/// order; a failure to do so is ignored). `None` when absent or unreadable.
-pub fn read(p: &Path) -> Option<Vec<u8>> {
+/// Reads the entry `name` (a file name, or `binaries/NAME`) of the cache directory `root`
+/// without following a symlink, and refreshes its modification time when it is older than
+/// [`TOUCH_AFTER`] (its use, for the bound's least-recently-used order; a failure to do so
+/// is ignored). `None` when absent or unreadable. The first read or write of the process
+/// starts the bound's check ([`start_once`]).
+pub fn read(root: &Path, name: &str) -> Option<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
+    start_once(root);
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
+        .open(root.join(name))
         .ok()?;
     let mut v = Vec::new();
     f.read_to_end(&mut v).ok()?;
@@ -197,13 +201,14 @@ fn touch_if_older(f: &std::fs::File, age: Duration) {
 /// Writes the entry `name` (a file name, or `binaries/NAME`) of the cache directory `root`
 /// (0600) through a temporary file in the same directory and a rename, creating the
 /// directories (0700) when missing; refuses a directory that is a symlink or not a directory.
-/// The first successful write of the process starts the bound's check ([`start_once`]).
+/// The first read or write of the process starts the bound's check ([`start_once`]).
 pub fn write(root: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let (dir, file) = match name.rsplit_once('/') {
         Some((sub, file)) => (root.join(sub), file),
         None => (root.to_path_buf(), name),
     };
+    start_once(root);
     ensure_dir(&dir)?;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -221,8 +226,6 @@ pub fn write(root: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
     })();
     if res.is_err() {
         let _ = std::fs::remove_file(&tmp);
-    } else {
-        start_once(root);
     }
     res
 }
@@ -676,8 +679,14 @@ mod tests {
         assert!(d.join("binaries/k.bin").exists(), "the newest stays");
         assert!(d.join("pocl-remote-x/lib/libpocl.so").exists());
         assert!(d.join("notes.txt").exists(), "not clprism's: never removed");
-        assert!(d.join(".a.json.1.1.tmp").exists(), "a write in progress stays");
-        assert!(!d.join(".b.json.1.2.tmp").exists(), "a stale temporary goes");
+        assert!(
+            d.join(".a.json.1.1.tmp").exists(),
+            "a write in progress stays"
+        );
+        assert!(
+            !d.join(".b.json.1.2.tmp").exists(),
+            "a stale temporary goes"
+        );
         // under the bound now: a second trim removes nothing
         let again = trim(&d, max, &|| false).unwrap();
         assert_eq!(again.removed, 0);
@@ -731,7 +740,7 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-        assert_eq!(read(&p).as_deref(), Some(&b"abcd"[..]));
+        assert_eq!(read(&d, "a.spv").as_deref(), Some(&b"abcd"[..]));
         let t = std::fs::metadata(&p).unwrap().modified().unwrap();
         assert!(t.elapsed().unwrap() < Duration::from_secs(60), "touched");
         let recent = SystemTime::now() - Duration::from_secs(60);
@@ -741,14 +750,17 @@ mod tests {
             .unwrap()
             .set_modified(recent)
             .unwrap();
-        read(&p).unwrap();
+        read(&d, "a.spv").unwrap();
         let t = std::fs::metadata(&p).unwrap().modified().unwrap();
         assert_eq!(t, recent, "a recent entry is not touched again");
         std::os::unix::fs::symlink(&d, d.join("link")).unwrap();
         assert!(write(&d.join("link"), "b.spv", b"x").is_err());
-        assert!(read(&d.join("link/a.spv")).is_some(), "only the final link is refused");
+        assert!(
+            read(&d, "link/a.spv").is_some(),
+            "only the final link is refused"
+        );
         std::os::unix::fs::symlink(&p, d.join("l.spv")).unwrap();
-        assert_eq!(read(&d.join("l.spv")), None, "a symlinked entry is not followed");
+        assert_eq!(read(&d, "l.spv"), None, "a symlinked entry is not followed");
         let _ = std::fs::remove_dir_all(&d);
     }
 

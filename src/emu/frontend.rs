@@ -612,7 +612,7 @@ pub fn compile_cached_path(
     if let Some(d) = &dir {
         let names = CompilePath::ALL.map(Some).into_iter().chain([None]);
         for path in names {
-            let b = crate::cache::read(&d.join(cache_name(key, tv, path)));
+            let b = crate::cache::read(d, &cache_name(key, tv, path));
             if let Some(words) = b.and_then(|b| bytes_to_words(&b).ok()) {
                 let origin = Origin::Cache;
                 return Ok(Compiled {
@@ -638,13 +638,14 @@ pub fn compile_cached_path(
     })
 }
 
-/// Without a toolchain: the newest cache entry of `key`, whatever toolchain made it.
+/// Without a toolchain: the newest cache entry of `key` (the last written or read), whatever
+/// toolchain made it.
 fn cached_without_toolchain(key: &str, dir: Option<PathBuf>) -> Result<Compiled, EmuError> {
     let d = dir.ok_or_else(|| {
         EmuError::NoToolchain("no clang/llvm-spirv found and no cache directory".into())
     })?;
     let prefix = format!("{key}-");
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    let mut best: Option<(std::time::SystemTime, String)> = None;
     if let Ok(rd) = std::fs::read_dir(&d) {
         for e in rd.flatten() {
             let n = e.file_name();
@@ -655,15 +656,14 @@ fn cached_without_toolchain(key: &str, dir: Option<PathBuf>) -> Result<Compiled,
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::UNIX_EPOCH);
                 if best.as_ref().is_none_or(|b| t > b.0) {
-                    best = Some((t, e.path()));
+                    best = Some((t, n.into_owned()));
                 }
             }
         }
     }
-    if let Some((_, p)) = best {
-        if let Some(words) = crate::cache::read(&p).and_then(|b| bytes_to_words(&b).ok()) {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let path = name.as_deref().and_then(path_of_name);
+    if let Some((_, name)) = best {
+        if let Some(words) = crate::cache::read(&d, &name).and_then(|b| bytes_to_words(&b).ok()) {
+            let path = path_of_name(&name);
             let origin = Origin::Cache;
             return Ok(Compiled {
                 words,

@@ -5,8 +5,6 @@
 //! version): `binaries/<16 hex digits>.bin`, written to a temporary name and renamed, so a
 //! concurrent run never reads half a file. A binary the driver rejects is rebuilt from source.
 
-use std::path::PathBuf;
-
 /// The cache key of `source` built with `options` for a device (its `CL_DEVICE_NAME` and
 /// `CL_DRIVER_VERSION`).
 pub(super) fn key(source: &str, options: &str, device: &str, driver_version: &str) -> String {
@@ -20,17 +18,10 @@ pub(super) fn key(source: &str, options: &str, device: &str, driver_version: &st
     .to_string()
 }
 
-fn path(key: &str) -> Option<PathBuf> {
-    Some(
-        crate::exec::cache_dir()?
-            .join("binaries")
-            .join(format!("{key}.bin")),
-    )
-}
-
 /// The cached binary of `key`, if any.
 pub(super) fn load(key: &str) -> Option<Vec<u8>> {
-    crate::cache::read(&path(key)?).filter(|b| !b.is_empty())
+    crate::cache::read(&crate::exec::cache_dir()?, &format!("binaries/{key}.bin"))
+        .filter(|b| !b.is_empty())
 }
 
 /// Saves `binary` under `key`, through the cache's atomic write ([`crate::cache::write`]: a

@@ -699,7 +699,7 @@ struct DiskEntry {
 /// failed for this shape. `None` when absent, unreadable, a symlink, or saved for another key.
 pub fn load_cached(key: &str) -> Option<Result<FootprintModel, String>> {
     let dir = crate::exec::cache_dir()?;
-    let bytes = crate::cache::read(&dir.join(disk_name(key)))?;
+    let bytes = crate::cache::read(&dir, &disk_name(key))?;
     let e: DiskEntry = serde_json::from_slice(&bytes).ok()?;
     if e.key != key {
         return None;

@@ -359,7 +359,7 @@ pub fn kernel_registers(
         }
         return reported.get(kernel).copied();
     }
-    let bytes = crate::cache::read(&cache_dir?.join(name))?;
+    let bytes = crate::cache::read(cache_dir?, &name)?;
     let entry: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     if entry["key"] != key {
         return None;
