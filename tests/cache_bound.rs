@@ -26,7 +26,7 @@ fn fill(dir: &Path, prefix: &str, n: usize, age: impl Fn(usize) -> Duration) {
 
 /// Bytes on disk of clprism's entries in `dir`, as `clprism cache stats` counts them.
 fn entry_bytes(dir: &Path) -> u64 {
-    OpenCL::cache::scan(dir, &|| false)
+    OpenCL::cache::scan(dir, &|_| false)
         .unwrap()
         .iter()
         .filter(|e| e.kind != OpenCL::cache::Kind::Temporary)

@@ -87,7 +87,7 @@ pub fn cache_main(args: &[String]) -> i32 {
                 }
             };
             let t0 = std::time::Instant::now();
-            match trim(&dir, max, &|| false) {
+            match trim(&dir, max, &|_| false) {
                 Ok(t) => {
                     println!(
                         "{}: {} entries, {} before; bound {}; removed {} entries, {}; {} now \
@@ -118,7 +118,7 @@ pub fn cache_main(args: &[String]) -> i32 {
 
 fn stats(dir: &PathBuf, max: u64) -> i32 {
     let t0 = std::time::Instant::now();
-    let entries = match scan(dir, &|| false) {
+    let entries = match scan(dir, &|_| false) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("clprism cache stats: {}: {e}", dir.display());

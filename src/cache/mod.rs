@@ -24,11 +24,14 @@
 //! `flock` on the directory, not waited for); a file gone before its removal is fine; a file
 //! whose modification time moved since the scan (used or rewritten meanwhile) is kept; a
 //! temporary file is never removed unless it is over an hour old (left by a killed writer).
-//! A directory once found with [`STAMP_MIN_ENTRIES`] entries or more (a scan of 60,000 takes
-//! some 150 ms) gets a stamp file, `.clprism-trim`, which the next automatic trim claims
-//! (sets its time) before it scans: such a directory is scanned at most once per
-//! [`MIN_INTERVAL`], whatever the number of processes. A scan stops after [`SCAN_LIMIT`]
-//! entries.
+//! A scan that reads [`STAMP_MIN_ENTRIES`] directory entries (a scan of 62,000 takes some
+//! 150 ms of one idle core) writes a stamp file, `.clprism-trim`, and a later automatic trim
+//! claims an existing stamp before it scans: such a directory is scanned at most once per
+//! [`MIN_INTERVAL`], whatever the number of processes, and smaller ones leave no file behind.
+//! A trim cut short by the exit has removed the oldest entries first, and the next process
+//! after [`MIN_INTERVAL`] goes on; an app shorter than the scan (at the lowest priority, on
+//! busy cores, seconds) does not finish one: `clprism cache trim` does it at once. A scan
+//! stops after [`SCAN_LIMIT`] entries.
 //!
 //! The layout stays flat (no fan-out into subdirectories): the bound keeps the directory to
 //! some hundred thousand entries at most, every lookup is by exact name (hashed directories
@@ -231,9 +234,10 @@ pub fn write(root: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
 }
 
 /// Every entry of the cache directory `root` (its clprism files, see [`Kind::of`]), at most
-/// [`SCAN_LIMIT`] directory entries read; stops early (with what it has) when `stop()`.
+/// [`SCAN_LIMIT`] directory entries read; `stop(n)` is called after every 1,024 directory
+/// entries read (`n` so far) and the scan ends early (with what it has) when it says so.
 /// Errors: `root` cannot be read (a missing directory is no entries).
-pub fn scan(root: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<Vec<Entry>> {
+pub fn scan(root: &Path, stop: &dyn Fn(usize) -> bool) -> std::io::Result<Vec<Entry>> {
     let mut out = Vec::new();
     let mut seen = 0usize;
     for sub in std::iter::once(None).chain(SUBDIRS.map(Some)) {
@@ -249,7 +253,7 @@ pub fn scan(root: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<Vec<Entry>>
         };
         for e in rd {
             seen += 1;
-            if seen > SCAN_LIMIT || (seen % 1024 == 0 && stop()) {
+            if seen > SCAN_LIMIT || (seen % 1024 == 0 && stop(seen)) {
                 return Ok(out);
             }
             let Ok(e) = e else { continue };
@@ -325,8 +329,9 @@ pub struct Trimmed {
 /// `max` ([`plan`]; `max` 0: no bound), and removes temporary files older than
 /// [`STALE_TEMP`]. Before each removal the file is looked at again: gone already is fine,
 /// a modification time newer than the scan's means it was used or rewritten, and it stays.
-/// Stops early when `stop()`. Errors: `root` cannot be read.
-pub fn trim(root: &Path, max: u64, stop: &dyn Fn() -> bool) -> std::io::Result<Trimmed> {
+/// Stops early when `stop(n)` says so (asked during the scan, as [`scan`] does, and before
+/// each removal with `n` the entries found). Errors: `root` cannot be read.
+pub fn trim(root: &Path, max: u64, stop: &dyn Fn(usize) -> bool) -> std::io::Result<Trimmed> {
     let entries = scan(root, stop)?;
     let mut t = Trimmed {
         entries: entries.len(),
@@ -352,7 +357,7 @@ pub fn trim(root: &Path, max: u64, stop: &dyn Fn() -> bool) -> std::io::Result<T
         }
     }
     for i in plan(&entries, max) {
-        if stop() {
+        if stop(t.entries) {
             break;
         }
         let e = &entries[i];
@@ -387,7 +392,7 @@ fn remove_unchanged(e: &Entry) -> bool {
 pub fn clear(root: &Path) -> std::io::Result<(usize, u64)> {
     let now = SystemTime::now();
     let mut out = (0, 0);
-    for e in scan(root, &|| false)? {
+    for e in scan(root, &|_| false)? {
         let fresh_temp = e.kind == Kind::Temporary
             && now.duration_since(e.mtime).map_or(true, |a| a < STALE_TEMP);
         if !fresh_temp && std::fs::remove_file(&e.path).is_ok() {
@@ -440,28 +445,31 @@ fn background_trim(root: &Path, max: u64) {
     let Some(_lock) = DirLock::try_new(root) else {
         return;
     };
-    // A stamp exists once a scan found STAMP_MIN_ENTRIES or more: then it is claimed before
-    // the scan, so a process that ends mid-scan does not leave the next one to scan again.
+    // A stamp exists once a scan read STAMP_MIN_ENTRIES directory entries: it is claimed
+    // (written) then, or before the scan when it exists, so a process that ends mid-scan does
+    // not leave the next one to scan again before MIN_INTERVAL.
     let stamp = root.join(STAMP);
-    let stamped = match std::fs::symlink_metadata(&stamp) {
+    let claimed = std::cell::Cell::new(false);
+    match std::fs::symlink_metadata(&stamp) {
         Ok(m) if !m.file_type().is_file() => return,
         Ok(m) => {
             let age = m.modified().ok().and_then(|t| t.elapsed().ok());
             if age.is_some_and(|a| a < MIN_INTERVAL) {
                 return;
             }
-            let claimed = std::fs::File::options()
-                .write(true)
-                .open(&stamp)
-                .and_then(|f| f.set_modified(SystemTime::now()));
-            if claimed.is_err() {
+            if write_stamp(root, "scanning\n").is_err() {
                 return;
             }
-            true
+            claimed.set(true);
         }
-        Err(_) => false,
+        Err(_) => {}
+    }
+    let stop = |seen: usize| {
+        if !claimed.get() && seen >= STAMP_MIN_ENTRIES {
+            claimed.set(write_stamp(root, "scanning\n").is_ok());
+        }
+        STOP.load(Ordering::Acquire)
     };
-    let stop = || STOP.load(Ordering::Acquire);
     let t0 = std::time::Instant::now();
     let Ok(t) = trim(root, max, &stop) else {
         return;
@@ -476,7 +484,7 @@ fn background_trim(root: &Path, max: u64) {
             t0.elapsed().as_secs_f64() * 1e3
         )
     });
-    if (stamped || t.entries >= STAMP_MIN_ENTRIES) && !stop() {
+    if claimed.get() && !STOP.load(Ordering::Acquire) {
         let text = format!(
             "{} entries, {} bytes, bound {max}: removed {} entries, {} bytes\n",
             t.entries, t.bytes_before, t.removed, t.removed_bytes
@@ -648,16 +656,16 @@ mod tests {
         std::fs::write(d.join(".a.json.1.1.tmp"), &data).unwrap(); // being written
         std::fs::write(d.join(".b.json.1.2.tmp"), &data).unwrap();
         set_age(&d.join(".b.json.1.2.tmp"), 2 * 3600); // left by a dead writer
-        let all = scan(&d, &|| false).unwrap();
+        let all = scan(&d, &|_| false).unwrap();
         assert_eq!(all.len(), 23, "20 footprints, 1 binary, 2 temporary files");
         let per = all[0].bytes;
         assert!(per >= 8192, "{per}");
         let before: u64 = 21 * per;
         let max = before / 2;
-        let t = trim(&d, max, &|| false).unwrap();
+        let t = trim(&d, max, &|_| false).unwrap();
         assert_eq!(t.bytes_before, before);
         assert!(t.bytes_after <= max / 10 * 9, "{t:?}");
-        let left = scan(&d, &|| false).unwrap();
+        let left = scan(&d, &|_| false).unwrap();
         let left_bytes: u64 = left
             .iter()
             .filter(|e| e.kind != Kind::Temporary)
@@ -688,7 +696,7 @@ mod tests {
             "a stale temporary goes"
         );
         // under the bound now: a second trim removes nothing
-        let again = trim(&d, max, &|| false).unwrap();
+        let again = trim(&d, max, &|_| false).unwrap();
         assert_eq!(again.removed, 0);
         let _ = std::fs::remove_dir_all(&d);
     }
@@ -702,7 +710,7 @@ mod tests {
             std::fs::write(d.join(n), [1u8; 100]).unwrap();
             set_age(&d.join(n), 5000);
         }
-        let es = scan(&d, &|| false).unwrap();
+        let es = scan(&d, &|_| false).unwrap();
         // another process reads one and removes the other between the scan and the removal
         let f = std::fs::File::open(d.join("old.spv")).unwrap();
         touch_if_older(&f, TOUCH_AFTER);
@@ -764,6 +772,44 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
     }
 
+    /// The automatic trim of a directory of 4,096 entries or more leaves a stamp saying what
+    /// it did, and does not scan again within MIN_INTERVAL; a small one leaves no file.
+    #[test]
+    fn the_automatic_trim_stamps_big_directories_only() {
+        let d = scratch("stamp");
+        for i in 0..STAMP_MIN_ENTRIES + 4 {
+            let p = d.join(format!("footprint-{i:05}.json"));
+            std::fs::write(&p, b"{}").unwrap();
+            set_age(&p, 100 + i as u64);
+        }
+        let total: u64 = scan(&d, &|_| false).unwrap().iter().map(|e| e.bytes).sum();
+        background_trim(&d, total / 2);
+        let (t, text) = last_trim(&d).expect("a stamp");
+        assert!(t.elapsed().unwrap() < MIN_INTERVAL);
+        assert!(
+            text.starts_with(&format!("{} entries", STAMP_MIN_ENTRIES + 4)),
+            "{text}"
+        );
+        let left = scan(&d, &|_| false).unwrap();
+        let bytes: u64 = left.iter().map(|e| e.bytes).sum();
+        assert!(bytes <= total / 2 / 10 * 9);
+        assert!(d.join("footprint-00000.json").exists(), "the newest stays");
+        // within MIN_INTERVAL: not scanned again, whatever the bound
+        background_trim(&d, 1);
+        assert_eq!(scan(&d, &|_| false).unwrap().len(), left.len());
+        // a small directory: trimmed, no stamp
+        let small = scratch("nostamp");
+        for i in 0..10 {
+            std::fs::write(small.join(format!("{i}.spv")), [0u8; 5000]).unwrap();
+        }
+        background_trim(&small, 1);
+        assert!(scan(&small, &|_| false).unwrap().is_empty());
+        assert!(last_trim(&small).is_none());
+        assert_eq!(std::fs::read_dir(&small).unwrap().count(), 0);
+        let _ = std::fs::remove_dir_all(&d);
+        let _ = std::fs::remove_dir_all(&small);
+    }
+
     #[test]
     fn clear_removes_entries_only() {
         let d = scratch("clear");
@@ -774,7 +820,7 @@ mod tests {
         assert_eq!(n, 2);
         assert!(bytes >= 5000);
         assert!(d.join("keep.txt").exists());
-        assert!(scan(&d, &|| false).unwrap().is_empty());
+        assert!(scan(&d, &|_| false).unwrap().is_empty());
         let _ = std::fs::remove_dir_all(&d);
     }
 }
