@@ -2,7 +2,7 @@
 //! trimming or emptying it by hand.
 
 use super::{clear, last_trim, scan, trim, Kind};
-use std::path::PathBuf;
+use std::path::Path;
 
 const USAGE: &str = "\
 usage: clprism cache stats
@@ -116,7 +116,7 @@ pub fn cache_main(args: &[String]) -> i32 {
     }
 }
 
-fn stats(dir: &PathBuf, max: u64) -> i32 {
+fn stats(dir: &Path, max: u64) -> i32 {
     let t0 = std::time::Instant::now();
     let entries = match scan(dir, &|_| false) {
         Ok(e) => e,

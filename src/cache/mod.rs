@@ -253,7 +253,7 @@ pub fn scan(root: &Path, stop: &dyn Fn(usize) -> bool) -> std::io::Result<Vec<En
         };
         for e in rd {
             seen += 1;
-            if seen > SCAN_LIMIT || (seen % 1024 == 0 && stop(seen)) {
+            if seen > SCAN_LIMIT || (seen.is_multiple_of(1024) && stop(seen)) {
                 return Ok(out);
             }
             let Ok(e) = e else { continue };

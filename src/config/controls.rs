@@ -423,12 +423,12 @@ stats` shows it.",
         doc: "Bytes on disk (as `du` counts them) of clprism's own entries in the cache directory \
 (`CLPRISM_CACHE`: SPIR-V, footprint models, registers, app binaries' sources, `binaries/`); \
 other files there (e.g. `scripts/pocl_remote.sh`'s build) are neither counted nor removed. \
-Suffixes `K`, `M`, `G` are KiB, MiB, GiB. The first process that writes an entry checks the bound \
-once, on a low-priority background thread that never delays the app nor holds up its exit: when \
+Suffixes `K`, `M`, `G` are KiB, MiB, GiB. A process checks the bound once, at its first read or \
+write of an entry, on a low-priority background thread that never delays the app nor holds up its exit: when \
 the entries exceed the bound, the least recently used ones (by modification time, refreshed when \
 an entry is read and is older than 10 minutes) are removed until they fill at most 90 % of it. One \
 process trims a directory at a time, and a directory of 4,096 entries or more is not scanned \
-again for 5 minutes. `0` or `off`: no bound, nothing is removed. Also read by `clprism cache` \
+again for 5 minutes. docs/usage.md, \"The cache directory\", has the details and the costs. `0` or `off`: no bound, nothing is removed. Also read by `clprism cache` \
 (`stats`, `trim`, `clear`; docs/usage.md).",
     }
     emu_snapshot_max: u64 {
