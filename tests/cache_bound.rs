@@ -66,11 +66,13 @@ fn a_run_trims_an_overfull_cache_and_keeps_the_newest_entries() {
     let max: u64 = 8 << 20;
     assert!(entry_bytes(&cache) >= 2 * max);
 
+    // 32 steps: the run lasts a second or so after its first use of the cache, time for the
+    // trim at the lowest priority even while other tests keep the cores busy
     let exe = examples().join("nbody");
     let native_dump = d.join("native.bin");
     let native = run(
         &exe,
-        &["--dump", native_dump.to_str().unwrap()],
+        &["2048", "32", "--dump", native_dump.to_str().unwrap()],
         Via::Native,
         &[],
     );
@@ -78,7 +80,7 @@ fn a_run_trims_an_overfull_cache_and_keeps_the_newest_entries() {
     let dump = d.join("balance.bin");
     let out = run(
         &exe,
-        &["--dump", dump.to_str().unwrap()],
+        &["2048", "32", "--dump", dump.to_str().unwrap()],
         Via::Preload("balance"),
         &[
             ("CLPRISM_CACHE", cache.to_str().unwrap()),
