@@ -8,12 +8,13 @@
 //!
 //! Layers (dependencies point down only):
 //! `api` → `intercept` → {`exec`, `sched`, `emu`, `model`} → `log` (+ its `log::trace` timeline) →
-//! `loader` → `config`.
+//! `loader` → `cache` (the cache directory on disk) → `config`.
 //! `sched`, `emu` and `model` make no OpenCL calls.
 #![allow(non_snake_case)]
 
 pub mod accuracy;
 pub mod api;
+pub mod cache;
 pub mod characterize;
 pub mod config;
 pub mod emu;

@@ -40,11 +40,12 @@ fn real() -> Option<CxaAtexit> {
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// clprism's exit work, in order: the background work stops (waiting only for the driver
-/// calls in flight, `exec::background`), then the log writes what is pending and the
+/// calls in flight, `exec::background`; the cache trim removes nothing more, `cache`), then the log writes what is pending and the
 /// summary (`log::shutdown`). Idempotent; a panic is caught.
 pub extern "C" fn clprism_exit(_: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
         crate::exec::background::get().shut_down();
+        crate::cache::stop();
         if let Some(line) = crate::exec::directory_summary() {
             crate::config::eprintln_safe(&format!("clprism: balance: {line}"));
         }

@@ -25,6 +25,8 @@ commands:
   schema --markdown | --check LOG.jsonl...
                                  print the log schema table (docs/log-schema.md), or
                                  check log records against the typed schema
+  cache stats|trim|clear         the cache directory: size against CLPRISM_CACHE_MAX,
+                                 trim it to the bound, or empty it
   controls [--markdown]          list the CLPRISM_* environment variables (--markdown:
                                  the text of docs/controls.md)
 
@@ -89,6 +91,7 @@ fn main() {
         Some("trace-check") => OpenCL::log::trace::check::check_main(rest),
         Some("schema") => OpenCL::log::schema::schema_main(rest),
         Some("controls") => controls_main(rest),
+        Some("cache") => OpenCL::cache::cli::cache_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

@@ -14,7 +14,7 @@
 
 use super::{
     parse_bytes, parse_device_timing, DeviceTiming, LogTarget, Mode, SplitPolicy, SummaryTarget,
-    DEFAULT_EMU_SNAPSHOT_MAX, DEFAULT_PINNED_MAX,
+    DEFAULT_CACHE_MAX, DEFAULT_EMU_SNAPSHOT_MAX, DEFAULT_PINNED_MAX,
 };
 use std::path::PathBuf;
 
@@ -406,7 +406,30 @@ alone hides `opt` (`tests/project_compile_path.rs`).",
 cache filled on another machine serves one without toolchain), footprint models, the binaries \
 balance mode built (`binaries/`), and the source of the program binaries the app read back \
 (`binary-<hash>.json`, the source sealed with a key derived from the binary). Files are 0600; a \
-symlink at an entry is not followed.",
+symlink at an entry is not followed. Its size is bounded by `CLPRISM_CACHE_MAX`; `clprism cache \
+stats` shows it.",
+    }
+    cache_max: u64 {
+        name: "CLPRISM_CACHE_MAX",
+        reader: Library,
+        values: "BYTES|off",
+        default: "1G" => |_| DEFAULT_CACHE_MAX,
+        parse: |v, _| match v.to_ascii_lowercase().as_str() {
+            "off" => Some(0),
+            _ => parse_bytes(v),
+        },
+        example: "256M",
+        usage: "most bytes the cache directory holds; past it the least recently used entries go (0, off: no bound)",
+        doc: "Bytes on disk (as `du` counts them) of clprism's own entries in the cache directory \
+(`CLPRISM_CACHE`: SPIR-V, footprint models, registers, app binaries' sources, `binaries/`); \
+other files there (e.g. `scripts/pocl_remote.sh`'s build) are neither counted nor removed. \
+Suffixes `K`, `M`, `G` are KiB, MiB, GiB. A process checks the bound once, at its first read or \
+write of an entry, on a low-priority background thread that never delays the app nor holds up its exit: when \
+the entries exceed the bound, the least recently used ones (by modification time, refreshed when \
+an entry is read and is older than 10 minutes) are removed until they fill at most 90 % of it. One \
+process trims a directory at a time, and a directory of 4,096 entries or more is not scanned \
+again for 5 minutes. docs/usage.md, \"The cache directory\", has the details and the costs. `0` or `off`: no bound, nothing is removed. Also read by `clprism cache` \
+(`stats`, `trim`, `clear`; docs/usage.md).",
     }
     emu_snapshot_max: u64 {
         name: "CLPRISM_EMU_SNAPSHOT_MAX",

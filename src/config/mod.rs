@@ -159,6 +159,9 @@ pub const DEFAULT_EMU_SNAPSHOT_MAX: u64 = 256 << 20;
 /// Default of `CLPRISM_PINNED_MAX`, bytes (4 GiB).
 pub const DEFAULT_PINNED_MAX: u64 = 4 << 30;
 
+/// Default of `CLPRISM_CACHE_MAX`: 1 GiB.
+pub const DEFAULT_CACHE_MAX: u64 = 1 << 30;
+
 /// Parses a byte count with an optional binary suffix (`K`, `M`, `G`, with or without
 /// `iB`/`B`): `64M` = 64 MiB.
 pub fn parse_bytes(s: &str) -> Option<u64> {

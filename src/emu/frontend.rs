@@ -21,8 +21,9 @@
 //! is named `<H(source, options)>-<H(toolchain version)>.<path>.spv` (`<path>`:
 //! [`CompilePath::as_str`]; entries of older versions lack it); without a toolchain any
 //! entry for `H(source, options)` is used, so a cache filled on one machine serves another
-//! that has no toolchain. Entries are written atomically (temporary file + rename, mode
-//! 0600, directory 0700) and symbolic links are never followed.
+//! that has no toolchain. Entries are written and read through [`crate::cache`] (temporary
+//! file + rename, mode 0600, directory 0700, symbolic links never followed; a read refreshes
+//! an old entry's time for the least-recently-used bound `CLPRISM_CACHE_MAX`).
 
 use super::EmuError;
 use std::ffi::OsString;
@@ -542,58 +543,6 @@ pub fn cache_dir(fe: &FrontendOptions) -> Option<PathBuf> {
     fe.cache.clone()
 }
 
-fn ensure_dir(d: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::symlink_metadata(d) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(std::io::Error::other(
-            "cache path exists and is not a directory (or is a symlink)",
-        )),
-        Err(_) => std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(d),
-    }
-}
-
-/// Reads a cache file without following a symlink; `None` when absent or unreadable.
-pub(crate) fn read_nofollow(p: &Path) -> Option<Vec<u8>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
-        .ok()?;
-    let mut v = Vec::new();
-    f.read_to_end(&mut v).ok()?;
-    Some(v)
-}
-
-/// Writes `dir/name` (0600) through a temporary file and a rename, creating `dir` (0700)
-/// when missing; refuses a `dir` that is a symlink or not a directory.
-pub(crate) fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    ensure_dir(dir)?;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let res = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, dir.join(name))
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
-}
-
 /// Where the SPIR-V came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 
@@ -663,7 +612,7 @@ pub fn compile_cached_path(
     if let Some(d) = &dir {
         let names = CompilePath::ALL.map(Some).into_iter().chain([None]);
         for path in names {
-            let b = read_nofollow(&d.join(cache_name(key, tv, path)));
+            let b = crate::cache::read(d, &cache_name(key, tv, path));
             if let Some(words) = b.and_then(|b| bytes_to_words(&b).ok()) {
                 let origin = Origin::Cache;
                 return Ok(Compiled {
@@ -677,7 +626,7 @@ pub fn compile_cached_path(
     let (words, path) = compile_path_with(&tc, source, options)?;
     if let Some(d) = &dir {
         let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
-        if let Err(e) = write_atomic(d, &cache_name(key, tv, Some(path)), &bytes) {
+        if let Err(e) = crate::cache::write(d, &cache_name(key, tv, Some(path)), &bytes) {
             log::debug!("clprism: cannot write SPIR-V cache {}: {e}", d.display());
         }
     }
@@ -689,13 +638,14 @@ pub fn compile_cached_path(
     })
 }
 
-/// Without a toolchain: the newest cache entry of `key`, whatever toolchain made it.
+/// Without a toolchain: the newest cache entry of `key` (the last written or read), whatever
+/// toolchain made it.
 fn cached_without_toolchain(key: &str, dir: Option<PathBuf>) -> Result<Compiled, EmuError> {
     let d = dir.ok_or_else(|| {
         EmuError::NoToolchain("no clang/llvm-spirv found and no cache directory".into())
     })?;
     let prefix = format!("{key}-");
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    let mut best: Option<(std::time::SystemTime, String)> = None;
     if let Ok(rd) = std::fs::read_dir(&d) {
         for e in rd.flatten() {
             let n = e.file_name();
@@ -706,15 +656,14 @@ fn cached_without_toolchain(key: &str, dir: Option<PathBuf>) -> Result<Compiled,
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::UNIX_EPOCH);
                 if best.as_ref().is_none_or(|b| t > b.0) {
-                    best = Some((t, e.path()));
+                    best = Some((t, n.into_owned()));
                 }
             }
         }
     }
-    if let Some((_, p)) = best {
-        if let Some(words) = read_nofollow(&p).and_then(|b| bytes_to_words(&b).ok()) {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let path = name.as_deref().and_then(path_of_name);
+    if let Some((_, name)) = best {
+        if let Some(words) = crate::cache::read(&d, &name).and_then(|b| bytes_to_words(&b).ok()) {
+            let path = path_of_name(&name);
             let origin = Origin::Cache;
             return Ok(Compiled {
                 words,

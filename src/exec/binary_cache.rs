@@ -5,8 +5,6 @@
 //! version): `binaries/<16 hex digits>.bin`, written to a temporary name and renamed, so a
 //! concurrent run never reads half a file. A binary the driver rejects is rebuilt from source.
 
-use std::path::PathBuf;
-
 /// The cache key of `source` built with `options` for a device (its `CL_DEVICE_NAME` and
 /// `CL_DRIVER_VERSION`).
 pub(super) fn key(source: &str, options: &str, device: &str, driver_version: &str) -> String {
@@ -20,21 +18,14 @@ pub(super) fn key(source: &str, options: &str, device: &str, driver_version: &st
     .to_string()
 }
 
-fn path(key: &str) -> Option<PathBuf> {
-    Some(
-        crate::exec::cache_dir()?
-            .join("binaries")
-            .join(format!("{key}.bin")),
-    )
-}
-
 /// The cached binary of `key`, if any.
 pub(super) fn load(key: &str) -> Option<Vec<u8>> {
-    std::fs::read(path(key)?).ok().filter(|b| !b.is_empty())
+    crate::cache::read(&crate::exec::cache_dir()?, &format!("binaries/{key}.bin"))
+        .filter(|b| !b.is_empty())
 }
 
-/// Saves `binary` under `key`, through the emulator cache's atomic write (a temporary name
-/// unique per process and call, then a rename): two threads building one program on two like
+/// Saves `binary` under `key`, through the cache's atomic write ([`crate::cache::write`]: a
+/// temporary name unique per process and call, then a rename): two threads building one program on two like
 /// devices at once each write their own temporary file and the last rename wins, with no
 /// error (before, both used `.KEY.PID.tmp` and the second failed with "File exists", printed
 /// into the app's stderr, issue 31 item 6).
@@ -48,7 +39,7 @@ pub(super) fn save(key: &str, binary: &[u8]) -> std::io::Result<()> {
 
 /// [`save`] under the cache directory `cache`.
 fn save_in(cache: &std::path::Path, key: &str, binary: &[u8]) -> std::io::Result<()> {
-    crate::emu::frontend::write_atomic(&cache.join("binaries"), &format!("{key}.bin"), binary)
+    crate::cache::write(cache, &format!("binaries/{key}.bin"), binary)
 }
 
 #[cfg(test)]

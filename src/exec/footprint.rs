@@ -699,7 +699,7 @@ struct DiskEntry {
 /// failed for this shape. `None` when absent, unreadable, a symlink, or saved for another key.
 pub fn load_cached(key: &str) -> Option<Result<FootprintModel, String>> {
     let dir = crate::exec::cache_dir()?;
-    let bytes = crate::emu::frontend::read_nofollow(&dir.join(disk_name(key)))?;
+    let bytes = crate::cache::read(&dir, &disk_name(key))?;
     let e: DiskEntry = serde_json::from_slice(&bytes).ok()?;
     if e.key != key {
         return None;
@@ -723,7 +723,7 @@ pub fn save_cached(key: &str, outcome: Result<&FootprintModel, &str>) -> std::io
         failure: outcome.err().map(str::to_string),
     };
     let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
-    crate::emu::frontend::write_atomic(&dir, &disk_name(key), &bytes)
+    crate::cache::write(&dir, &disk_name(key), &bytes)
 }
 
 /// The emulator's arguments for a launch, every buffer zero-filled at its size (allocated

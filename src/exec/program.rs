@@ -349,7 +349,7 @@ pub fn kernel_registers(
         if let Some(dir) = cache_dir {
             let entry = serde_json::json!({ "key": key, "registers": reported });
             if let Ok(bytes) = serde_json::to_vec(&entry) {
-                if let Err(e) = crate::emu::frontend::write_atomic(dir, &name, &bytes) {
+                if let Err(e) = crate::cache::write(dir, &name, &bytes) {
                     crate::config::warn(&format!(
                         "balance: saving registers in {}: {e}",
                         dir.display()
@@ -359,7 +359,7 @@ pub fn kernel_registers(
         }
         return reported.get(kernel).copied();
     }
-    let bytes = crate::emu::frontend::read_nofollow(&cache_dir?.join(name))?;
+    let bytes = crate::cache::read(cache_dir?, &name)?;
     let entry: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     if entry["key"] != key {
         return None;

@@ -191,10 +191,10 @@ pub fn remember(binary: &[u8], source: &Arc<str>, options: &Arc<str>) -> std::io
         .seal(binary.len(), &known)
         .map_err(std::io::Error::other)?;
     // sealing is deterministic: an identical file means the same entry
-    if crate::emu::frontend::read_nofollow(&dir.join(&name)).as_deref() == Some(&bytes[..]) {
+    if crate::cache::read(&dir, &name).as_deref() == Some(&bytes[..]) {
         return Ok(false);
     }
-    crate::emu::frontend::write_atomic(&dir, &name, &bytes)?;
+    crate::cache::write(&dir, &name, &bytes)?;
     Ok(true)
 }
 
@@ -210,7 +210,7 @@ pub fn lookup(binary: &[u8]) -> Option<SourceOfBinary> {
         crate::config::get(),
         |k| std::env::var_os(k),
     ))?;
-    let file = crate::emu::frontend::read_nofollow(&dir.join(keys.file_name()))?;
+    let file = crate::cache::read(&dir, &keys.file_name())?;
     let found = keys.open(binary.len(), &file)?;
     SEEN.lock().insert(keys.name, found.clone());
     Some(found)
