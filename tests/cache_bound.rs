@@ -77,39 +77,50 @@ fn a_run_trims_an_overfull_cache_and_keeps_the_newest_entries() {
         &[],
     );
     assert_ok(&native, "nbody native");
-    let dump = d.join("balance.bin");
-    let out = run(
-        &exe,
-        &["2048", "32", "--dump", dump.to_str().unwrap()],
-        Via::Preload("balance"),
-        &[
-            ("CLPRISM_CACHE", cache.to_str().unwrap()),
-            ("CLPRISM_CACHE_MAX", "8M"),
-            ("CLPRISM_DEBUG", "1"),
-            ("CLPRISM_DEVICES", "all"),
-            ("CLPRISM_LOG", "off"),
-            ("CLPRISM_SUMMARY", "off"),
-        ],
-    );
-    assert_ok(&out, "nbody under clprism");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // the app's results and its report are those of the native run
-    assert!(
-        std::fs::read(&native_dump).unwrap() == std::fs::read(&dump).unwrap(),
-        "the dump differs from native"
-    );
+    // The trim runs at the lowest priority and stops at the app's exit: on cores that other
+    // tests keep busy one run may end before it is done. Each run goes on from what is left
+    // (oldest first), so the app is run again, at most RUNS times, until the cache is under
+    // the bound; every run's results must be the native run's.
+    const RUNS: usize = 4;
     let verdict = |o: &std::process::Output| {
         String::from_utf8_lossy(&o.stdout)
             .lines()
             .map(|l| l.split(" time_ms=").next().unwrap().to_string())
             .collect::<Vec<_>>()
     };
-    assert_eq!(verdict(&out), verdict(&native));
-    assert!(
-        stderr.contains("[clprism-cache] cache: ")
-            && stderr.contains("bytes (bound 8388608): removed"),
-        "no trim line in the debug output:\n{stderr}"
-    );
+    let mut stderr = String::new();
+    let mut trimmed = false;
+    for run_no in 0..RUNS {
+        let dump = d.join(format!("balance{run_no}.bin"));
+        let out = run(
+            &exe,
+            &["2048", "32", "--dump", dump.to_str().unwrap()],
+            Via::Preload("balance"),
+            &[
+                ("CLPRISM_CACHE", cache.to_str().unwrap()),
+                ("CLPRISM_CACHE_MAX", "8M"),
+                ("CLPRISM_DEBUG", "1"),
+                ("CLPRISM_DEVICES", "all"),
+                ("CLPRISM_LOG", "off"),
+                ("CLPRISM_SUMMARY", "off"),
+            ],
+        );
+        assert_ok(&out, "nbody under clprism");
+        stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        // the app's results and its report are those of the native run
+        assert!(
+            std::fs::read(&native_dump).unwrap() == std::fs::read(&dump).unwrap(),
+            "the dump differs from native"
+        );
+        assert_eq!(verdict(&out), verdict(&native));
+        trimmed |= stderr.contains("[clprism-cache] cache: ")
+            && stderr.contains("bytes (bound 8388608): removed");
+        if entry_bytes(&cache) <= max {
+            eprintln!("under the bound after {} run(s)", run_no + 1);
+            break;
+        }
+    }
+    assert!(trimmed, "no trim line in any run's debug output:\n{stderr}");
 
     // under the bound, and what went is the least recently used
     let after = entry_bytes(&cache);
