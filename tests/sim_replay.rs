@@ -193,6 +193,38 @@ fn synthetic_projection_matches_the_hand_derivation() {
     assert!((a.steady_projected_ns - a.steady_measured_ns).abs() < 10.0);
 }
 
+/// `--issue parallel` (`CLPRISM_BALANCE_ISSUE=parallel`): every GPU's halo reads at once,
+/// then each GPU's writes and chunk from a thread of its own. The stencil's costs: pre 10 µs,
+/// enqueue 5 µs, a fetch 20 µs (10 per side), latency 3 µs, post 40 µs. Device k starts after
+/// pre + the read phase (the most reads one GPU serves: 10 µs per neighbour) + its own writes
+/// (10 µs per neighbour) + its enqueue + latency:
+/// N=2: 10 + 10 + 10 + 5 + 3 = 38, + 500 + 40 = 578 µs (603 issued one after the other);
+/// N=4 and 8: inner devices 10 + 20 + 20 + 5 + 3 = 58, + 250 (125) + 40 = 348 (223) µs
+/// (443 and 498 serial), the halos 20 + 20 µs on the critical path.
+#[test]
+fn parallel_issue_overlaps_the_devices_calls() {
+    let mut r = synthetic();
+    r.parallel_issue = true;
+    let st = shape(&r, "stencil");
+    for (n, want, halos) in [
+        (2, 578_000.0, 20_000.0),
+        (4, 348_000.0, 40_000.0),
+        (8, 223_000.0, 40_000.0),
+    ] {
+        let p = r.project_split(st, n).unwrap();
+        assert!(
+            (p.split_ns - want).abs() < 2.0,
+            "N={n}: {} ns, want {want}",
+            p.split_ns
+        );
+        assert!(
+            (p.halo_ns - halos).abs() < 1e-6,
+            "N={n}: halos {}",
+            p.halo_ns
+        );
+    }
+}
+
 /// Behind a network link (`--link`, issue 33 item 5) each server side of a halo fetch costs a
 /// crossing (latency + bytes / bandwidth) on top of its half of the measured fetch, and a
 /// server's chunk starts two latencies later (command out, completion back).

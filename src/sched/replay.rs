@@ -228,6 +228,13 @@ pub struct Replay {
     /// The network link every device but the app's sits behind in the projection (issue 33
     /// item 5); `None`: the devices are the logged host's GPUs.
     pub link: Option<Link>,
+    /// Project the host's calls as `CLPRISM_BALANCE_ISSUE=parallel` issues them
+    /// (`exec::launch::issue`): the halo reads of each source GPU, then the halo writes and
+    /// the chunk of each destination, each GPU's from a thread of its own, the GPUs at once.
+    /// The logged host issued them one after the other; this projects a driver that lets
+    /// contexts issue in parallel (the best case: a driver lock would bring back the serial
+    /// figure). `false`: as logged.
+    pub parallel_issue: bool,
 }
 
 /// A network link between the app's host and each server (one device per server): what a
@@ -455,6 +462,7 @@ impl Replay {
             skipped,
             move_rate: median(move_rates),
             link: None,
+            parallel_issue: false,
         })
     }
 
@@ -695,10 +703,23 @@ impl Replay {
         let mut host = c.pre_ns;
         let mut devices = Vec::with_capacity(n);
         let mut halo_ns = 0.0;
+        // parallel issue: every GPU's reads at once, then each GPU's writes and chunk
+        let read_phase = (0..n)
+            .map(|k| c.fetch_frac * self.halo_reads_ns(c, k, n))
+            .fold(0.0, f64::max);
+        if self.parallel_issue {
+            halo_ns = read_phase;
+        }
         for k in 0..n {
-            let fetch = c.fetch_frac * self.halo_fetches_ns(c, k, n);
-            halo_ns += fetch;
-            host += c.issue_ns + fetch;
+            if self.parallel_issue {
+                let writes = c.fetch_frac * self.halo_writes_ns(c, k, n);
+                halo_ns = halo_ns.max(read_phase + writes);
+                host = c.pre_ns + read_phase + writes + c.issue_ns;
+            } else {
+                let fetch = c.fetch_frac * self.halo_fetches_ns(c, k, n);
+                halo_ns += fetch;
+                host += c.issue_ns + fetch;
+            }
             let lat = match (k, self.link) {
                 (0, _) => c.latency_app_ns,
                 // the command goes to the server and its completion comes back
@@ -746,16 +767,34 @@ impl Replay {
     /// halo's bytes on top of its half (clprism moves a range through the app's host: server
     /// to host, host to server; the driver's calls remain).
     fn halo_fetches_ns(&self, c: &SplitCosts, k: usize, n: usize) -> f64 {
-        let side = |d: usize| match self.link {
-            Some(l) if d > 0 => c.fetch_ns / 2.0 + l.crossing_ns(c.halo_bytes),
-            _ => c.fetch_ns / 2.0,
-        };
+        let side = |d: usize| self.halo_side_ns(c, d);
         let neighbours = [k.checked_sub(1), (k + 1 < n).then_some(k + 1)];
         neighbours
             .iter()
             .flatten()
             .map(|&j| side(j) + side(k))
             .sum()
+    }
+
+    /// The host's share of the halo reads device `k` of `n` serves (one per neighbour slab,
+    /// read on `k`), ns: half of each fetch's measured cost, as [`Self::halo_fetches_ns`].
+    fn halo_reads_ns(&self, c: &SplitCosts, k: usize, n: usize) -> f64 {
+        let neighbours = usize::from(k > 0) + usize::from(k + 1 < n);
+        neighbours as f64 * self.halo_side_ns(c, k)
+    }
+
+    /// The host's share of the halo writes into device `k` of `n` (one per neighbour slab),
+    /// ns.
+    fn halo_writes_ns(&self, c: &SplitCosts, k: usize, n: usize) -> f64 {
+        self.halo_reads_ns(c, k, n)
+    }
+
+    /// One side (the read or the write) of a halo fetch on device `d`, ns.
+    fn halo_side_ns(&self, c: &SplitCosts, d: usize) -> f64 {
+        match self.link {
+            Some(l) if d > 0 => c.fetch_ns / 2.0 + l.crossing_ns(c.halo_bytes),
+            _ => c.fetch_ns / 2.0,
+        }
     }
 
     /// One-time cost of splitting `shape` on `n` GPUs: build and footprint, and the upload
@@ -939,7 +978,9 @@ const USAGE: &str =
   logged run, printed next to the projection for comparison. --link GBITS:LATENCY_US (e.g.
   25:50): every device but the app's is a PoCL-Remote server behind that link (halos cross
   it through the app's host, each command's start and completion cross it once); N then
-  counts servers plus the app's device.";
+  counts servers plus the app's device. --issue parallel: project the host's calls issued
+  from a thread per GPU at once (CLPRISM_BALANCE_ISSUE=parallel; the best case, a driver
+  that lets contexts issue in parallel); serial (default): one after the other, as logged.";
 
 fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
@@ -1170,6 +1211,7 @@ pub fn replay_main(args: &[String]) -> i32 {
     let mut native: Option<f64> = None;
     let mut measured: Option<f64> = None;
     let mut link: Option<Link> = None;
+    let mut parallel_issue = false;
     let mut it = args.iter();
     let usage = |e: &str| {
         eprintln!("clprism simulate: {e}\n{USAGE}");
@@ -1221,6 +1263,11 @@ pub fn replay_main(args: &[String]) -> i32 {
                 Some(Err(e)) => return usage(&e),
                 None => return usage("--link needs GBITS_PER_S:LATENCY_US"),
             },
+            "--issue" => match val().as_deref() {
+                Some("parallel") => parallel_issue = true,
+                Some("serial") => parallel_issue = false,
+                _ => return usage("--issue needs parallel or serial"),
+            },
             other => return usage(&format!("unknown option '{other}'")),
         }
     }
@@ -1237,6 +1284,7 @@ pub fn replay_main(args: &[String]) -> i32 {
     match Replay::from_text(&text) {
         Ok(mut r) => {
             r.link = link;
+            r.parallel_issue = parallel_issue;
             println!("replay of {path}");
             print!("{}", format_report(&r, &gpus, native, measured));
             0
