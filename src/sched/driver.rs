@@ -65,10 +65,7 @@ pub trait ChunkDevices {
     /// own) at once; one result per chunk, in order. The default starts them one after the
     /// other ([`Self::enqueue`]); balance mode may issue them from a thread per device.
     fn enqueue_many(&mut self, chunks: &[(usize, ChunkId, u64, u64)]) -> Vec<Result<(), String>> {
-        chunks
-            .iter()
-            .map(|&(device, id, first_wg, count)| self.enqueue(device, id, first_wg, count))
-            .collect()
+        enqueue_each(self, chunks)
     }
     /// The scheduler gave up on `chunk_id` (a straggler): its output must never be merged.
     fn abandon(&mut self, device: usize, chunk_id: ChunkId);
@@ -138,6 +135,18 @@ pub fn drive(
             Wake::Completed(c) => report(scheduler, devices, &abandoned, &c)?,
         };
     }
+}
+
+/// [`ChunkDevices::enqueue`] on each of `chunks` (`(device, chunk_id, first_wg, count)`), one
+/// after the other; one result per chunk.
+pub fn enqueue_each<D: ChunkDevices + ?Sized>(
+    devices: &mut D,
+    chunks: &[(usize, ChunkId, u64, u64)],
+) -> Vec<Result<(), String>> {
+    chunks
+        .iter()
+        .map(|&(device, id, first_wg, count)| devices.enqueue(device, id, first_wg, count))
+        .collect()
 }
 
 /// The leading run of `actions` that assigns chunks, each to a device not assigned before

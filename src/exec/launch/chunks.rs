@@ -408,10 +408,7 @@ impl ChunkDevices for RealChunks<'_> {
     /// [`super::issue`]).
     fn enqueue_many(&mut self, chunks: &[(usize, ChunkId, u64, u64)]) -> Vec<Result<(), String>> {
         if chunks.len() < 2 || !crate::config::get().balance_issue_parallel {
-            return chunks
-                .iter()
-                .map(|&(device, id, first_wg, count)| self.enqueue(device, id, first_wg, count))
-                .collect();
+            return driver::enqueue_each(self, chunks);
         }
         let prepared: Vec<Result<ChunkIssue, String>> = chunks
             .iter()

@@ -11,7 +11,6 @@
 //! (results/session18-2026-11-27/nv-paths.txt), so the host path is the one used.
 
 use super::chunks::ChunkRun;
-use super::issue::Sendable;
 use super::plan::Plan;
 use super::WorkerState;
 use crate::exec::cl::{self, ClError};
@@ -456,26 +455,14 @@ impl WorkerState {
         }
         // the reads, each queue's from one issue thread
         let by_source = group_by_queue(copies, |c| c.src.read_q);
-        let read: Vec<(HaloCopy, Sendable<cl::ClResult<cl_event>>)> = self
-            .issue
-            .run(by_source, |group| {
-                group
-                    .into_iter()
-                    .map(|mut c| {
-                        // SAFETY: clprism's replica or the app's (retained) buffer, the range
-                        // inside it; the area lives in `c` until the read was waited for.
-                        let ev =
-                            unsafe { cl::read_async(c.src.read_q, c.src.mem, c.off, &mut c.area) };
-                        (c, Sendable(ev))
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .into_iter()
-            .flatten()
-            .collect();
+        // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it; the
+        // area lives in its copy until the read was waited for.
+        let read = self.issue.run_grouped(by_source, |c| unsafe {
+            cl::read_async(c.src.read_q, c.src.mem, c.off, &mut c.area)
+        });
         let mut reads = Vec::new();
         let mut areas = Vec::new();
-        for (c, Sendable(ev)) in read {
+        for (c, ev) in read {
             match ev {
                 Ok(ev) => {
                     reads.push(ev);
@@ -509,25 +496,12 @@ impl WorkerState {
         let n = areas.len();
         // the writes, each queue's from one issue thread
         let by_destination = group_by_queue(areas, |c| c.dst.write_q);
-        let written: Vec<(HaloCopy, Sendable<cl::ClResult<cl_event>>)> = self
-            .issue
-            .run(by_destination, |group| {
-                group
-                    .into_iter()
-                    .map(|c| {
-                        // SAFETY: `c.area` moves into `held` below, which keeps it until the
-                        // write completed.
-                        let ev =
-                            unsafe { cl::write_event(c.dst.write_q, c.dst.mem, c.off, &c.area) };
-                        (c, Sendable(ev))
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .into_iter()
-            .flatten()
-            .collect();
+        // SAFETY: each area moves into `held` below, which keeps it until its write completed.
+        let written = self.issue.run_grouped(by_destination, |c| unsafe {
+            cl::write_event(c.dst.write_q, c.dst.mem, c.off, &c.area)
+        });
         let mut failed = None;
-        for (c, Sendable(ev)) in written {
+        for (c, ev) in written {
             match ev {
                 Ok(ev) => held.0.push((ev, c.area, c.key)),
                 Err(e) => {
