@@ -37,6 +37,19 @@ struct Endpoint {
     device: Option<usize>,
 }
 
+impl Endpoint {
+    /// A replica `mem` on balance device `d`, read and written through queue `q`.
+    fn on_device(mem: cl_mem, q: cl_command_queue, d: usize) -> Endpoint {
+        Endpoint {
+            mem,
+            read_q: q,
+            write_q: q,
+            in_app_context: false,
+            device: Some(d),
+        }
+    }
+}
+
 /// Ranges at least this large move between contexts through the app context's upload ring
 /// (`staging::UploadRing::relay`); smaller ones (halo rows) through heap memory, whose
 /// latency is lower: 1 MiB.
@@ -577,13 +590,7 @@ impl WorkerState {
             let Some(mem) = self.replicas.get(&(b.mem, d)).map(|r| r.mem) else {
                 continue;
             };
-            let src = Endpoint {
-                mem,
-                read_q: q,
-                write_q: q,
-                in_app_context: false,
-                device: Some(d),
-            };
+            let src = Endpoint::on_device(mem, q, d);
             let _ = read_bounded(engine, &src, 0, &mut vec![0u8; 1], run.response_bound(1));
         }
     }
@@ -669,13 +676,7 @@ impl WorkerState {
                     continue;
                 };
                 let q = self.read_queue(engine, d).map_err(|e| e.to_string())?;
-                let src = Endpoint {
-                    mem,
-                    read_q: q,
-                    write_q: q,
-                    in_app_context: false,
-                    device: Some(d),
-                };
+                let src = Endpoint::on_device(mem, q, d);
                 for r in w.chunk_ranges(c.first_wg, c.count) {
                     let len = (r[1].min(b.size as u64)).saturating_sub(r[0]) as usize;
                     if len == 0 {
