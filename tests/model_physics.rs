@@ -2,21 +2,15 @@
 //! ISCA'09 MWP; Little's law), the kernel floor, the cache hierarchy of `cache_reuse`, and
 //! `clprism characterize --only latency,floor,l2` measuring their figures through PoCL.
 
-use std::path::{Path, PathBuf};
+#[path = "common/model.rs"]
+mod model_common;
+use model_common::{close, launch, profile, root};
 
 use OpenCL::emu::stats::{ArgFootprint, GlobalTraffic, WarpLaneCount, WorkGroupStats};
 use OpenCL::model::memory::{self, WorkGroupBytes};
-use OpenCL::model::occupancy::{occupancy, KernelResources};
+use OpenCL::model::occupancy::occupancy;
 use OpenCL::model::profile::{load_file, ClassThroughput, Curve, Profile};
 use OpenCL::model::project::{project, Bound, LaunchShape, ModelOptions};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
-
-fn profile(name: &str) -> Profile {
-    load_file(&root().join("profiles").join(name)).unwrap()
-}
 
 /// `p` with a measured global latency of `ns` (and its source).
 fn with_latency(mut p: Profile, ns: f64) -> Profile {
@@ -25,21 +19,6 @@ fn with_latency(mut p: Profile, ns: f64) -> Profile {
         .insert("global_latency_ns".into(), "measured: test".into());
     p.validate().unwrap();
     p
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-}
-
-fn launch(wgs: u64, size: u64) -> LaunchShape {
-    LaunchShape {
-        work_groups: wgs,
-        resources: KernelResources {
-            work_group_size: size,
-            ..Default::default()
-        },
-        kernel_read_bytes: None,
-    }
 }
 
 /// A column-mean work-group (PolyBench's `mean_kernel`): 256 work-items, each looping over

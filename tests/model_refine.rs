@@ -1,36 +1,14 @@
 //! The refinements of session 23 (`bytes_in_flight`, `conversion_as_int`,
 //! `additive_floor`) and the `--model` spec of `clprism accuracy` (`ModelOptions::parse_spec`).
 
-use std::path::{Path, PathBuf};
+#[path = "common/model.rs"]
+mod model_common;
+use model_common::{close, launch, profile};
 
 use OpenCL::emu::stats::{GlobalTraffic, WarpLaneCount, WorkGroupStats};
 use OpenCL::model::memory;
-use OpenCL::model::occupancy::KernelResources;
-use OpenCL::model::profile::{load_file, Profile};
-use OpenCL::model::project::{project, Bound, LaunchShape, ModelOptions};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
-
-fn profile(name: &str) -> Profile {
-    load_file(&root().join("profiles").join(name)).unwrap()
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-}
-
-fn launch(wgs: u64, size: u64) -> LaunchShape {
-    LaunchShape {
-        work_groups: wgs,
-        resources: KernelResources {
-            work_group_size: size,
-            ..Default::default()
-        },
-        kernel_read_bytes: None,
-    }
-}
+use OpenCL::model::profile::Profile;
+use OpenCL::model::project::{project, Bound, ModelOptions};
 
 /// A streaming work-group (`b[i] = a[i] + 1`, STREAM-like): 256 work-items, one coalesced
 /// load and one store per work-item of `word` bytes, so a warp's request moves `32 × word`
