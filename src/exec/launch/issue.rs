@@ -46,6 +46,29 @@ impl IssuePool {
         }
     }
 
+    /// [`Self::run`] over groups of items: `f` on each item of a group in order, the groups
+    /// in parallel; every item with its result, in order. `f`'s results may hold OpenCL
+    /// handles (they travel back as [`Sendable`]).
+    pub fn run_grouped<T: Send, R>(
+        &mut self,
+        groups: Vec<Vec<T>>,
+        f: impl Fn(&mut T) -> R + Sync + Send,
+    ) -> Vec<(T, R)> {
+        self.run(groups, |group| {
+            group
+                .into_iter()
+                .map(|mut t| {
+                    let r = f(&mut t);
+                    (t, Sendable(r))
+                })
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .map(|(t, Sendable(r))| (t, r))
+        .collect()
+    }
+
     /// The pool, with at least `n` threads (up to [`MAX_THREADS`]).
     fn pool(&mut self, n: usize) -> Option<&rayon::ThreadPool> {
         let n = n.min(MAX_THREADS);

@@ -98,13 +98,9 @@ fn group_by_queue<T>(items: Vec<T>, queue: impl Fn(&T) -> cl_command_queue) -> V
 
 /// Non-blocking writes in flight and the host copies they read: [`Self::finish`] (or
 /// dropping it) waits for the writes (and releases their events) before the copies are
-/// given back (or freed). One event per destination queue covers all of that queue's
-/// writes ([`issue_queue_group`]).
+/// given back (or freed).
 #[derive(Default)]
-pub(super) struct HeldWrites {
-    events: Vec<cl_event>,
-    areas: Vec<(HostBytes, HaloKey)>,
-}
+pub(super) struct HeldWrites(Vec<(cl_event, HostBytes, HaloKey)>);
 
 impl HeldWrites {
     /// Waits for the writes (at most `devices::response_bound` for their bytes) and hands
@@ -112,9 +108,9 @@ impl HeldWrites {
     /// device is left to the next bounded wait that names it, and the host copies and
     /// events are leaked (the driver may still read them): nothing comes back.
     pub fn finish(mut self) -> Vec<(HaloKey, HostBytes)> {
-        let evs = std::mem::take(&mut self.events);
-        let held = std::mem::take(&mut self.areas);
-        let bytes: usize = held.iter().map(|w| w.0.len()).sum();
+        let held = std::mem::take(&mut self.0);
+        let evs: Vec<cl_event> = held.iter().map(|w| w.0).collect();
+        let bytes: usize = held.iter().map(|w| w.1.len()).sum();
         // SAFETY: the writes' own events, released once here, before their host copies.
         unsafe {
             if cl::wait_bounded(&evs, bound(bytes)).is_err() {
@@ -125,63 +121,16 @@ impl HeldWrites {
                 cl::release_event(ev);
             }
         }
-        held.into_iter().map(|(h, k)| (k, h)).collect()
+        held.into_iter().map(|(_, h, k)| (k, h)).collect()
     }
 }
 
 impl Drop for HeldWrites {
     /// As [`Self::finish`], the host copies freed.
     fn drop(&mut self) {
-        if !self.areas.is_empty() || !self.events.is_empty() {
+        if !self.0.is_empty() {
             drop(std::mem::take(self).finish());
         }
-    }
-}
-
-/// One queue's share of a halo batch, issued in order by [`issue_queue_group`]: each item
-/// with its call's outcome, and the one event that completes after every call that was
-/// enqueued (`None` when none was, or when neither the last call nor a marker gave one:
-/// then nothing tells when the enqueued calls end, and their host areas must be leaked).
-struct QueueGroup<T> {
-    items: Vec<(T, Result<(), ClError>)>,
-    done: Option<cl_event>,
-}
-
-// SAFETY: the event is clprism's own reference, handed back from an issue thread
-// (`super::issue::Sendable`'s doc); the items are Send.
-unsafe impl<T: Send> Send for QueueGroup<T> {}
-
-/// Issues `call` on every item of one in-order queue's group, in order, asking only the
-/// last call for an event (`call(item, true)`): an in-order queue completes the others
-/// before it, and on NVIDIA each event costs the calling thread about 7 µs
-/// (results/session24-2026-11-28/nv-enqueue-2xh200.txt, rows C and R/W). When the last
-/// call fails, `marker` (a marker on the queue, [`queue_marker`]) stands in for it.
-fn issue_queue_group<T>(
-    group: Vec<T>,
-    call: impl Fn(&mut T, bool) -> Result<Option<cl_event>, ClError>,
-    marker: impl FnOnce() -> Option<cl_event>,
-) -> QueueGroup<T> {
-    let n = group.len();
-    let mut items = Vec::with_capacity(n);
-    let mut done = None;
-    for (i, mut t) in group.into_iter().enumerate() {
-        let r = call(&mut t, i + 1 == n).map(|ev| done = done.or(ev));
-        items.push((t, r));
-    }
-    if done.is_none() && items.iter().any(|(_, r)| r.is_ok()) {
-        done = marker();
-    }
-    QueueGroup { items, done }
-}
-
-/// A flushed marker on `q` after every command enqueued so far (`None` when the driver
-/// refuses it), for [`issue_queue_group`].
-fn queue_marker(q: cl_command_queue) -> Option<cl_event> {
-    // SAFETY: clprism's queue; the marker's event is the caller's own reference.
-    unsafe {
-        let ev = cl::marker(q, &[]).ok()?;
-        let _ = cl::flush(q);
-        Some(ev)
     }
 }
 
@@ -517,44 +466,25 @@ impl WorkerState {
                 }
             }
         }
-        // the reads, each queue's from one issue thread, one event per queue
+        // the reads, each queue's from one issue thread
         let by_source = group_by_queue(copies, |c| c.src.read_q);
-        let read = self.issue.run(by_source, |g| {
-            let q = g[0].src.read_q;
-            // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it;
-            // the area lives in its copy until the group's event was waited for.
-            let read = |c: &mut HaloCopy, event| unsafe {
-                cl::read_maybe_event(c.src.read_q, c.src.mem, c.off, &mut c.area, event)
-            };
-            issue_queue_group(g, read, || queue_marker(q))
+        // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it; the
+        // area lives in its copy until the read was waited for.
+        let read = self.issue.run_grouped(by_source, |c| unsafe {
+            cl::read_async(c.src.read_q, c.src.mem, c.off, &mut c.area)
         });
         let mut reads = Vec::new();
         let mut areas = Vec::new();
-        for group in read {
-            let mut issued = Vec::new();
-            for (c, r) in group.items {
-                match r {
-                    Ok(()) => issued.push(c),
-                    Err(e) => {
-                        self.halo_areas.give(c.key, c.area);
-                        result = result.and(Err(e));
-                    }
-                }
-            }
-            match group.done {
-                Some(ev) => {
+        for (c, ev) in read {
+            match ev {
+                Ok(ev) => {
                     reads.push(ev);
-                    areas.extend(issued);
+                    areas.push(c);
                 }
-                // reads in flight that no event covers: their areas stay the driver's
-                None if !issued.is_empty() => {
-                    std::mem::forget(issued);
-                    result = result.and(Err(ClError {
-                        call: "clEnqueueMarkerWithWaitList (after a failed read)",
-                        code: CL_OUT_OF_RESOURCES,
-                    }));
+                Err(e) => {
+                    self.halo_areas.give(c.key, c.area);
+                    result = result.and(Err(e));
                 }
-                None => {}
             }
         }
         let t = std::time::Instant::now();
@@ -577,42 +507,20 @@ impl WorkerState {
         }
         let waited_ns = t.elapsed().as_nanos();
         let n = areas.len();
-        // the writes, each queue's from one issue thread, one event per queue
+        // the writes, each queue's from one issue thread
         let by_destination = group_by_queue(areas, |c| c.dst.write_q);
-        let written = self.issue.run(by_destination, |g| {
-            let q = g[0].dst.write_q;
-            // SAFETY: each area moves into `held` below, which keeps it until the group's
-            // event completed.
-            let write = |c: &mut HaloCopy, event| unsafe {
-                cl::write_maybe_event(c.dst.write_q, c.dst.mem, c.off, &c.area, event)
-            };
-            issue_queue_group(g, write, || queue_marker(q))
+        // SAFETY: each area moves into `held` below, which keeps it until its write completed.
+        let written = self.issue.run_grouped(by_destination, |c| unsafe {
+            cl::write_event(c.dst.write_q, c.dst.mem, c.off, &c.area)
         });
         let mut failed = None;
-        for group in written {
-            let mut issued = Vec::new();
-            for (c, r) in group.items {
-                match r {
-                    Ok(()) => issued.push((c.area, c.key)),
-                    Err(e) => {
-                        self.halo_areas.give(c.key, c.area);
-                        failed.get_or_insert(e);
-                    }
+        for (c, ev) in written {
+            match ev {
+                Ok(ev) => held.0.push((ev, c.area, c.key)),
+                Err(e) => {
+                    self.halo_areas.give(c.key, c.area);
+                    failed.get_or_insert(e);
                 }
-            }
-            match group.done {
-                Some(ev) => {
-                    held.events.push(ev);
-                    held.areas.extend(issued);
-                }
-                None if !issued.is_empty() => {
-                    std::mem::forget(issued);
-                    failed.get_or_insert(ClError {
-                        call: "clEnqueueMarkerWithWaitList (after a failed write)",
-                        code: CL_OUT_OF_RESOURCES,
-                    });
-                }
-                None => {}
             }
         }
         crate::config::debug(|| {
@@ -951,72 +859,4 @@ fn read_bounded(
         }
         u.why
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fake_event(n: usize) -> cl_event {
-        n as cl_event
-    }
-
-    fn failed() -> ClError {
-        ClError {
-            call: "clEnqueueReadBuffer",
-            code: CL_OUT_OF_RESOURCES,
-        }
-    }
-
-    #[test]
-    fn only_the_last_call_of_a_queue_group_asks_for_an_event() {
-        let asked = std::cell::RefCell::new(Vec::new());
-        let g = issue_queue_group(
-            vec![1, 2, 3],
-            |t: &mut i32, event| {
-                asked.borrow_mut().push((*t, event));
-                Ok(event.then(|| fake_event(100 + *t as usize)))
-            },
-            || panic!("no marker when the last call gave its event"),
-        );
-        assert_eq!(*asked.borrow(), vec![(1, false), (2, false), (3, true)]);
-        assert_eq!(g.done, Some(fake_event(103)));
-        assert!(g.items.iter().all(|(_, r)| r.is_ok()));
-    }
-
-    #[test]
-    fn a_marker_stands_in_when_the_last_call_fails() {
-        let g = issue_queue_group(
-            vec![1, 2, 3],
-            |t: &mut i32, event| {
-                if *t == 3 {
-                    Err(failed())
-                } else {
-                    Ok(event.then(|| fake_event(1)))
-                }
-            },
-            || Some(fake_event(7)),
-        );
-        assert_eq!(g.done, Some(fake_event(7)));
-        let ok: Vec<i32> = g.items.iter().filter(|(_, r)| r.is_ok()).map(|x| x.0).collect();
-        assert_eq!(ok, vec![1, 2]);
-    }
-
-    #[test]
-    fn nothing_enqueued_needs_no_event_and_a_refused_marker_leaves_none() {
-        let none_ok = issue_queue_group(
-            vec![1, 2],
-            |_: &mut i32, _| Err(failed()),
-            || panic!("no marker when nothing was enqueued"),
-        );
-        assert_eq!(none_ok.done, None);
-        let refused = issue_queue_group(
-            vec![1, 2],
-            |t: &mut i32, _| if *t == 2 { Err(failed()) } else { Ok(None) },
-            || None,
-        );
-        // item 1 is in flight with no event: the caller must leak its area
-        assert_eq!(refused.done, None);
-        assert!(refused.items[0].1.is_ok());
-    }
 }
