@@ -15,6 +15,10 @@
  *      yield loop (clprism's launch loop and start-barrier wait poll like this)
  *   H  E while another thread enqueues and flushes a marker on device 1's queue in a loop
  *      (the app's thread, or a second issue thread)
+ *   I  E while another thread blocks in clFinish on device 1's queue, held by a barrier
+ *      behind a user event (an app waiting for a launch clprism's launch thread runs)
+ *   J  as I, the thread blocked in clWaitForEvents on that barrier's event
+ *   K  as I, the blocked queue on device 0 (same device and context, another queue)
  *   R  clEnqueueReadBuffer of 64 KiB, non-blocking, into malloc'd memory
  *   Rp the same into pinned memory (CL_MEM_ALLOC_HOST_PTR, mapped)
  *   W  clEnqueueWriteBuffer of 64 KiB, non-blocking, from malloc'd memory, event out
@@ -107,6 +111,17 @@ static void *disturb(void *arg) {
     return NULL;
 }
 
+/* the blocked thread of I, J and K: waits on a barrier held by a user event */
+static cl_command_queue blocked_q;
+static cl_event blocked_ev;
+static int blocked_wait;
+static void *blocked(void *arg) {
+    (void)arg;
+    if (blocked_wait) CK(clWaitForEvents(1, &blocked_ev));
+    else CK(clFinish(blocked_q));
+    return NULL;
+}
+
 static int reps;
 static double *v;
 
@@ -184,6 +199,26 @@ int main(int argc, char **argv) {
         stop = 1; pthread_join(th, NULL);
         row(disturb_kind ? "H" : "G", disturb_kind ? "E while a thread enqueues+flushes markers on device 1"
                                                    : "E while a thread polls an event of device 1 (yield loop)", x);
+    }
+    for (int k = 0; k < 3; k++) {
+        struct dev *d = k == 2 ? &D[0] : &D[1];
+        cl_int e;
+        cl_event gate = clCreateUserEvent(d->ctx, &e); CK(e);
+        blocked_q = d->q;
+        blocked_wait = k == 1;
+        CK(clEnqueueBarrierWithWaitList(d->q, 1, &gate, &blocked_ev));
+        CK(clFlush(d->q));
+        pthread_t th;
+        pthread_create(&th, NULL, blocked, NULL);
+        struct timespec pause = {0, 5000000}; nanosleep(&pause, NULL);
+        double x = measure_slab(0);
+        CK(clSetUserEventStatus(gate, CL_COMPLETE));
+        pthread_join(th, NULL);
+        clReleaseEvent(blocked_ev); clReleaseEvent(gate);
+        const char *what[3] = {"E while a thread blocks in clFinish (device 1, gated barrier)",
+                               "E while a thread blocks in clWaitForEvents (device 1, gated)",
+                               "E while a thread blocks in clFinish (device 0, other queue)"};
+        row(k == 0 ? "I" : k == 1 ? "J" : "K", what[k], x);
     }
     /* reads and writes of 64 KiB */
     size_t n = 65536;
