@@ -2,7 +2,7 @@
 # Two interposer builds A/B on one multi-GPU host: natively once, then LIB_A and LIB_B
 # ROUNDS times, alternating, each round's two runs back to back on the same warm machine,
 # under SPLITS (default `always`) over GPUSETS; then one short fdtd-2d per build under
-# CLPRISM_DEBUG=1 (the halo batch and chunk enqueue timings). Prints each run's line as it
+# CLPRISM_DEBUG=1 (the halo batch and chunk enqueue timings; DEBUG_RUNS=0 skips them). Prints each run's line as it
 # ends and, at the end, every run's kernel time ("GPU Time") and output digest.
 #
 #   usage (GPU host, repository root, the bundle of bench/multi_gpu.sh in .gpu/):
@@ -30,13 +30,18 @@ for r in $(seq 1 "$ROUNDS"); do
   runs "a-$r" "$LIB_A" WARM=0 NATIVE=0
   runs "b-$r" "$LIB_B" WARM=0 NATIVE=0
 done
-APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-a "$LIB_A" WARM=0 NATIVE=0 CLPRISM_DEBUG=1
-APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-b "$LIB_B" WARM=0 NATIVE=0 CLPRISM_DEBUG=1
+if [ "${DEBUG_RUNS:-1}" = 1 ]; then
+  APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-a "$LIB_A" WARM=0 NATIVE=0 CLPRISM_DEBUG=1
+  APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-b "$LIB_B" WARM=0 NATIVE=0 CLPRISM_DEBUG=1
+fi
 for d in "$OUT"/*/; do
   mkdir -p /tmp/gpu_lib_ab.$$ && tar xzf "$d/logs.tgz" -C /tmp/gpu_lib_ab.$$ 2>/dev/null || continue
   for f in /tmp/gpu_lib_ab.$$/logs/*.out; do
     printf '%-10s %-30s %-12s %s\n' "$(basename "$d")" "$(basename "$f" .out)" \
       "$(grep -A1 'GPU Time' "$f" | tail -1)" "$(grep -o 'digest: [0-9a-f]*' "$f" | cut -c9-)"
+    # the owner-computes slabs the split launches used, and how many launches used each
+    j=${f%.out}.jsonl
+    [ -f "$j" ] && python3 -c 'import json,sys,collections as c; n=c.Counter(str(json.loads(l).get("schedule",{}).get("share")) for l in open(sys.argv[1]) if ""resident"" in l); print("    slabs:", dict(n.most_common(3)))' "$j"
   done
   rm -rf /tmp/gpu_lib_ab.$$
 done | tee "$OUT/kernel-times.txt"

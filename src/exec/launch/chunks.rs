@@ -139,10 +139,7 @@ impl<'a> RealChunks<'a> {
             early_chunks: FxHashSet::default(),
             readmit_safe,
             fetched: 0,
-            gpus_only: plan
-                .devs
-                .iter()
-                .all(|&d| matches!(engine.devices[d].kind.as_str(), "gpu" | "accelerator")),
+            gpus_only: WorkerState::gpus_of(engine, plan),
         }
     }
 
@@ -666,13 +663,14 @@ impl WorkerState {
             finish[c.device] = Some(finish[c.device].map_or(end, |f: u64| f.max(end)));
         }
         if plan.resident && plan.kind == SchedulerKind::Boyer {
+            let starts = owner_computes.then(|| slab_starts(n, &done, &chunks));
             self.update_partition(
                 engine,
                 plan,
                 partition_key,
                 &per_dev_units,
                 &finish,
-                owner_computes,
+                starts,
             );
         }
         let mut chunks: Vec<(ChunkId, Chunk)> = chunks.into_iter().collect();
@@ -714,8 +712,9 @@ impl WorkerState {
         key: (u64, Vec<usize>),
         units: &[u64],
         finish: &[Option<u64>],
-        owner_computes: bool,
+        starts: Option<Vec<Option<(f64, f64)>>>,
     ) {
+        let owner_computes = starts.is_some();
         let throughput: Vec<f64> = units
             .iter()
             .zip(finish)
@@ -762,8 +761,24 @@ impl WorkerState {
                     }
                 }
             }
+            Some(f) if like && Self::gpus_of(engine, plan) => {
+                let samples = self.partition_starts.entry(key).or_default();
+                if let Some(sized) = starts.and_then(|s| samples.note(&s, plan.shape.units)) {
+                    crate::config::debug(|| {
+                        format!("balance: slabs sized for the enqueue stagger: {f:?} -> {sized:?}")
+                    });
+                    *f = sized;
+                }
+            }
             Some(_) => {}
         }
+    }
+
+    /// Whether every device of the launch is a GPU or an accelerator.
+    fn gpus_of(engine: &Engine, plan: &Plan) -> bool {
+        plan.devs
+            .iter()
+            .all(|&d| matches!(engine.devices[d].kind.as_str(), "gpu" | "accelerator"))
     }
 
     /// Work-groups one wave holds on each participating device (for the warm start's whole
@@ -828,6 +843,26 @@ impl WorkerState {
 
 /// Enqueues one chunk of `k` on `queue` (the device's queue, or clprism's queue in the app's
 /// context for the app's own device), with the device's fault injection.
+/// Each device's `(start ns since the launch's start, device ns per unit)` in an
+/// owner-computes launch (one slab each), `None` for a device whose chunk has no measured
+/// start or device time ([`super::stagger`]).
+fn slab_starts(
+    n: usize,
+    done: &[ChunkRecord],
+    chunks: &FxHashMap<ChunkId, Chunk>,
+) -> Vec<Option<(f64, f64)>> {
+    let mut out = vec![None; n];
+    for c in done.iter().filter(|c| c.count > 0) {
+        let Some(ch) = chunks.get(&c.id) else {
+            continue;
+        };
+        if let (Some(start), Some(dev)) = (ch.start_ns, ch.device_ns) {
+            out[c.device] = Some((start as f64, dev as f64 / c.count as f64));
+        }
+    }
+    out
+}
+
 fn enqueue_chunk(
     dev: &Device,
     (queue, k): (cl_command_queue, cl_kernel),

@@ -19,6 +19,7 @@ mod readback;
 mod record;
 mod replicas;
 mod resident;
+mod stagger;
 
 use super::cl::{self, ClError};
 use super::footprint::FootprintModel;
@@ -197,6 +198,9 @@ pub(super) struct WorkerState {
     /// the units in launches whose results stay on the devices (owner computes, see
     /// [`chunks`]): one contiguous slab per device, the same for every kernel of that shape.
     resident_partitions: FxHashMap<(u64, Vec<usize>), Vec<f64>>,
+    /// The same shapes' chunk starts over their first owner-computes launches on GPUs of
+    /// one name, until their slabs are sized for the enqueue stagger ([`stagger`]).
+    partition_starts: FxHashMap<(u64, Vec<usize>), stagger::StartSamples>,
 }
 
 /// By-value arguments free of a kernel's writes, each with the buffer arguments whose loads
