@@ -41,7 +41,7 @@ for d in "$OUT"/*/; do
       "$(grep -A1 'GPU Time' "$f" | tail -1)" "$(grep -o 'digest: [0-9a-f]*' "$f" | cut -c9-)"
     # the owner-computes slabs the split launches used, and how many launches used each
     j=${f%.out}.jsonl
-    [ -f "$j" ] && python3 -c 'import json,sys,collections as c; n=c.Counter(str(json.loads(l).get("schedule",{}).get("share")) for l in open(sys.argv[1]) if ""resident"" in l); print("    slabs:", dict(n.most_common(3)))' "$j"
+    [ -f "$j" ] && python3 bench/slab_shares.py "$j"
   done
   rm -rf /tmp/gpu_lib_ab.$$
 done | tee "$OUT/kernel-times.txt"

@@ -65,7 +65,12 @@ fn with_floor(raw: &[f64], floor: f64) -> Vec<f64> {
     let mut floored = vec![false; raw.len()];
     loop {
         let room = 1.0 - floor * floored.iter().filter(|f| **f).count() as f64;
-        let free: f64 = raw.iter().zip(&floored).filter(|(_, f)| !**f).map(|(x, _)| x).sum();
+        let free: f64 = raw
+            .iter()
+            .zip(&floored)
+            .filter(|(_, f)| !**f)
+            .map(|(x, _)| x)
+            .sum();
         let f: Vec<f64> = raw
             .iter()
             .zip(&floored)
@@ -87,14 +92,23 @@ fn median(v: &mut [f64]) -> f64 {
 /// together (the module's equation), each at least [`MIN_SHARE_OF_EQUAL`] of an equal
 /// slab; `None` when a rate is not positive or the predicted makespan is not at least
 /// [`MIN_GAIN`] shorter than with equal slabs.
-pub(super) fn offset_fractions(starts: &[f64], ns_per_unit: &[f64], units: u64) -> Option<Vec<f64>> {
+pub(super) fn offset_fractions(
+    starts: &[f64],
+    ns_per_unit: &[f64],
+    units: u64,
+) -> Option<Vec<f64>> {
     let n = starts.len();
-    if n < 2 || units == 0 || ns_per_unit.iter().any(|r| !(*r > 0.0)) {
+    if n < 2 || units == 0 || ns_per_unit.iter().any(|r| r.is_nan() || *r <= 0.0) {
         return None;
     }
     let u = units as f64;
     let inv: f64 = ns_per_unit.iter().map(|r| 1.0 / r).sum();
-    let t = (u + starts.iter().zip(ns_per_unit).map(|(s, r)| s / r).sum::<f64>()) / inv;
+    let t = (u + starts
+        .iter()
+        .zip(ns_per_unit)
+        .map(|(s, r)| s / r)
+        .sum::<f64>())
+        / inv;
     let raw: Vec<f64> = starts
         .iter()
         .zip(ns_per_unit)
@@ -125,7 +139,8 @@ mod tests {
         assert!(f.windows(2).all(|w| w[0] > w[1]), "{f:?}");
         assert!((f.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         let ends: Vec<f64> = (0..4).map(|k| starts[k] + r[k] * f[k] * 2048.0).collect();
-        let spread = ends.iter().cloned().fold(0.0, f64::max) - ends.iter().cloned().fold(f64::MAX, f64::min);
+        let spread = ends.iter().cloned().fold(0.0, f64::max)
+            - ends.iter().cloned().fold(f64::MAX, f64::min);
         assert!(spread < 1.0, "ends {ends:?}");
         // 614 µs with equal slabs (the measured makespan), ~554 µs sized
         assert!((ends[0] - 553.5e3).abs() < 1e3, "{ends:?}");
@@ -147,12 +162,23 @@ mod tests {
     #[test]
     fn sizing_waits_for_the_samples_and_happens_once() {
         let mut s = StartSamples::default();
-        let launch = [Some((220e3, 531.0)), Some((261e3, 531.0)), Some((301e3, 531.0)), Some((342e3, 531.0))];
+        let launch = [
+            Some((220e3, 531.0)),
+            Some((261e3, 531.0)),
+            Some((301e3, 531.0)),
+            Some((342e3, 531.0)),
+        ];
         for _ in 0..SAMPLES - 1 {
             assert_eq!(s.note(&launch, 2048), None);
         }
         // a launch with a device unmeasured is not counted
-        assert_eq!(s.note(&[None, Some((1.0, 1.0)), Some((1.0, 1.0)), Some((1.0, 1.0))], 2048), None);
+        assert_eq!(
+            s.note(
+                &[None, Some((1.0, 1.0)), Some((1.0, 1.0)), Some((1.0, 1.0))],
+                2048
+            ),
+            None
+        );
         assert!(!s.settled);
         assert!(s.note(&launch, 2048).is_some());
         assert!(s.settled);
