@@ -295,3 +295,35 @@ fn real_excerpt_replays_within_15_percent_on_4_gpus() {
     );
     assert!(p8.halo_ns > p4.halo_ns && p8.split_ns > p4.split_ns);
 }
+
+/// `--slabs stagger` (`sched::stagger`, as balance mode sizes owner-computes slabs on GPUs of
+/// one name): the same stencil's devices start one after the other (serial issue: device k's
+/// lead is pre 10 + Σ (enqueue 5 + its fetches, 20 µs per neighbour) + latency 3:
+/// 38, 83, 128, 153 µs on 4 GPUs), so equal 250 µs slabs end at 403 µs (+ post 40 = 443 µs,
+/// the serial figure above). Sized slabs end together at T = (1000 + 38 + 83 + 128 + 153) / 4
+/// = 350.5 µs: 390.5 µs with the post. On 2 GPUs the predicted gain (563 → 550.5 µs, 2.2 %)
+/// is under `sched::stagger::MIN_GAIN`, and the slabs stay equal (603 µs).
+#[test]
+fn stagger_slabs_end_the_devices_together() {
+    let mut r = synthetic();
+    let st = shape(&r, "stencil");
+    let equal4 = r.project_split(st, 4).unwrap().split_ns;
+    r.stagger_slabs = true;
+    let (two, four) = (
+        r.project_split(st, 2).unwrap(),
+        r.project_split(st, 4).unwrap(),
+    );
+    assert!(
+        (two.split_ns - 603_000.0).abs() < 2.0,
+        "N=2: {} ns",
+        two.split_ns
+    );
+    // whole units: within one unit's time (1000 µs over the stencil's units) of the ideal
+    let unit_ns = 1_000_000.0 / r.shapes[st].units as f64;
+    assert!(
+        (four.split_ns - 390_500.0).abs() <= unit_ns,
+        "N=4: {} ns (equal slabs {equal4} ns, a unit {unit_ns} ns)",
+        four.split_ns
+    );
+    assert!(four.split_ns < equal4);
+}

@@ -34,6 +34,7 @@ pub mod pool;
 pub mod replay;
 pub mod sim;
 pub mod split;
+pub mod stagger;
 
 pub use parse::{parse_boyer_params, parse_scheduler, BoyerParams, SchedulerKind};
 

@@ -235,6 +235,10 @@ pub struct Replay {
     /// contexts issue in parallel (the best case: a driver lock would bring back the serial
     /// figure). `false`: as logged.
     pub parallel_issue: bool,
+    /// Project owner-computes slabs sized for the devices' staggered starts, as balance mode
+    /// sizes them on GPUs of one name after 8 launches of a shape ([`super::stagger`]);
+    /// `false`: equal slabs, as the logs before 2026-11-28 ran.
+    pub stagger_slabs: bool,
 }
 
 /// A network link between the app's host and each server (one device per server): what a
@@ -463,6 +467,7 @@ impl Replay {
             move_rate: median(move_rates),
             link: None,
             parallel_issue: false,
+            stagger_slabs: false,
         })
     }
 
@@ -701,7 +706,7 @@ impl Replay {
         let n = n.min(m.units as usize);
         let cost = m.chunk_cost();
         let mut host = c.pre_ns;
-        let mut devices = Vec::with_capacity(n);
+        let mut leads = Vec::with_capacity(n);
         let mut halo_ns = 0.0;
         // parallel issue: every GPU's reads at once, then each GPU's writes and chunk
         let read_phase = (0..n)
@@ -726,19 +731,24 @@ impl Replay {
                 (_, Some(l)) => c.latency_other_ns + 2.0 * l.latency_ns,
                 (_, None) => c.latency_other_ns,
             };
-            devices.push(
-                SimDevice::from_ns_per_wg(m.b_ns_per_wg * m.wgs_per_unit as f64)
-                    .with_cost(cost.clone())
-                    .with_lead((host + lat).round() as u64),
-            );
+            leads.push(host + lat);
         }
+        let ns_per_unit = m.b_ns_per_wg * m.wgs_per_unit as f64;
+        let devices = leads
+            .iter()
+            .map(|lead| {
+                SimDevice::from_ns_per_wg(ns_per_unit)
+                    .with_cost(cost.clone())
+                    .with_lead(lead.round() as u64)
+            })
+            .collect();
+        let slabs = self
+            .stagger_slabs
+            .then(|| super::stagger::offset_fractions(&leads, &vec![ns_per_unit; n], m.units))
+            .flatten()
+            .unwrap_or_else(|| vec![1.0; n]);
         let cfg = SimConfig::new(devices, m.units, 0);
-        let r = simulate(
-            &SchedulerKind::Static(vec![1.0; n]),
-            &BoyerParams::default(),
-            &cfg,
-        )
-        .ok()?;
+        let r = simulate(&SchedulerKind::Static(slabs), &BoyerParams::default(), &cfg).ok()?;
         let makespan = r.makespan_ns? as f64;
         let compute_ns = r
             .per_device
@@ -970,7 +980,8 @@ impl AsRun {
 
 const USAGE: &str =
     "usage: clprism simulate --replay LOG.jsonl [--gpus 1,2,4,8] [--native-kernel-s X]
-                        [--measured-kernel-s Y]
+                        [--measured-kernel-s Y] [--link G:L] [--issue serial|parallel]
+                        [--slabs equal|stagger]
   Replays a balance-mode run's log and projects it to N GPUs with the buffer directory
   (owner computes, halos through host memory; docs/multi-gpu-projection.md). Every cost
   comes from the log. --native-kernel-s: the app's kernel time in a native run (scales the
@@ -980,7 +991,10 @@ const USAGE: &str =
   it through the app's host, each command's start and completion cross it once); N then
   counts servers plus the app's device. --issue parallel: project the host's calls issued
   from a thread per GPU at once (CLPRISM_BALANCE_ISSUE=parallel; the best case, a driver
-  that lets contexts issue in parallel); serial (default): one after the other, as logged.";
+  that lets contexts issue in parallel; NVIDIA's does not); serial (default): one after the
+  other, as logged. --slabs stagger: owner-computes slabs sized for the devices' staggered
+  starts, as balance mode sizes them on GPUs of one name; equal (default): as logged before
+  2026-11-28.";
 
 fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
@@ -1174,9 +1188,14 @@ pub fn format_report(
         );
         let _ = writeln!(
             o,
-            "  slab moves     {:>5}: measured {:>9.3} (not projected: like devices keep equal slabs since 847b52d)",
+            "  slab moves     {:>5}: measured {:>9.3} (not projected: {})",
             a.moved_launches,
-            a.moved_ns / 1e9
+            a.moved_ns / 1e9,
+            if r.stagger_slabs {
+                "the slabs' one-time move to their sized boundaries is left out"
+            } else {
+                "like devices keep equal slabs since 847b52d"
+            }
         );
         let _ = writeln!(o, "  run whole           : {:>9.3}", a.whole_ns / 1e9);
         let whole = r.totals(1).whole_ns;
@@ -1212,6 +1231,7 @@ pub fn replay_main(args: &[String]) -> i32 {
     let mut measured: Option<f64> = None;
     let mut link: Option<Link> = None;
     let mut parallel_issue = false;
+    let mut stagger_slabs = false;
     let mut it = args.iter();
     let usage = |e: &str| {
         eprintln!("clprism simulate: {e}\n{USAGE}");
@@ -1268,6 +1288,11 @@ pub fn replay_main(args: &[String]) -> i32 {
                 Some("serial") => parallel_issue = false,
                 _ => return usage("--issue needs parallel or serial"),
             },
+            "--slabs" => match val().as_deref() {
+                Some("stagger") => stagger_slabs = true,
+                Some("equal") => stagger_slabs = false,
+                _ => return usage("--slabs needs equal or stagger"),
+            },
             other => return usage(&format!("unknown option '{other}'")),
         }
     }
@@ -1285,6 +1310,7 @@ pub fn replay_main(args: &[String]) -> i32 {
         Ok(mut r) => {
             r.link = link;
             r.parallel_issue = parallel_issue;
+            r.stagger_slabs = stagger_slabs;
             println!("replay of {path}");
             print!("{}", format_report(&r, &gpus, native, measured));
             0

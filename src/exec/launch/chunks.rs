@@ -664,14 +664,7 @@ impl WorkerState {
         }
         if plan.resident && plan.kind == SchedulerKind::Boyer {
             let starts = owner_computes.then(|| slab_starts(n, &done, &chunks));
-            self.update_partition(
-                engine,
-                plan,
-                partition_key,
-                &per_dev_units,
-                &finish,
-                starts,
-            );
+            self.update_partition(engine, plan, partition_key, &per_dev_units, &finish, starts);
         }
         let mut chunks: Vec<(ChunkId, Chunk)> = chunks.into_iter().collect();
         chunks.sort_by_key(|c| c.0);
