@@ -721,9 +721,16 @@ impl Replay {
                 halo_ns = halo_ns.max(read_phase + writes);
                 host = c.pre_ns + read_phase + writes + c.issue_ns;
             } else {
-                let fetch = c.fetch_frac * self.halo_fetches_ns(c, k, n);
-                halo_ns += fetch;
-                host += c.issue_ns + fetch;
+                // serial: the halo batch (every device's fetches) comes first, then the
+                // chunks are enqueued one after the other (`exec::launch::resident`'s
+                // `prefetch_slabs`)
+                if k == 0 {
+                    halo_ns = (0..n)
+                        .map(|j| c.fetch_frac * self.halo_fetches_ns(c, j, n))
+                        .sum();
+                    host += halo_ns;
+                }
+                host += c.issue_ns;
             }
             let lat = match (k, self.link) {
                 (0, _) => c.latency_app_ns,
