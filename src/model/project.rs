@@ -116,10 +116,26 @@ pub struct ModelOptions {
     /// int↔float conversions (Wang §III-A.1; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub conversion_as_int: bool,
+    /// With `latency_bound`: the serialised-latency chain charges a warp's first touches
+    /// at the latency of *streaming* loads, Little's law on the profile's `global_read`
+    /// curve at one warp per compute unit ([`super::memory::streaming_latency`]), instead
+    /// of the random pointer chase's `global_latency_ns` (Wang §IV-A.2: the miss latency is
+    /// a chase with the cache line as stride; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub streaming_latency: bool,
+    /// With `bytes_in_flight`: the kernel's warps keep one request in flight, the
+    /// benchmark's half a request ([`super::memory::request_size_scale_in_flight`]), so the
+    /// read curve is read at twice the request-size scale (at most 1).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub request_in_flight: bool,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl ModelOptions {
@@ -139,6 +155,8 @@ impl ModelOptions {
         "bytes_in_flight",
         "additive_floor",
         "conversion_as_int",
+        "streaming_latency",
+        "request_in_flight",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -153,6 +171,8 @@ impl ModelOptions {
             "bytes_in_flight" => &mut self.bytes_in_flight,
             "additive_floor" => &mut self.additive_floor,
             "conversion_as_int" => &mut self.conversion_as_int,
+            "streaming_latency" => &mut self.streaming_latency,
+            "request_in_flight" => &mut self.request_in_flight,
             _ => return None,
         })
     }
@@ -203,6 +223,8 @@ impl ModelOptions {
             bytes_in_flight: true,
             additive_floor: true,
             conversion_as_int: true,
+            streaming_latency: true,
+            request_in_flight: true,
         }
     }
 
@@ -322,6 +344,11 @@ pub struct Projection {
     pub t_global_ns: f64,
     /// Local memory time, ns.
     pub t_local_ns: f64,
+    /// The serialised-latency bound of `latency_bound`, ns (already in `t_global_ns`, which
+    /// is at least this; 0 without `latency_bound` or loads). `t_global_ns == t_latency_ns`
+    /// tells a latency-bound launch from a throughput-bound one. (absent in older logs: 0)
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub t_latency_ns: f64,
     /// Which component bounds the time.
     pub bound: Bound,
     /// `max(t_compute, t_global, t_local)` (+ launch overhead when enabled), ns.
@@ -604,7 +631,7 @@ pub fn project(
     };
     let t_global = global_ns(&wg, launch, profile, &occ, occ_f, 1.0, n, capacity, opts) / share;
     let chain = if opts.latency_bound {
-        memory::latency_chain_ns(stats, &wg, profile, waves).unwrap_or(0.0)
+        memory::latency_chain_ns(stats, &wg, profile, waves, opts.streaming_latency).unwrap_or(0.0)
     } else {
         0.0
     };
@@ -613,7 +640,12 @@ pub fn project(
     // curve is read where the kernel's bytes in flight put it; in the latency-bound regime
     // the per-warp chain above already is Little's law for the kernel's own requests.
     let scale = if opts.bytes_in_flight {
-        memory::request_size_scale(stats, profile)
+        let in_flight = if opts.request_in_flight {
+            1.0 / memory::CHARACTERIZE_LOADS_IN_FLIGHT
+        } else {
+            1.0
+        };
+        memory::request_size_scale_in_flight(stats, profile, in_flight)
     } else {
         1.0
     };
@@ -664,6 +696,7 @@ pub fn project(
         t_compute_ns: t_compute,
         t_global_ns: t_global,
         t_local_ns: t_local,
+        t_latency_ns: chain,
         bound,
         projected_ns: t,
         rank: 0,
