@@ -68,6 +68,19 @@
 //!   widenings, which Wang drops altogether, and a lower one for int↔float conversions. The
 //!   naive matrix product (`examples/kernels/matmul_global.cl`: two widenings per
 //!   iteration) goes from 45 % too slow to 4 % on both GPUs.
+//! * `streaming_latency` (with `latency_bound`; off by default): the chain's first touches
+//!   at the latency of streaming loads, Little's law on `global_read` at one warp per CU
+//!   ([`super::memory::streaming_latency`]), not the random pointer chase of
+//!   `global_latency_ns` (Wang §IV-A.2 measures the miss latency with a chase whose stride
+//!   is the cache line). The chain-bound PolyBench kernels measure H200/H100 = 1.00 on
+//!   average; the chase gives 0.857, the streaming curves 0.967. Off: on the logs of
+//!   results/session24-model it raised the pooled MAPE (33.4 → 39.1 %), through
+//!   `bytes_in_flight`'s switch on three matrix products with extrapolated statistics;
+//! * `request_in_flight` (with `bytes_in_flight`; off by default): the request-size scale
+//!   with one request in flight per kernel warp against the benchmark's 0.5
+//!   ([`super::memory::request_size_scale_in_flight`]), so that the scaled curve and the
+//!   chain count requests alike. Off: pooled MAPE 33.9 % (fdtd-2d and gemver kernel 1 lose
+//!   what `bytes_in_flight` gained there).
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -237,7 +250,8 @@ impl ModelOptions {
     /// added do not lower it. Since session 23 also `bytes_in_flight`,
     /// `conversion_as_int` and `additive_floor`, each of which lowered the summed error on
     /// the logs re-projected there (results/session23-2026-11-28/model-ablation.txt).
-    /// Project mode, balance mode's projected-best device (`exec::best`) and
+    /// `streaming_latency` and `request_in_flight` (session 24) stay off: neither lowered
+    /// the pooled error (results/session24-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
