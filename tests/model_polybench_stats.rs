@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use OpenCL::accuracy::records;
 use OpenCL::model::{load_dir, project, DeviceKind, ModelOptions};
 
-/// One launch on one profile: projected, compute, global, local µs and the bound.
+/// One launch on one profile: projected, compute, global, local µs, the bound and the
+/// regime (`latency` where the serialised-latency chain is the global time).
 type Row = (f64, f64, f64, f64, String);
 
 #[test]
@@ -67,7 +68,14 @@ fn project_logged_statistics() {
                         p.t_compute_ns / 1e3,
                         p.t_global_ns / 1e3,
                         p.t_local_ns / 1e3,
-                        p.bound.to_string(),
+                        if p.bound == OpenCL::model::Bound::Global
+                            && p.t_latency_ns > 0.0
+                            && p.t_latency_ns >= p.t_global_ns
+                        {
+                            "latency".to_string()
+                        } else {
+                            p.bound.to_string()
+                        },
                     )
                 })
                 .collect();

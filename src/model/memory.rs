@@ -81,20 +81,45 @@ pub fn global_latency(p: &Profile) -> Option<(f64, &'static str)> {
     if let Some(l) = p.global_latency_ns.filter(|l| *l > 0.0) {
         return Some((l, "measured"));
     }
+    streaming_latency(p).map(|l| {
+        (
+            l,
+            "estimated by Little's law from global_read at one warp per compute unit",
+        )
+    })
+}
+
+/// Latency of *streaming* global loads, ns: Little's law on the lowest point of
+/// `global_read`, which `clprism characterize` measures with one warp per compute unit
+/// reading consecutive `float4`s in a grid-stride loop: `latency = CUs × warp width × 16 B
+/// × loads in flight per warp / throughput(1 / max warps per CU)`
+/// ([`CHARACTERIZE_LOADS_IN_FLIGHT`]). `None` for CPU profiles and curves without a
+/// positive first point.
+///
+/// Why it differs from `global_latency_ns` (`streaming_latency` of
+/// [`super::project::ModelOptions`]): that figure is a pointer chase over a random
+/// permutation of 128-byte slots of 512 MiB (bench/latency.c), so every load also pays a
+/// DRAM row miss and, mostly, a TLB miss. Wang et al. §IV-A.2 measure the miss latency a
+/// warp sees with a chase whose stride is the cache line, i.e. consecutive lines; the
+/// loads of a warp's serialised chain in the kernels the latency bound applies to (a
+/// row or a column of a matrix walked one element or one row per iteration) are of that
+/// kind: consecutive lines or a constant stride, which the DRAM's open rows and the TLB
+/// serve as a stream does. The random chase puts the H200 14 % below the H100 (184 against
+/// 214.8 ns); the streaming curve 3.4 % (172.0 against 166.3 B/ns at one warp per SM), the
+/// two GPUs having the same GH100 die, clock and L2, and memories that differ in bandwidth
+/// more than in the latency of an open row.
+pub fn streaming_latency(p: &Profile) -> Option<f64> {
     if p.kind != DeviceKind::Gpu {
         return None;
     }
     let occ = 1.0 / p.limits.max_warps_per_cu.max(1) as f64;
     let bw = p.global_read.at(occ);
     (bw > 0.0).then(|| {
-        (
-            p.compute_units as f64
-                * p.warp_width as f64
-                * CHARACTERIZE_BYTES_PER_LANE
-                * CHARACTERIZE_LOADS_IN_FLIGHT
-                / bw,
-            "estimated by Little's law from global_read at one warp per compute unit",
-        )
+        p.compute_units as f64
+            * p.warp_width as f64
+            * CHARACTERIZE_BYTES_PER_LANE
+            * CHARACTERIZE_LOADS_IN_FLIGHT
+            / bw
     })
 }
 
@@ -114,6 +139,21 @@ pub fn global_latency(p: &Profile) -> Option<(f64, &'static str)> {
 /// ratio and the bandwidth ratio. 1 for CPU profiles (their curves are against the
 /// work-group size) and for requests of 16 bytes per lane or more; 1 without loads.
 pub fn request_size_scale(stats: &WorkGroupStats, p: &Profile) -> f64 {
+    request_size_scale_in_flight(stats, p, 1.0)
+}
+
+/// [`request_size_scale`] for a kernel whose warps keep `in_flight` times the benchmark's
+/// requests in flight per warp: `min(1, B × in_flight / (warp width × 16 B))`. With
+/// `request_in_flight` of [`super::project::ModelOptions`], `in_flight = 1 /`
+/// [`CHARACTERIZE_LOADS_IN_FLIGHT`]: the benchmark's warp has half a request in flight on
+/// average (the calibration that turns its curve into the latency of
+/// [`global_latency`]'s estimate), while a warp of the latency chain
+/// ([`latency_chain_ns`]) waits on one request at a time (Hong & Kim ISCA'09 §4: a warp
+/// issues its memory request and waits `Mem_L`). Little's law with the same request count
+/// in both bounds: below the curve's knee the scaled throughput then gives the chain's
+/// time, instead of twice it, so that a launch whose chain crosses the curve's time does
+/// not jump by 2×; at the knee (full occupancy) narrow loads still read the curve lower.
+pub fn request_size_scale_in_flight(stats: &WorkGroupStats, p: &Profile, in_flight: f64) -> f64 {
     if p.kind != DeviceKind::Gpu {
         return 1.0;
     }
@@ -127,7 +167,7 @@ pub fn request_size_scale(stats: &WorkGroupStats, p: &Profile) -> f64 {
         p.warp_width
     } as f64;
     let bytes = stats.global_loads.sectors as f64 * p.sector_bytes as f64 / req as f64;
-    (bytes / (ww * CHARACTERIZE_BYTES_PER_LANE)).clamp(1.0 / 64.0, 1.0)
+    (bytes * in_flight / (ww * CHARACTERIZE_BYTES_PER_LANE)).clamp(1.0 / 64.0, 1.0)
 }
 
 /// L2-hit latency, ns: the measured `l2_latency_ns`, else half the global latency
@@ -305,13 +345,20 @@ pub fn cache_traffic(
 
 /// Serialised load latency of one warp slot, ns (the latency bound of the module docs);
 /// `None` when the profile has no latency (CPU without a measurement) or no loads.
+/// `streaming`: first touches at [`streaming_latency`] (GPU profiles) instead of
+/// [`global_latency`]; the L1 and L2 estimates, where the profile has no measurement of
+/// its own, follow the latency used.
 pub fn latency_chain_ns(
     stats: &WorkGroupStats,
     wg: &WorkGroupBytes,
     p: &Profile,
     rounds: u64,
+    streaming: bool,
 ) -> Option<f64> {
-    let (lat, _) = global_latency(p)?;
+    let lat = match streaming.then(|| streaming_latency(p)).flatten() {
+        Some(l) => l,
+        None => global_latency(p)?.0,
+    };
     let ww = if stats.warp_width > 0 {
         stats.warp_width
     } else {

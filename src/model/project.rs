@@ -68,6 +68,19 @@
 //!   widenings, which Wang drops altogether, and a lower one for int↔float conversions. The
 //!   naive matrix product (`examples/kernels/matmul_global.cl`: two widenings per
 //!   iteration) goes from 45 % too slow to 4 % on both GPUs.
+//! * `streaming_latency` (with `latency_bound`; off by default): the chain's first touches
+//!   at the latency of streaming loads, Little's law on `global_read` at one warp per CU
+//!   ([`super::memory::streaming_latency`]), not the random pointer chase of
+//!   `global_latency_ns` (Wang §IV-A.2 measures the miss latency with a chase whose stride
+//!   is the cache line). The chain-bound PolyBench kernels measure H200/H100 = 1.00 on
+//!   average; the chase gives 0.857, the streaming curves 0.967. Off: on the logs of
+//!   results/session24-model it raised the pooled MAPE (33.4 → 39.1 %), through
+//!   `bytes_in_flight`'s switch on three matrix products with extrapolated statistics;
+//! * `request_in_flight` (with `bytes_in_flight`; off by default): the request-size scale
+//!   with one request in flight per kernel warp against the benchmark's 0.5
+//!   ([`super::memory::request_size_scale_in_flight`]), so that the scaled curve and the
+//!   chain count requests alike. Off: pooled MAPE 33.9 % (fdtd-2d and gemver kernel 1 lose
+//!   what `bytes_in_flight` gained there).
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -116,10 +129,26 @@ pub struct ModelOptions {
     /// int↔float conversions (Wang §III-A.1; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub conversion_as_int: bool,
+    /// With `latency_bound`: the serialised-latency chain charges a warp's first touches
+    /// at the latency of *streaming* loads, Little's law on the profile's `global_read`
+    /// curve at one warp per compute unit ([`super::memory::streaming_latency`]), instead
+    /// of the random pointer chase's `global_latency_ns` (Wang §IV-A.2: the miss latency is
+    /// a chase with the cache line as stride; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub streaming_latency: bool,
+    /// With `bytes_in_flight`: the kernel's warps keep one request in flight, the
+    /// benchmark's half a request ([`super::memory::request_size_scale_in_flight`]), so the
+    /// read curve is read at twice the request-size scale (at most 1).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub request_in_flight: bool,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl ModelOptions {
@@ -139,6 +168,8 @@ impl ModelOptions {
         "bytes_in_flight",
         "additive_floor",
         "conversion_as_int",
+        "streaming_latency",
+        "request_in_flight",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -153,6 +184,8 @@ impl ModelOptions {
             "bytes_in_flight" => &mut self.bytes_in_flight,
             "additive_floor" => &mut self.additive_floor,
             "conversion_as_int" => &mut self.conversion_as_int,
+            "streaming_latency" => &mut self.streaming_latency,
+            "request_in_flight" => &mut self.request_in_flight,
             _ => return None,
         })
     }
@@ -203,6 +236,8 @@ impl ModelOptions {
             bytes_in_flight: true,
             additive_floor: true,
             conversion_as_int: true,
+            streaming_latency: true,
+            request_in_flight: true,
         }
     }
 
@@ -215,7 +250,8 @@ impl ModelOptions {
     /// added do not lower it. Since session 23 also `bytes_in_flight`,
     /// `conversion_as_int` and `additive_floor`, each of which lowered the summed error on
     /// the logs re-projected there (results/session23-2026-11-28/model-ablation.txt).
-    /// Project mode, balance mode's projected-best device (`exec::best`) and
+    /// `streaming_latency` and `request_in_flight` (session 24) stay off: neither lowered
+    /// the pooled error (results/session24-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -322,6 +358,11 @@ pub struct Projection {
     pub t_global_ns: f64,
     /// Local memory time, ns.
     pub t_local_ns: f64,
+    /// The serialised-latency bound of `latency_bound`, ns (already in `t_global_ns`, which
+    /// is at least this; 0 without `latency_bound` or loads). `t_global_ns == t_latency_ns`
+    /// tells a latency-bound launch from a throughput-bound one. (absent in older logs: 0)
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub t_latency_ns: f64,
     /// Which component bounds the time.
     pub bound: Bound,
     /// `max(t_compute, t_global, t_local)` (+ launch overhead when enabled), ns.
@@ -604,7 +645,7 @@ pub fn project(
     };
     let t_global = global_ns(&wg, launch, profile, &occ, occ_f, 1.0, n, capacity, opts) / share;
     let chain = if opts.latency_bound {
-        memory::latency_chain_ns(stats, &wg, profile, waves).unwrap_or(0.0)
+        memory::latency_chain_ns(stats, &wg, profile, waves, opts.streaming_latency).unwrap_or(0.0)
     } else {
         0.0
     };
@@ -613,7 +654,12 @@ pub fn project(
     // curve is read where the kernel's bytes in flight put it; in the latency-bound regime
     // the per-warp chain above already is Little's law for the kernel's own requests.
     let scale = if opts.bytes_in_flight {
-        memory::request_size_scale(stats, profile)
+        let in_flight = if opts.request_in_flight {
+            1.0 / memory::CHARACTERIZE_LOADS_IN_FLIGHT
+        } else {
+            1.0
+        };
+        memory::request_size_scale_in_flight(stats, profile, in_flight)
     } else {
         1.0
     };
@@ -664,6 +710,7 @@ pub fn project(
         t_compute_ns: t_compute,
         t_global_ns: t_global,
         t_local_ns: t_local,
+        t_latency_ns: chain,
         bound,
         projected_ns: t,
         rank: 0,

@@ -78,6 +78,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("projection.devices[].t_compute_ns", "f64", "ns", "instruction time"),
     ("projection.devices[].t_global_ns", "f64", "ns", "global memory time"),
     ("projection.devices[].t_local_ns", "f64", "ns", "local memory time"),
+    ("projection.devices[].t_latency_ns", "f64?", "ns", "the serialised-latency chain of `latency_bound` (in `t_global_ns`, which is at least this; equal: a latency-bound launch); absent when 0 and in older logs"),
     ("projection.devices[].bound", "string", "", "`compute`, `global`, `local` or `launch`"),
     ("projection.devices[].projected_ns", "f64", "ns", "projected kernel time, pure model (the anchored time is derived by readers: `device_ns` × this / the launch device's)"),
     ("projection.devices[].rank", "u32", "", "1 = fastest; ties share a rank"),

@@ -19,8 +19,8 @@ fn full() -> Launch {
     let set: ProjectionSet = serde_json::from_value(serde_json::json!({
         "options": {}, "skipped": [{"device": "x", "reason": "too big"}],
         "devices": [{"device": "a", "t_compute_ns": 1.0, "t_global_ns": 2.0,
-            "t_local_ns": 0.5, "bound": "global", "projected_ns": 2.0, "rank": 1,
-            "occupancy": 0.5, "limiter": "warps", "active_work_groups_per_cu": 4,
+            "t_local_ns": 0.5, "t_latency_ns": 1.5, "bound": "global", "projected_ns": 2.0,
+            "rank": 1, "occupancy": 0.5, "limiter": "warps", "active_work_groups_per_cu": 4,
             "waves": 2}]
     }))
     .unwrap();
