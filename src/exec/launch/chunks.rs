@@ -694,10 +694,12 @@ impl WorkerState {
     /// only its halos, and a chain of kernels of one shape (STREAM's copy, mul, add, triad)
     /// none. On 4 H200s, Boyer's chunks moved by the measured speeds from launch to launch,
     /// and each launch fetched 1.6-2.6 GB of jacobi-2d's 1 GiB arrays (results/session19).
-    /// The fractions are equal over devices of one name, for good; otherwise they start from
-    /// the launch's throughput (units over finish time, transfers included) and move halfway
-    /// to the measured throughput when the slowest device finishes over 25 % after the
-    /// fastest.
+    /// The fractions are equal over devices of one name, except that GPUs of one name get
+    /// them sized once for their staggered starts after [`super::stagger::SAMPLES`]
+    /// owner-computes launches (`starts`: each device's start and device time per unit,
+    /// [`super::stagger`]); otherwise they start from the launch's throughput (units over
+    /// finish time, transfers included) and move halfway to the measured throughput when the
+    /// slowest device finishes over 25 % after the fastest.
     fn update_partition(
         &mut self,
         engine: &Engine,
@@ -834,8 +836,6 @@ impl WorkerState {
     }
 }
 
-/// Enqueues one chunk of `k` on `queue` (the device's queue, or clprism's queue in the app's
-/// context for the app's own device), with the device's fault injection.
 /// Each device's `(start ns since the launch's start, device ns per unit)` in an
 /// owner-computes launch (one slab each), `None` for a device whose chunk has no measured
 /// start or device time ([`super::stagger`]).
@@ -856,6 +856,8 @@ fn slab_starts(
     out
 }
 
+/// Enqueues one chunk of `k` on `queue` (the device's queue, or clprism's queue in the app's
+/// context for the app's own device), with the device's fault injection.
 fn enqueue_chunk(
     dev: &Device,
     (queue, k): (cl_command_queue, cl_kernel),
