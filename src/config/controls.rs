@@ -607,8 +607,10 @@ waits.",
 writes and chunk enqueues (grouped by the device written to) are issued from a small pool of \
 threads, one per device, instead of one after the other from the launch thread. On NVIDIA each \
 enqueue costs the caller 25-45 us, and on 4 H200s a steady stencil launch enqueued its first \
-chunk 0.41-0.44 ms into the launch (`exec::launch::issue`). Not yet measured on a GPU host, \
-so `serial` stays the default.",
+chunk 0.41-0.44 ms into the launch (`exec::launch::issue`). Measured on 4 H200s \
+(results/session24-2026-11-28): within 6 % of `serial` either way, since NVIDIA's driver \
+serialises calls on different contexts (four enqueues took 19 us from one thread, 45 us from \
+four at once), so `serial` stays the default.",
     }
     lib: Option<PathBuf> {
         name: "CLPRISM_LIB",
