@@ -1463,8 +1463,9 @@ fn a_first_long_launch_is_probed_then_split_over_like_siblings() {
     let probe = &s["probe"];
     let of = probe["of_work_groups"].as_u64().expect("a probe record");
     let ran = probe["work_groups"].as_u64().unwrap();
-    // the probe, then chunks while the devices opened: at most half the launch
-    assert!(ran > 0 && ran <= of / 2, "probe of {ran} of {of}: {s}");
+    // the probe, then chunks while the devices opened and the program was built on them:
+    // at most seven eighths of the launch (`intercept::balance::probe_first_chunk`)
+    assert!(ran > 0 && ran <= of - of / 8, "probe of {ran} of {of}: {s}");
     assert!(probe["device_ns"].as_u64().unwrap() > 0, "{s}");
     // the rest: the launch's other work-groups, over both devices
     let rest: u64 = s["chunks"]

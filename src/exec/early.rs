@@ -125,6 +125,33 @@ pub fn devices_opening() -> bool {
     balance().engine.get().is_none() && balance().starting.load(Ordering::Acquire)
 }
 
+/// Whether the balance devices are still being opened, or `info`'s program is still being
+/// built on them in the background (`exec::prebuild_in_background`): until both are done, a
+/// launch handed to the launch thread would wait there with the app's device idle
+/// (PolyBench gemm on 2 H200s: the build took 90 ms after the devices opened; session 25).
+pub fn devices_preparing(info: &ProgramInfo) -> bool {
+    devices_opening() || super::building_on_devices(&format!("{}|{}", info.hash, info.options))
+}
+
+/// The device time of one chunk the app's device runs while the devices open, ns: once
+/// they are ready, the rest of the launch waits at most this long for the app's device
+/// (chunks of half the probe, as before session 25, ran 223 ms each for gemm at 16384³
+/// on an H200, and the devices waited 104 ms for the last one). Each chunk costs one enqueue
+/// and one wait (about 30-50 µs on NVIDIA), 0.2 % of this.
+pub const CONTINUATION_CHUNK_NS: f64 = 25e6;
+
+/// The work-groups (along the split dimension) of the next chunk the app's device runs while
+/// the devices open: [`CONTINUATION_CHUNK_NS`] at the probe's measured `ns_per_unit`, at most
+/// half the probe (`probe_units`) and at least one.
+pub fn continuation_units(ns_per_unit: f64, probe_units: usize) -> usize {
+    let by_time = if ns_per_unit > 0.0 {
+        (CONTINUATION_CHUNK_NS / ns_per_unit).floor() as usize
+    } else {
+        usize::MAX
+    };
+    by_time.min(probe_units / 2).max(1)
+}
+
 /// The probe of `kernel`'s first launch took `ns` on the app's device for `work_groups`
 /// work-groups: the kernel's figure there, as a measured forwarded launch gives it.
 pub fn note_probe(kernel: &str, ns: u64, work_groups: u64) {
@@ -149,4 +176,21 @@ pub fn probe_fraction(app_device: cl_device_id) -> f64 {
     };
     let n = 1 + counted_siblings(app_device, crate::config::get().balance_siblings);
     beta * 2.0 / n.max(2) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuation_chunks_run_about_25_ms_at_most_half_the_probe() {
+        // gemm at 16384³ on an H200: 3.1 ms per work-group row, a probe of 144 rows
+        assert_eq!(continuation_units(3.1e6, 144), 8);
+        // a fast kernel: half the probe bounds the chunk
+        assert_eq!(continuation_units(1e3, 72), 36);
+        // a row longer than the chunk time, or no timing: one row, or half the probe
+        assert_eq!(continuation_units(60e6, 144), 1);
+        assert_eq!(continuation_units(0.0, 10), 5);
+        assert_eq!(continuation_units(1e3, 1), 1);
+    }
 }

@@ -821,6 +821,16 @@ fn spawn_background(name: &str, work: impl FnOnce() + Send + 'static) {
 /// build failed), shared by the program's kernels.
 pub(crate) type DevicePrograms = Vec<Result<usize, String>>;
 
+/// Whether program variant `variant` is being built on the balance devices right now (its
+/// build cell exists and is not filled yet).
+pub(crate) fn building_on_devices(variant: &str) -> bool {
+    balance()
+        .prebuilt
+        .lock()
+        .get(variant)
+        .is_some_and(|c| c.get().is_none())
+}
+
 /// The build cell of program variant `variant`.
 pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DevicePrograms>> {
     balance()

@@ -269,11 +269,13 @@ fn without_range_queries(k: cl_kernel) -> bool {
 /// waits for it and notes its profiled time as the kernel's figure on the app's device
 /// (`exec::early`). Its first eighth runs alone as a scout: a rest that the scout puts at
 /// `CLPRISM_BALANCE_OPEN_COST` or more there starts the opening of the balance devices
-/// (`exec::early::open_for_long_launch`) before the probe's other seven eighths run. While they are still opening
-/// and the rest would take long, the app's device goes on with further chunks of half the
-/// probe's size, up to half the launch, so the other devices join what is left
-/// as soon as they are ready instead of the rest being forwarded whole (PolyBench gemm
-/// launches 11 ms after its build; four H200 contexts take 0.5 s to open). When the probe was
+/// (`exec::early::open_for_long_launch`) before the probe's other seven eighths run. While they
+/// are still opening, or the program is still being built on them, and the rest would take
+/// long, the app's device goes on with further chunks of
+/// `exec::early::CONTINUATION_CHUNK_NS` each (at most half the probe), up to seven eighths
+/// of the launch, so the other devices join what is left as soon as they are ready instead
+/// of the rest being forwarded whole (PolyBench gemm launches 11 ms after its build; four
+/// H200 contexts take 0.5 s to open). When the probe was
 /// enqueued, `*launch` becomes the rest of the launch. `None` (nothing enqueued): too few
 /// work-groups for a probe, or the driver refused the probe's enqueue (the whole launch then
 /// goes on as before, so the app gets the driver's own verdict on it).
@@ -317,14 +319,23 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     }
     exec::early::note_probe(kernel, ns, first as u64 * across);
     let mut done = first;
-    while exec::early::devices_opening() && done < along / 2 {
+    let preparing = || match kernel_and_program(whole.kernel) {
+        Ok((_, prog)) => exec::early::devices_preparing(&prog),
+        Err(_) => exec::early::devices_opening(),
+    };
+    // up to seven eighths of the launch: until the devices are open and the program is built
+    // on them (the launch thread would wait for both with the app's device idle); before
+    // session 25 up to half, and only while the devices opened (PolyBench 2mm on 2 H200s:
+    // its first kernel's other half was forwarded whole 41 ms before they were open)
+    let bound = along - along / 8;
+    while done < bound && preparing() {
         let per_unit = ns as f64 / done as f64;
         if per_unit * ((along - done) as f64) < exec::OPEN_MIN_LAUNCH_NS * 4.0 {
             break;
         }
-        // chunks of half the probe: the devices join at most that late once they are open
-        // (growing them by Boyer's 1.5 overshot the opening of four H200s by up to 480 ms)
-        let chunk = (first / 2).max(1).min(along / 2 - done);
+        // short chunks (growing them by Boyer's 1.5 overshot the opening of four H200s by up
+        // to 480 ms; half the probe kept the devices waiting 104 ms for gemm on 2 H200s)
+        let chunk = exec::early::continuation_units(per_unit, first).min(bound - done);
         match run_on_app_queue(&whole.sub_range(d, done, chunk, local)) {
             Some(t) => ns += t,
             // nothing enqueued: the rest goes on from here
