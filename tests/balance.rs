@@ -1404,6 +1404,18 @@ fn auto_over_like_devices(
     siblings: &str,
     open_cost_ms: &str,
 ) -> Vec<Value> {
+    auto_over_like_devices_with(test, app, args, (siblings, open_cost_ms), &[]).0
+}
+
+/// [`auto_over_like_devices`] with `extra` variables for the balanced run; also returns its
+/// output.
+fn auto_over_like_devices_with(
+    test: &str,
+    app: &str,
+    args: &[&str],
+    (siblings, open_cost_ms): (&str, &str),
+    extra: &[(&str, &str)],
+) -> (Vec<Value>, std::process::Output) {
     let d = scratch(test);
     let exe = examples().join(app);
     let (nat, bal) = (d.join("native.bin"), d.join("balance.bin"));
@@ -1419,26 +1431,23 @@ fn auto_over_like_devices(
     let log = d.join("balance.jsonl");
     let a = with_dump(&bal);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let out = run(
-        &exe,
-        &a,
-        Via::Preload("balance"),
-        &[
-            devices[0],
-            ("CLPRISM_LOG", log.to_str().unwrap()),
-            ("CLPRISM_DEVICES", "all"),
-            ("CLPRISM_SPLIT", "auto"),
-            ("CLPRISM_BALANCE_EARLY", "on"),
-            ("CLPRISM_BALANCE_SIBLINGS", siblings),
-            ("CLPRISM_BALANCE_OPEN_COST", open_cost_ms),
-        ],
-    );
+    let mut env = vec![
+        devices[0],
+        ("CLPRISM_LOG", log.to_str().unwrap()),
+        ("CLPRISM_DEVICES", "all"),
+        ("CLPRISM_SPLIT", "auto"),
+        ("CLPRISM_BALANCE_EARLY", "on"),
+        ("CLPRISM_BALANCE_SIBLINGS", siblings),
+        ("CLPRISM_BALANCE_OPEN_COST", open_cost_ms),
+    ];
+    env.extend_from_slice(extra);
+    let out = run(&exe, &a, Via::Preload("balance"), &env);
     assert_ok(&out, &format!("{app} balance auto"));
     assert!(
         std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
         "{app}: output differs from native"
     );
-    read_log(&log)
+    (read_log(&log), out)
 }
 
 /// Issue 31 items 1-2: on a device with a like sibling (two PoCL `pthread` devices, counted
@@ -1487,6 +1496,47 @@ fn a_first_long_launch_is_probed_then_split_over_like_siblings() {
     let f = recs[0]["schedule"]["fallback"].as_str().unwrap_or_default();
     assert!(f.contains("measured"), "{f}");
     assert!(recs[0]["schedule"]["probe"].is_null());
+}
+
+/// A probe that finds a long launch also compiles the program for the footprint derivation
+/// in the background (`exec::compile_for_footprint`), into the emulator's cache, so the
+/// launch thread's first derivation does not run the compiler while the devices wait: with
+/// an empty cache, the run's debug output says it compiled ahead without failing, the
+/// cache holds the SPIR-V, and the launch is split and byte-identical as without it.
+#[test]
+fn a_long_probe_compiles_the_program_for_the_footprint_ahead() {
+    let cache = scratch("balance-probe-compile-ahead-cache");
+    let (recs, out) = auto_over_like_devices_with(
+        "balance-probe-compile-ahead",
+        "matmul_global",
+        &["512"],
+        ("any", "50"),
+        &[
+            ("CLPRISM_CACHE", cache.to_str().unwrap()),
+            ("CLPRISM_DEBUG", "1"),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("SPIR-V compiled ahead"))
+        .unwrap_or_else(|| panic!("no ahead compile in the debug output:\n{err}"));
+    assert!(!line.contains("failed"), "{line}");
+    fn spv_files(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => spv_files(&e.path()),
+                _ => usize::from(e.path().extension().is_some_and(|x| x == "spv")),
+            })
+            .sum()
+    }
+    let spirv = spv_files(&cache);
+    assert!(spirv >= 1, "no SPIR-V in {}", cache.display());
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_split(&recs[0]);
 }
 
 /// A kernel is probed at its first launch only: Black-Scholes launched 4 times on like

@@ -84,13 +84,19 @@ pub fn note_build(app_device: cl_device_id) -> bool {
 /// device: when that is at least `CLPRISM_BALANCE_OPEN_COST`, start opening the balance
 /// devices (and building the program there) in the background now, unless they are open or
 /// opening. Returns whether the devices are open or opening afterwards.
-pub fn open_for_long_launch(info: &ProgramInfo, rest_ns: f64) -> bool {
+///
+/// A launch that long also has its program compiled for the footprint derivation in the
+/// background ([`super::compile_for_footprint`]), whether the devices are open or not.
+pub fn open_for_long_launch(info: &ProgramInfo, app_device: cl_device_id, rest_ns: f64) -> bool {
     let b = balance();
+    let long = rest_ns >= crate::config::get().balance_open_cost_ms as f64 * 1e6;
+    if long {
+        super::compile_for_footprint(info, app_device);
+    }
     if b.engine.get().is_some() || b.starting.load(Ordering::Acquire) {
         return true;
     }
-    let cost_ns = crate::config::get().balance_open_cost_ms as f64 * 1e6;
-    if rest_ns < cost_ns {
+    if !long {
         return false;
     }
     crate::config::debug(|| {

@@ -476,6 +476,9 @@ struct Balance {
     /// App device (handle as an integer) → how many like siblings of it
     /// `CLPRISM_BALANCE_SIBLINGS` counts, found once per device.
     sibling_devices: Mutex<FxHashMap<usize, usize>>,
+    /// Programs (`hash|emulation options`) whose SPIR-V for the footprint derivation was
+    /// compiled, or is being compiled, in the background ([`compile_for_footprint`]).
+    emu_compiles: Mutex<rustc_hash::FxHashSet<String>>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -831,6 +834,16 @@ pub(crate) fn building_on_devices(variant: &str) -> bool {
         .is_some_and(|c| c.get().is_none())
 }
 
+/// Whether `program` (its variant without NDRange queries) is built on the balance devices
+/// already: its build then no longer counts in what trying a split costs (`decide`).
+pub(crate) fn built_on_devices(program: &ProgramInfo) -> bool {
+    balance()
+        .prebuilt
+        .lock()
+        .get(&format!("{}|{}", program.hash, program.options))
+        .is_some_and(|c| c.get().is_some())
+}
+
 /// The build cell of program variant `variant`.
 pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DevicePrograms>> {
     balance()
@@ -971,6 +984,44 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
         if let Ok(e) = started {
             program_cell(&variant).get_or_init(|| build_on_devices(e, &code, &options));
         }
+    });
+}
+
+/// A probe found a launch of `info`'s program on `app_device` long enough to open the balance
+/// devices: compile the program's SPIR-V for the mini-emulator in the background now, into
+/// the emulator's on-disk cache, once per program and options. The launch thread's first
+/// footprint derivation of each of its kernels then reads it from there instead of running
+/// the compiler while every device waits (PolyBench gemm, 2mm and 3mm on 2 H200s: the
+/// footprint phase took 58-70 ms of the 131-178 ms before the first chunks; session 25).
+/// A program without source, or a failed compile, leaves that to the launch thread as before.
+pub fn compile_for_footprint(info: &ProgramInfo, app_device: cl_device_id) {
+    let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
+        return;
+    };
+    let d = crate::registry::device::compiler_defines(app_device);
+    let options = if d.is_empty() {
+        info.options.to_string()
+    } else {
+        format!("{} {d}", info.options)
+    };
+    if !balance()
+        .emu_compiles
+        .lock()
+        .insert(format!("{}|{options}", info.hash))
+    {
+        return;
+    }
+    let source = src.clone();
+    spawn_background("clprism-emu-compile", move || {
+        let t = std::time::Instant::now();
+        let r = crate::emu::compile_source(&source, &options, &frontend_options());
+        crate::config::debug(|| {
+            format!(
+                "footprint: SPIR-V compiled ahead in {:.1} ms{}",
+                t.elapsed().as_secs_f64() * 1e3,
+                r.err().map_or(String::new(), |e| format!(" (failed: {e})"))
+            )
+        });
     });
 }
 

@@ -307,7 +307,7 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     let mut ns = run_on_app_queue(&whole.sub_range(d, 0, scout, local))?;
     let rest_ns = ns as f64 / scout as f64 * (along - scout) as f64;
     if let Ok((_, prog)) = kernel_and_program(whole.kernel) {
-        exec::early::open_for_long_launch(&prog, rest_ns);
+        exec::early::open_for_long_launch(&prog, dev, rest_ns);
     }
     let mut first = first;
     if scout < first {

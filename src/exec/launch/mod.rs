@@ -576,6 +576,18 @@ impl WorkerState {
             * self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR)
     }
 
+    /// What building `program` on the balance devices still costs a first split, ns: the
+    /// app's own build of it as the estimate, nothing once the background build is done
+    /// (a probe's continuation waits for it since session 25, and trying a split on what
+    /// was left then was weighed with the build's cost: matmul 512² on two PoCL devices was
+    /// kept whole in 3 of 6 runs).
+    fn build_estimate_ns(&self, program: &crate::registry::tables::ProgramInfo) -> f64 {
+        if super::built_on_devices(program) {
+            return 0.0;
+        }
+        super::app_build_ns(program).map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
+    }
+
     /// What a kernel's first split moves once through the host, ns: each buffer argument up
     /// to the devices and back into the app's buffer (the directory gathers what the devices
     /// wrote when the app reads it), at the measured host rate. Part of the trial cost of the
@@ -682,8 +694,8 @@ impl WorkerState {
             host_bytes_per_ns,
             link_latency_ns,
             split_floor_ns: self.split_floor_or_prior(job.app_device),
-            trial_cost_ns: super::app_build_ns(job.program)
-                .map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
+            trial_cost_ns: self
+                .build_estimate_ns(job.program)
                 .max(self.derivation_estimate_ns(kid, job.app_device))
                 + self.first_transfers_ns(job),
             forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
