@@ -94,12 +94,7 @@ impl Job {
     /// (`registry::device::compiler_defines`), so the emulated kernel (its write footprint
     /// above all) is the one the device runs.
     pub fn emulation_options(&self) -> String {
-        let d = crate::registry::device::compiler_defines(self.app_device);
-        if d.is_empty() {
-            self.program.options.to_string()
-        } else {
-            format!("{} {d}", self.program.options)
-        }
+        emulation_options(&self.program, self.app_device)
     }
 
     /// What the early split decision reads of this launch ([`EarlyLaunch`]).
@@ -476,9 +471,10 @@ struct Balance {
     /// App device (handle as an integer) → how many like siblings of it
     /// `CLPRISM_BALANCE_SIBLINGS` counts, found once per device.
     sibling_devices: Mutex<FxHashMap<usize, usize>>,
-    /// Programs (`hash|emulation options`) whose SPIR-V for the footprint derivation was
-    /// compiled, or is being compiled, in the background ([`compile_for_footprint`]).
-    emu_compiles: Mutex<rustc_hash::FxHashSet<String>>,
+    /// Programs (`hash|emulation options`) whose SPIR-V for the footprint derivation is being
+    /// compiled in the background (`false`) or was compiled there (`true`)
+    /// ([`compile_for_footprint`]).
+    emu_compiles: Mutex<FxHashMap<String, bool>>,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -998,23 +994,22 @@ pub fn compile_for_footprint(info: &ProgramInfo, app_device: cl_device_id) {
     let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
     };
-    let d = crate::registry::device::compiler_defines(app_device);
-    let options = if d.is_empty() {
-        info.options.to_string()
-    } else {
-        format!("{} {d}", info.options)
-    };
-    if !balance()
-        .emu_compiles
-        .lock()
-        .insert(format!("{}|{options}", info.hash))
+    let options = emulation_options(info, app_device);
+    let key = format!("{}|{options}", info.hash);
     {
-        return;
+        let mut started = balance().emu_compiles.lock();
+        if started.contains_key(&key) {
+            return;
+        }
+        started.insert(key.clone(), false);
     }
     let source = src.clone();
     spawn_background("clprism-emu-compile", move || {
         let t = std::time::Instant::now();
         let r = crate::emu::compile_source(&source, &options, &frontend_options());
+        if r.is_ok() {
+            balance().emu_compiles.lock().insert(key, true);
+        }
         crate::config::debug(|| {
             format!(
                 "footprint: SPIR-V compiled ahead in {:.1} ms{}",
@@ -1023,6 +1018,24 @@ pub fn compile_for_footprint(info: &ProgramInfo, app_device: cl_device_id) {
             )
         });
     });
+}
+
+/// The build options the mini-emulator compiles `info` with for a launch on `app_device`:
+/// the app's, plus the device's compiler defines (`Job::emulation_options`).
+fn emulation_options(info: &ProgramInfo, app_device: cl_device_id) -> String {
+    let d = crate::registry::device::compiler_defines(app_device);
+    if d.is_empty() {
+        info.options.to_string()
+    } else {
+        format!("{} {d}", info.options)
+    }
+}
+
+/// Whether [`compile_for_footprint`] compiled `info` for a launch on `app_device` already:
+/// its footprint derivation then only emulates the sampled work-groups.
+pub(crate) fn compiled_ahead(info: &ProgramInfo, app_device: cl_device_id) -> bool {
+    let key = format!("{}|{}", info.hash, emulation_options(info, app_device));
+    balance().emu_compiles.lock().get(&key) == Some(&true)
 }
 
 /// Whether a launch of a kernel of the source program `program` can be split: `Err` with

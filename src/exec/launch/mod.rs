@@ -44,6 +44,15 @@ use std::time::{Duration, Instant};
 /// trial price against 0.2-0.36 s saved per launch) while `always` ran them 1.16x faster.
 const DERIVATION_RATIO_PRIOR: f64 = 6e4;
 
+/// [`DERIVATION_RATIO_PRIOR`] for a program whose SPIR-V was compiled in the background
+/// (`exec::compile_for_footprint`): the derivation then only emulates its sampled
+/// work-groups. On 2 H200s (session 25, `results/session25-2026-11-28/gpu-c.sh`): gemm 16384
+/// 2.8 ms over 5.8 µs per work-group (6.08 s over 1,048,576 work-groups natively), 4.9·10²;
+/// 2mm 8192 kernel 2 3.9 ms over 2.7 µs (0.72 s over 262,144), 1.4·10³. The bound, 10⁴, keeps
+/// a margin of 7 over those. Measured ratios above it (derivations that ran the compiler)
+/// do not count for such a program.
+const DERIVATION_RATIO_COMPILED: f64 = 1e4;
+
 /// What every step after the plan reads: the engine, the launch and its plan.
 #[derive(Clone, Copy)]
 struct Ctx<'a> {
@@ -571,9 +580,16 @@ impl WorkerState {
     /// (2.75 us per work-group) and 0.72 s for gemm at 16384 (5.8 us), which the ski-rental
     /// rule of `decide` weighed as the app's 10-100 ms build: 2mm and 3mm ran 0.65-0.97x
     /// native (results/session18-2026-11-27/final-compute.txt).
-    fn derivation_estimate_ns(&self, kid: &str, app_device: cl_device_id) -> f64 {
-        self.gpu_ns_per_work_group(kid, app_device).unwrap_or(0.0)
-            * self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR)
+    fn derivation_estimate_ns(&self, job: &super::EarlyLaunch) -> f64 {
+        let ratio = self.derivation_ratio.unwrap_or(DERIVATION_RATIO_PRIOR);
+        let ratio = if super::compiled_ahead(job.program, job.app_device) {
+            ratio.min(DERIVATION_RATIO_COMPILED)
+        } else {
+            ratio
+        };
+        self.gpu_ns_per_work_group(job.id, job.app_device)
+            .unwrap_or(0.0)
+            * ratio
     }
 
     /// What building `program` on the balance devices still costs a first split, ns: the
@@ -696,7 +712,7 @@ impl WorkerState {
             split_floor_ns: self.split_floor_or_prior(job.app_device),
             trial_cost_ns: self
                 .build_estimate_ns(job.program)
-                .max(self.derivation_estimate_ns(kid, job.app_device))
+                .max(self.derivation_estimate_ns(job))
                 + self.first_transfers_ns(job),
             forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
             split_effect: self.split_effect.get(&*job.program.hash).copied(),
