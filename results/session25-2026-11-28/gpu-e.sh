@@ -12,6 +12,7 @@ LIB_A=.gpu/libOpenCL.so LIB_B=.gpu/libOpenCL-new.so GPUSETS=2 ROUNDS=${ROUNDS:-2
   APPS="gemm 2mm 3mm clpeak_sp clpeak_bw" DEBUG_RUNS=0 DEADLINE_S=120 timeout 520 bash bench/gpu_lib_ab.sh /tmp/e \
   > "$OUT/progress.txt" 2>&1
 cp /tmp/e/kernel-times.txt "$OUT/"
+for d in /tmp/e/*/; do echo "== $(basename "$d")"; cat "$d/table.txt"; done > "$OUT/tables.txt"
 for d in /tmp/e/*/; do
   n=$(basename "$d"); mkdir -p /tmp/ex/$n && tar xzf "$d/logs.tgz" -C /tmp/ex/$n 2>/dev/null
   for f in /tmp/ex/$n/logs/*.auto.*.out; do
