@@ -269,7 +269,9 @@ fn without_range_queries(k: cl_kernel) -> bool {
 /// waits for it and notes its profiled time as the kernel's figure on the app's device
 /// (`exec::early`). Its first eighth runs alone as a scout: a rest that the scout puts at
 /// `CLPRISM_BALANCE_OPEN_COST` or more there starts the opening of the balance devices
-/// (`exec::early::open_for_long_launch`) before the probe's other seven eighths run. While they
+/// (`exec::early::open_for_long_launch`) before the probe's other seven eighths run (in
+/// chunks of `exec::early::CONTINUATION_CHUNK_NS` while they open, the probe ending when
+/// they are ready). While they
 /// are still opening, or the program is still being built on them, and the rest would take
 /// long, the app's device goes on with further chunks of
 /// `exec::early::CONTINUATION_CHUNK_NS` each (at most half the probe), up to seven eighths
@@ -309,24 +311,38 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     if let Ok((_, prog)) = kernel_and_program(whole.kernel) {
         exec::early::open_for_long_launch(&prog, dev, rest_ns);
     }
-    let mut first = first;
-    if scout < first {
-        match run_on_app_queue(&whole.sub_range(d, scout, first - scout, local)) {
-            Some(t) => ns += t,
-            // nothing enqueued: the probe is the scout
-            None => first = scout,
-        }
-    }
-    exec::early::note_probe(kernel, ns, first as u64 * across);
-    let mut done = first;
     let preparing = || match kernel_and_program(whole.kernel) {
         Ok((_, prog)) => exec::early::devices_preparing(&prog),
         Err(_) => exec::early::devices_opening(),
     };
-    // up to seven eighths of the launch: until the devices are open and the program is built
-    // on them (the launch thread would wait for both with the app's device idle); before
-    // session 25 up to half, and only while the devices opened (PolyBench 2mm on 2 H200s:
-    // its first kernel's other half was forwarded whole 41 ms before they were open)
+    // The rest of the probe: in one chunk, or, while the devices open, in short ones, so that
+    // it ends soon after they are ready (gemm on 2 H200s: a 400 ms rest of the probe kept
+    // them waiting 120 ms; session 25), the probe then being the work-groups run so far.
+    let mut first = first;
+    let mut done = scout;
+    while done < first {
+        let opening = preparing();
+        let chunk = if opening {
+            exec::early::continuation_units(ns as f64 / done as f64, first).min(first - done)
+        } else {
+            first - done
+        };
+        match run_on_app_queue(&whole.sub_range(d, done, chunk, local)) {
+            Some(t) => ns += t,
+            // nothing enqueued: the probe is what ran
+            None => break,
+        }
+        done += chunk;
+        if opening && !preparing() {
+            break;
+        }
+    }
+    first = done;
+    exec::early::note_probe(kernel, ns, first as u64 * across);
+    // then up to seven eighths of the launch: until the devices are open and the program is
+    // built on them (the launch thread would wait for both with the app's device idle);
+    // before session 25 up to half, and only while the devices opened (PolyBench 2mm on 2
+    // H200s: its first kernel's other half was forwarded whole 41 ms before they were open)
     let bound = along - along / 8;
     while done < bound && preparing() {
         let per_unit = ns as f64 / done as f64;
