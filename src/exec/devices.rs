@@ -377,21 +377,8 @@ fn open_one(
 ) -> Result<Device, String> {
     use crate::config::debug as dbg;
     dbg(|| format!("open: device {p}:{d}: creating context and queue"));
-    let ahead = take_preopened(id);
-    let (context, queue) = match ahead {
-        Some(a) => (a.context as cl_context, a.queue as cl_command_queue),
-        None => DeviceRefOpen::open(id).map_err(|e| e.to_string())?,
-    };
-    dbg(|| {
-        format!(
-            "open: device {p}:{d}: context and queue {}",
-            if ahead.is_some() {
-                "opened ahead"
-            } else {
-                "created"
-            }
-        )
-    });
+    let (context, queue) = DeviceRefOpen::open(id).map_err(|e| e.to_string())?;
+    dbg(|| format!("open: device {p}:{d}: context and queue created"));
     let t = cl::rt().map_err(|e| e.to_string())?;
     let max_wg = t
         .clGetDeviceInfo
@@ -460,13 +447,10 @@ fn open_one(
         inject_differ: fault == Some(Fault::Differ(i)),
         block_event,
         broken: AtomicBool::new(false),
-        host_rate: match ahead {
-            Some(a) => a.host_rate,
-            None => (!r.kind.eq_ignore_ascii_case("cpu"))
-                // SAFETY: clprism's own context and queue of this device, just created.
-                .then(|| unsafe { host_rate(context, queue) })
-                .flatten(),
-        },
+        host_rate: (!r.kind.eq_ignore_ascii_case("cpu"))
+            // SAFETY: clprism's own context and queue of this device, just created.
+            .then(|| unsafe { host_rate(context, queue) })
+            .flatten(),
         remote: platform_is_remote(id),
         link: platform_is_remote(id)
             // SAFETY: as above.
@@ -656,85 +640,6 @@ fn platform_is_remote(dev: cl_device_id) -> bool {
         unsafe { pi(platform, CL_PLATFORM_VERSION, n, p, s) }
     })
     .is_some_and(|v| v.contains("REMOTE"))
-}
-
-/// clprism's context and queue on one device opened ahead of the engine, with its host rate
-/// (handles as integers; [`preopen`]).
-#[derive(Clone, Copy)]
-pub(crate) struct Preopened {
-    context: usize,
-    queue: usize,
-    host_rate: Option<f64>,
-}
-
-/// A device's [`Preopened`] handles once opened (`None`: the opening failed or the app was
-/// exiting), shared by the background opening and the engine's.
-pub(crate) type PreopenCell = std::sync::Arc<once_cell::sync::OnceCell<Option<Preopened>>>;
-
-/// Opens clprism's own context and queue on `dev` (and measures its host rate, as
-/// [`open_one`] does), so that the engine's later opening of that device finds them.
-fn open_ahead(dev: cl_device_id) -> Option<Preopened> {
-    let (context, queue) = DeviceRefOpen::open(dev).ok()?;
-    let gpu_like = crate::registry::device::is_gpu_like(dev);
-    // SAFETY: clprism's own context and queue of this device, just created.
-    let host_rate = gpu_like
-        .then(|| unsafe { host_rate(context, queue) })
-        .flatten();
-    Some(Preopened {
-        context: context as usize,
-        queue: queue as usize,
-        host_rate,
-    })
-}
-
-/// Opens clprism's context and queue on the app's device `dev` in the background, once per
-/// device (`exec::early::note_build`: the app built a program there and the device has like
-/// siblings). When the devices open later, for a launch that pays (`exec::early`), that
-/// device is ready and only its siblings are opened then: on 2 H200s its context came
-/// 107-148 ms after its sibling's, the app's GPU being busy with the probe, and its host-rate
-/// probe 38-56 ms after that (results/session25-2026-11-28 `a/`, `d/`). A context on the app's
-/// GPU alone cost the app nothing measurable (clpeak, results/session18-2026-11-27), unlike
-/// contexts on the other GPUs, which are still opened only for a long launch.
-pub(crate) fn preopen(dev: cl_device_id) {
-    let cell = {
-        let mut cells = super::balance().preopened.lock();
-        if cells.contains_key(&(dev as usize)) {
-            return;
-        }
-        let cell = PreopenCell::default();
-        cells.insert(dev as usize, cell.clone());
-        cell
-    };
-    let id = dev as usize;
-    super::spawn_background("clprism-preopen", move || {
-        cell.get_or_init(|| {
-            let opened = super::background::get()
-                .driver_call(|| open_ahead(id as cl_device_id))
-                .flatten();
-            crate::config::debug(|| {
-                format!(
-                    "open: the app's device: context and queue opened ahead{}",
-                    if opened.is_some() { "" } else { " failed" }
-                )
-            });
-            opened
-        });
-    });
-}
-
-/// How long the engine's opening waits for a [`preopen`] whose thread has not begun yet (a
-/// thread that cannot start leaves the device to be opened as usual after this).
-const PREOPEN_START_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The context and queue [`preopen`] opened on `dev`, taken (waits for an opening in
-/// flight); `None` when none was started or it failed.
-fn take_preopened(dev: cl_device_id) -> Option<Preopened> {
-    let cell = super::balance().preopened.lock().remove(&(dev as usize))?;
-    let t = std::time::Instant::now();
-    while cell.get().is_none() && t.elapsed() < PREOPEN_START_WAIT {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    *cell.get_or_init(|| None)
 }
 
 struct DeviceRefOpen;

@@ -66,8 +66,7 @@ fn counted_siblings(dev: cl_device_id, policy: Siblings) -> usize {
 /// with contexts only on the other GPUs, up to 2× longer on the device), where opening a
 /// context on the app's GPU alone cost nothing measurable. So the bet is taken only on a
 /// launch that shows it can pay: the probe's estimate of the rest at least
-/// `CLPRISM_BALANCE_OPEN_COST`. Only clprism's own context on the app's device is opened now,
-/// in the background (`devices::preopen`).
+/// `CLPRISM_BALANCE_OPEN_COST`.
 pub fn note_build(app_device: cl_device_id) -> bool {
     let cfg = crate::config::get();
     if !cfg.balance_early || counted_siblings(app_device, cfg.balance_siblings) == 0 {
@@ -78,7 +77,6 @@ pub fn note_build(app_device: cl_device_id) -> bool {
             "balance: the app's device has like siblings: first launches are probed".to_string()
         });
     }
-    super::devices::preopen(app_device);
     true
 }
 

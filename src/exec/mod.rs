@@ -471,10 +471,6 @@ struct Balance {
     /// App device (handle as an integer) → how many like siblings of it
     /// `CLPRISM_BALANCE_SIBLINGS` counts, found once per device.
     sibling_devices: Mutex<FxHashMap<usize, usize>>,
-    /// App device (handle as an integer) → clprism's context and queue there, opened in the
-    /// background at the app's first build (`devices::preopen`), taken by the engine's
-    /// opening of that device.
-    preopened: Mutex<FxHashMap<usize, devices::PreopenCell>>,
     /// Programs (`hash|emulation options`) whose SPIR-V for the footprint derivation is being
     /// compiled in the background (`false`) or was compiled there (`true`)
     /// ([`compile_for_footprint`]).
