@@ -2,7 +2,8 @@
 # Session 25, call h (nvidia-h200-x4): the final build. A = .gpu/libOpenCL.so (main at
 # 05541dd), B = .gpu/libOpenCL-new.so (main at 753ba27: continuation and probe in 25 ms
 # chunks, the footprint's SPIR-V compiled ahead, the trial cost of a program built and
-# compiled ahead; the background context on the app's GPU reverted); gemm, 2mm, 3mm and
+# compiled ahead; the background context on the app's GPU reverted); gemm, 2mm, 3mm,
+# `auto` over all four GPUs, one round, no debug output.
 # usage (GPU host, repository root): bash results/session25-2026-11-28/gpu-h.sh OUTDIR
 set -u
 OUT=${1:?OUTDIR}
