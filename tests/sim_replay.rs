@@ -325,3 +325,40 @@ fn stagger_slabs_end_the_devices_together() {
         "sized slabs: {sized} ns (a unit {unit_ns} ns)"
     );
 }
+
+/// `--pipeline` (not built; docs/balance.md): a split launch the app enqueued before the one
+/// before it ended, after a split launch, takes the longer of the launch thread's work and
+/// its devices'. The stencil's costs: pre 10 µs, enqueue 5 µs, a fetch 20 µs (10 per side),
+/// latency 3 µs, post 40 µs, every steady split fetching. Host: pre + Σ fetches + N·enqueue +
+/// post; devices: compute 1000/N µs + the halo wait (latency 3 + the write's side 10 + the
+/// enqueue 5 = 18 µs):
+/// N=2: max(10 + 40 + 10 + 40, 500 + 18) = 518 µs (603 one at a time);
+/// N=4: max(10 + 120 + 20 + 40, 250 + 18) = 268 µs (443);
+/// N=8: max(10 + 280 + 40 + 40, 125 + 18) = 370 µs (498): the host's work bounds it.
+/// The copy shape fetches nothing: N=4: max(10 + 20 + 40, 250) = 250 µs (323).
+/// In the synthetic log every launch has `time_ns` 0, so each one after a split was enqueued
+/// before it ended: on 4 GPUs the three stencil launches kept whole, then the copy, are
+/// projected one at a time (none follows a split), the last two stencil splits pipelined:
+/// 3·443 + 323 + 2·268 = 2188 µs, against 5·443 + 323 = 2538 µs without.
+#[test]
+fn pipelined_launches_take_the_longer_of_host_and_devices() {
+    let mut r = synthetic();
+    let st = shape(&r, "stencil");
+    for (n, want) in [(2, 518_000.0), (4, 268_000.0), (8, 370_000.0)] {
+        let p = r.project_split(st, n).unwrap();
+        assert!(
+            (p.pipelined_ns - want).abs() < 2.0,
+            "N={n}: {} ns, want {want}",
+            p.pipelined_ns
+        );
+    }
+    let p = r.project_split(shape(&r, "copy"), 4).unwrap();
+    assert!((p.pipelined_ns - 250_000.0).abs() < 2.0, "{}", p.pipelined_ns);
+    let ahead: Vec<bool> = r.launches.iter().map(|l| l.queued_ahead).collect();
+    assert_eq!(ahead, [false, false, false, false, true, true]);
+    let one_at_a_time = r.totals(4).always_ns;
+    assert!((one_at_a_time - 2_538_000.0).abs() < 10.0, "{one_at_a_time}");
+    r.pipeline = true;
+    let pipelined = r.totals(4).always_ns;
+    assert!((pipelined - 2_188_000.0).abs() < 10.0, "{pipelined}");
+}

@@ -212,6 +212,11 @@ pub struct RanLaunch {
     pub first: bool,
     /// A split that fetched more than halos (a slab move).
     pub moved: bool,
+    /// The app enqueued it before the launch logged before it had ended (it waited on the
+    /// launch thread's queue): a launch that [`Replay::pipeline`] may issue while its
+    /// predecessor runs. From `time_ns`, `schedule.started_ns` and `schedule.wall_ns`; false
+    /// where the log lacks them.
+    pub queued_ahead: bool,
 }
 
 /// A log read for replay.
@@ -239,6 +244,12 @@ pub struct Replay {
     /// sizes them on GPUs of one name after 8 launches of a shape ([`super::stagger`]);
     /// `false`: equal slabs, as the logs before 2026-11-28 ran.
     pub stagger_slabs: bool,
+    /// Project consecutive split launches pipelined (not built; docs/balance.md): a split
+    /// launch the app enqueued before its predecessor ended ([`RanLaunch::queued_ahead`])
+    /// is planned, has its halos moved and its chunks enqueued while the predecessor's
+    /// chunks run, so it takes [`SplitProjection::pipelined_ns`] instead of
+    /// [`SplitProjection::split_ns`]. `false`: one launch at a time, as logged.
+    pub pipeline: bool,
 }
 
 /// A network link between the app's host and each server (one device per server): what a
@@ -288,6 +299,13 @@ pub struct SplitProjection {
     pub fixed_ns: f64,
     /// The whole split launch.
     pub split_ns: f64,
+    /// The same launch issued while its predecessor runs ([`Replay::pipeline`]): the longer
+    /// of the launch thread's work for it (phases before and after the chunks, halo calls,
+    /// chunk enqueues) and its devices' (the slowest device's compute, plus, for a launch
+    /// that fetches halos, the wait for them: the completion of the read on the source GPU
+    /// seen by the host, the write and the chunk's enqueue on the destination); at most
+    /// [`Self::split_ns`].
+    pub pipelined_ns: f64,
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -433,13 +451,20 @@ impl Replay {
         }
         let mut launches = Vec::new();
         let mut skipped = all.len() - done.len();
+        let mut previous_end: Option<u64> = None;
         for l in &done {
+            let s = l.schedule.as_ref();
+            let queued_ahead = previous_end.is_some_and(|end| l.time_ns < end);
+            // without `started_ns` (logs before session 23) the launch counts as started when
+            // the app enqueued it: an earlier end, so fewer launches count as queued ahead
+            previous_end = s
+                .and_then(|s| Some(l.time_ns + s.started_ns.unwrap_or(0) + s.wall_ns?))
+                .filter(|_| is_split(l));
             let Some(&shape) = index.get(&ShapeKey::of(l)) else {
                 skipped += 1;
                 continue;
             };
             let split = is_split(l);
-            let s = l.schedule.as_ref();
             let halo = shapes[shape].split.as_ref().map_or(0, |c| {
                 (c.halo_bytes * 2.0 * (c.devices as f64 - 1.0)).round() as u64
             });
@@ -455,6 +480,7 @@ impl Replay {
                 moved: split
                     && s.and_then(|s| s.fetched_bytes)
                         .is_some_and(|f| f != 0 && f != halo),
+                queued_ahead,
             });
         }
         if launches.is_empty() {
@@ -468,6 +494,7 @@ impl Replay {
             link: None,
             parallel_issue: false,
             stagger_slabs: false,
+            pipeline: false,
         })
     }
 
@@ -769,12 +796,19 @@ impl Replay {
             0.0
         };
         let split_ns = makespan + c.post_ns + merge;
+        let halo_host_ns: f64 = (0..n)
+            .map(|j| c.fetch_frac * self.halo_fetches_ns(c, j, n))
+            .sum();
+        let host_busy_ns = c.pre_ns + halo_host_ns + n as f64 * c.issue_ns + c.post_ns + merge;
+        let halo_wait_ns = c.fetch_frac * (c.latency_other_ns + c.fetch_ns / 2.0 + c.issue_ns);
+        let pipelined_ns = host_busy_ns.max(compute_ns + halo_wait_ns).min(split_ns);
         Some(SplitProjection {
             n,
             compute_ns,
             halo_ns,
             fixed_ns: split_ns - compute_ns - halo_ns,
             split_ns,
+            pipelined_ns,
         })
     }
 
@@ -858,23 +892,38 @@ impl Replay {
             .map(|s| saved[s] > 0.0 && saved[s] > self.one_time_ns(s, n))
             .collect();
         let mut always_shapes = vec![false; self.shapes.len()];
+        // pipelining needs the launch before to have been split too
+        let (mut prev_always_split, mut prev_auto_split) = (false, false);
         for l in &self.launches {
             let w = self.whole_of(l);
             t.whole_ns += w;
             match &proj[l.shape] {
                 Some(p) => {
-                    t.always_ns += p.split_ns;
+                    let ahead = self.pipeline && l.queued_ahead;
+                    let split_ns = |prev: bool| {
+                        if ahead && prev {
+                            p.pipelined_ns
+                        } else {
+                            p.split_ns
+                        }
+                    };
+                    t.always_ns += split_ns(prev_always_split);
+                    prev_always_split = true;
                     always_shapes[l.shape] = true;
                     if split_shape[l.shape] && p.split_ns < w {
-                        t.auto_ns += p.split_ns;
+                        t.auto_ns += split_ns(prev_auto_split);
                         t.auto_split += 1;
+                        prev_auto_split = true;
                     } else {
                         t.auto_ns += w;
+                        prev_auto_split = false;
                     }
                 }
                 None => {
                     t.always_ns += w;
                     t.auto_ns += w;
+                    prev_always_split = false;
+                    prev_auto_split = false;
                 }
             }
         }
@@ -988,7 +1037,7 @@ impl AsRun {
 const USAGE: &str =
     "usage: clprism simulate --replay LOG.jsonl [--gpus 1,2,4,8] [--native-kernel-s X]
                         [--measured-kernel-s Y] [--link G:L] [--issue serial|parallel]
-                        [--slabs equal|stagger]
+                        [--slabs equal|stagger] [--pipeline]
   Replays a balance-mode run's log and projects it to N GPUs with the buffer directory
   (owner computes, halos through host memory; docs/multi-gpu-projection.md). Every cost
   comes from the log. --native-kernel-s: the app's kernel time in a native run (scales the
@@ -1001,7 +1050,9 @@ const USAGE: &str =
   that lets contexts issue in parallel; NVIDIA's does not); serial (default): one after the
   other, as logged. --slabs stagger: owner-computes slabs sized for the devices' staggered
   starts, as balance mode sizes them on GPUs of one name; equal (default): as logged before
-  2026-11-28.";
+  2026-11-28. --pipeline: project split launches that the app enqueued before the one
+  before them ended as issued while it runs (not built: docs/balance.md), each taking the
+  longer of the launch thread's work and its devices' (compute, and the wait for halos).";
 
 fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
@@ -1032,6 +1083,14 @@ pub fn format_report(
     );
     if let Some(rate) = r.move_rate {
         let _ = writeln!(o, "host transfer rate of slab moves: {rate:.2} GB/s");
+    }
+    if r.pipeline {
+        let ahead = r.launches.iter().filter(|l| l.queued_ahead).count();
+        let _ = writeln!(
+            o,
+            "pipelined (--pipeline): {ahead} launches were enqueued before the one before them ended; \
+             each of those that follows a split launch is projected issued while it runs"
+        );
     }
     if let Some(l) = r.link {
         let _ = writeln!(
@@ -1239,6 +1298,7 @@ pub fn replay_main(args: &[String]) -> i32 {
     let mut link: Option<Link> = None;
     let mut parallel_issue = false;
     let mut stagger_slabs = false;
+    let mut pipeline = false;
     let mut it = args.iter();
     let usage = |e: &str| {
         eprintln!("clprism simulate: {e}\n{USAGE}");
@@ -1300,6 +1360,7 @@ pub fn replay_main(args: &[String]) -> i32 {
                 Some("equal") => stagger_slabs = false,
                 _ => return usage("--slabs needs equal or stagger"),
             },
+            "--pipeline" => pipeline = true,
             other => return usage(&format!("unknown option '{other}'")),
         }
     }
@@ -1318,6 +1379,7 @@ pub fn replay_main(args: &[String]) -> i32 {
             r.link = link;
             r.parallel_issue = parallel_issue;
             r.stagger_slabs = stagger_slabs;
+            r.pipeline = pipeline;
             println!("replay of {path}");
             print!("{}", format_report(&r, &gpus, native, measured));
             0
