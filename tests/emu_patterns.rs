@@ -280,6 +280,47 @@ fn budget_exhaustion_extrapolates_and_says_so() {
     assert!((p - t).abs() < 0.15 * t, "full {t} extrapolated {p}");
 }
 
+/// The budget runs out inside the first warp, near its end (issue 32: PolyBench-ACC gemm and
+/// 3mm ran out at the 1021st of 1024 iterations and were counted 2x, the warp being taken
+/// for half done): the first warp is let finish (`Machine::finish_first_warp`), so the
+/// extrapolation scales by a finished warp and the counts come within a few per cent of a
+/// full emulation, where half done would have made them about 1.8x. The work-group has 8
+/// warps of 32; the budget is 90 % of one warp's lane instructions.
+#[test]
+fn a_budget_spent_inside_the_first_warp_extrapolates_from_it_finished() {
+    let m = module("kernel void k(global int* o, int n) { int s = 0; for (int j = 0; j < n; j++) s += j ^ get_global_id(0); o[get_global_id(0)] = s; }");
+    let shape = LaunchShape::new(&[256], &[256], None);
+    let mk = || {
+        vec![
+            ArgValue::Buffer(vec![0; 1024]),
+            ArgValue::Scalar(1000i32.to_le_bytes().to_vec()),
+        ]
+    };
+    let full = emulate(&m, "k", &shape, [0; 3], &mut mk(), &EmuConfig::default()).unwrap();
+    assert!(!full.budget_exhausted);
+    let lanes = |st: &WorkGroupStats| {
+        let i = &st.instructions;
+        [i.int, i.fp32, i.branch, i.memory, i.conversion, i.other]
+            .iter()
+            .map(|c| c.lane)
+            .sum::<u64>()
+    };
+    let cfg = EmuConfig {
+        instr_budget: lanes(&full) / 8 * 9 / 10,
+        warp_width: 32,
+        ..Default::default()
+    };
+    let part = emulate(&m, "k", &shape, [0; 3], &mut mk(), &cfg).unwrap();
+    assert!(part.budget_exhausted);
+    assert!(
+        (part.extrapolation_factor - 8.0).abs() < 1e-9,
+        "one finished warp of 8: {}",
+        part.extrapolation_factor
+    );
+    let (t, p) = (lanes(&full) as f64, lanes(&part) as f64);
+    assert!((p - t).abs() < 0.05 * t, "full {t} extrapolated {p}");
+}
+
 #[test]
 fn errors_are_reasons_not_crashes() {
     // printf is reported by name

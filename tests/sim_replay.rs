@@ -353,11 +353,18 @@ fn pipelined_launches_take_the_longer_of_host_and_devices() {
         );
     }
     let p = r.project_split(shape(&r, "copy"), 4).unwrap();
-    assert!((p.pipelined_ns - 250_000.0).abs() < 2.0, "{}", p.pipelined_ns);
+    assert!(
+        (p.pipelined_ns - 250_000.0).abs() < 2.0,
+        "{}",
+        p.pipelined_ns
+    );
     let ahead: Vec<bool> = r.launches.iter().map(|l| l.queued_ahead).collect();
     assert_eq!(ahead, [false, false, false, false, true, true]);
     let one_at_a_time = r.totals(4).always_ns;
-    assert!((one_at_a_time - 2_538_000.0).abs() < 10.0, "{one_at_a_time}");
+    assert!(
+        (one_at_a_time - 2_538_000.0).abs() < 10.0,
+        "{one_at_a_time}"
+    );
     r.pipeline = true;
     let pipelined = r.totals(4).always_ns;
     assert!((pipelined - 2_188_000.0).abs() < 10.0, "{pipelined}");

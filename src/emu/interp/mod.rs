@@ -665,7 +665,12 @@ impl<'m> Machine<'m> {
                         all_done = false;
                     }
                     Yield::Done => warps[wi].done = true,
-                    Yield::Budget => return Ok(true),
+                    Yield::Budget => {
+                        if !warps.iter().any(|x| x.done) {
+                            self.finish_first_warp(&mut warps[wi])?;
+                        }
+                        return Ok(true);
+                    }
                 }
             }
             if any_barrier {
@@ -675,6 +680,28 @@ impl<'m> Machine<'m> {
                 return Ok(false);
             }
         }
+    }
+
+    /// The budget ran out before any warp finished: lets `wp` (the warp that was running) go
+    /// on for as much again as the whole emulation had used (lane instructions and time), so
+    /// that, when it finishes, the extrapolation scales by a finished warp's instructions
+    /// rather than taking it for half done. PolyBench-ACC gemm and 3mm (a k-loop of 1024)
+    /// ran out at the 1021st iteration of the first warp and were counted 2x (issue 32,
+    /// results/session24-model). A warp that reaches a barrier or the extended budget stays
+    /// unfinished, counted as before.
+    fn finish_first_warp(&mut self, wp: &mut Warp) -> Result<(), EmuError> {
+        let lanes: u64 = self.acc.cnt.iter().map(|c| c[1]).sum();
+        self.budget = lanes.saturating_mul(2);
+        let elapsed = self.start.elapsed().as_nanos() as u64;
+        self.time_budget_ns = elapsed.saturating_mul(2).max(self.time_budget_ns);
+        let before: u64 = self.acc.cnt.iter().map(|c| c[0]).sum();
+        let y = self.run_warp(wp);
+        let after: u64 = self.acc.cnt.iter().map(|c| c[0]).sum();
+        wp.instrs += after - before;
+        if let Yield::Done = y? {
+            wp.done = true;
+        }
+        Ok(())
     }
 
     /// Pops finished SIMT entries and frames; sets pc/mask for what runs next.
