@@ -666,7 +666,9 @@ impl<'m> Machine<'m> {
                     }
                     Yield::Done => warps[wi].done = true,
                     Yield::Budget => {
-                        if !warps.iter().any(|x| x.done) {
+                        // statistics only: a footprint derivation (loops skipped) that runs
+                        // out is refused whatever its progress
+                        if self.skips.is_none() && !warps.iter().any(|x| x.done) {
                             self.finish_first_warp(&mut warps[wi])?;
                         }
                         return Ok(true);
