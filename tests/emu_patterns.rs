@@ -251,16 +251,21 @@ fn full_ndrange_semantics_and_offset() {
     assert_eq!(v[s + 3], 108);
 }
 
-#[test]
-fn budget_exhaustion_extrapolates_and_says_so() {
+/// A work-group of 256 work-items each looping 1000 times (alike warps), and its arguments.
+fn loop_kernel() -> (Module, LaunchShape, impl Fn() -> Vec<ArgValue>) {
     let m = module("kernel void k(global int* o, int n) { int s = 0; for (int j = 0; j < n; j++) s += j ^ get_global_id(0); o[get_global_id(0)] = s; }");
-    let shape = LaunchShape::new(&[256], &[256], None);
-    let mk = || {
+    let args = || {
         vec![
             ArgValue::Buffer(vec![0; 1024]),
             ArgValue::Scalar(1000i32.to_le_bytes().to_vec()),
         ]
     };
+    (m, LaunchShape::new(&[256], &[256], None), args)
+}
+
+#[test]
+fn budget_exhaustion_extrapolates_and_says_so() {
+    let (m, shape, mk) = loop_kernel();
     let full = emulate(&m, "k", &shape, [0; 3], &mut mk(), &EmuConfig::default()).unwrap();
     assert!(!full.budget_exhausted);
     let cfg = EmuConfig {
@@ -288,14 +293,7 @@ fn budget_exhaustion_extrapolates_and_says_so() {
 /// warps of 32; the budget is 90 % of one warp's lane instructions.
 #[test]
 fn a_budget_spent_inside_the_first_warp_extrapolates_from_it_finished() {
-    let m = module("kernel void k(global int* o, int n) { int s = 0; for (int j = 0; j < n; j++) s += j ^ get_global_id(0); o[get_global_id(0)] = s; }");
-    let shape = LaunchShape::new(&[256], &[256], None);
-    let mk = || {
-        vec![
-            ArgValue::Buffer(vec![0; 1024]),
-            ArgValue::Scalar(1000i32.to_le_bytes().to_vec()),
-        ]
-    };
+    let (m, shape, mk) = loop_kernel();
     let full = emulate(&m, "k", &shape, [0; 3], &mut mk(), &EmuConfig::default()).unwrap();
     assert!(!full.budget_exhausted);
     let lanes = |st: &WorkGroupStats| {
