@@ -271,9 +271,8 @@ fn without_range_queries(k: cl_kernel) -> bool {
 /// `CLPRISM_BALANCE_OPEN_COST` or more there starts the opening of the balance devices
 /// (`exec::early::open_for_long_launch`) before the probe's other seven eighths run (in
 /// chunks of `exec::early::CONTINUATION_CHUNK_NS` while they open, the probe ending when
-/// they are ready). While they
-/// are still opening, or the program is still being built on them, and the rest would take
-/// long, the app's device goes on with further chunks of
+/// they are ready). While they are still opening, or the program is still being built on
+/// them, and the rest would take long, the app's device goes on with further chunks of
 /// `exec::early::CONTINUATION_CHUNK_NS` each (at most half the probe), up to seven eighths
 /// of the launch, so the other devices join what is left as soon as they are ready instead
 /// of the rest being forwarded whole (PolyBench gemm launches 11 ms after its build; four
@@ -308,12 +307,13 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     let scout = if first >= 16 { first / 8 } else { first };
     let mut ns = run_on_app_queue(&whole.sub_range(d, 0, scout, local))?;
     let rest_ns = ns as f64 / scout as f64 * (along - scout) as f64;
-    if let Ok((_, prog)) = kernel_and_program(whole.kernel) {
-        exec::early::open_for_long_launch(&prog, dev, rest_ns);
+    let program = kernel_and_program(whole.kernel).ok().map(|(_, p)| p);
+    if let Some(prog) = &program {
+        exec::early::open_for_long_launch(prog, dev, rest_ns);
     }
-    let preparing = || match kernel_and_program(whole.kernel) {
-        Ok((_, prog)) => exec::early::devices_preparing(&prog),
-        Err(_) => exec::early::devices_opening(),
+    let preparing = || match &program {
+        Some(prog) => exec::early::devices_preparing(prog),
+        None => exec::early::devices_opening(),
     };
     // The rest of the probe: in one chunk, or, while the devices open, in short ones, so that
     // it ends soon after they are ready (gemm on 2 H200s: a 400 ms rest of the probe kept
