@@ -136,7 +136,7 @@ pub fn devices_opening() -> bool {
 /// launch handed to the launch thread would wait there with the app's device idle
 /// (PolyBench gemm on 2 H200s: the build took 90 ms after the devices opened; session 25).
 pub fn devices_preparing(info: &ProgramInfo) -> bool {
-    devices_opening() || super::building_on_devices(&format!("{}|{}", info.hash, info.options))
+    devices_opening() || super::device_build(info) == Some(false)
 }
 
 /// The device time of one chunk the app's device runs while the devices open, ns: once

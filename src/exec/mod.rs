@@ -820,24 +820,14 @@ fn spawn_background(name: &str, work: impl FnOnce() + Send + 'static) {
 /// build failed), shared by the program's kernels.
 pub(crate) type DevicePrograms = Vec<Result<usize, String>>;
 
-/// Whether program variant `variant` is being built on the balance devices right now (its
-/// build cell exists and is not filled yet).
-pub(crate) fn building_on_devices(variant: &str) -> bool {
-    balance()
-        .prebuilt
-        .lock()
-        .get(variant)
-        .is_some_and(|c| c.get().is_none())
-}
-
-/// Whether `program` (its variant without NDRange queries) is built on the balance devices
-/// already: its build then no longer counts in what trying a split costs (`decide`).
-pub(crate) fn built_on_devices(program: &ProgramInfo) -> bool {
+/// Where the build of `program` (its variant without NDRange queries) on the balance devices
+/// stands: `None` not started, `Some(false)` running, `Some(true)` done.
+pub(crate) fn device_build(program: &ProgramInfo) -> Option<bool> {
     balance()
         .prebuilt
         .lock()
         .get(&format!("{}|{}", program.hash, program.options))
-        .is_some_and(|c| c.get().is_some())
+        .map(|c| c.get().is_some())
 }
 
 /// The build cell of program variant `variant`.

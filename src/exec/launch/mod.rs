@@ -598,7 +598,7 @@ impl WorkerState {
     /// was left then was weighed with the build's cost: matmul 512² on two PoCL devices was
     /// kept whole in 3 of 6 runs).
     fn build_estimate_ns(&self, program: &crate::registry::tables::ProgramInfo) -> f64 {
-        if super::built_on_devices(program) {
+        if super::device_build(program) == Some(true) {
             return 0.0;
         }
         super::app_build_ns(program).map_or(super::decide::ASSUMED_TRIAL_COST_NS, |ns| ns as f64)
