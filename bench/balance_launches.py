@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Balance-mode launch records of clprism logs (JSONL on stdin, or the files named): how many,
 how many took the balanced path, how many completed chunks on >= 2 devices, and the most
-frequent fallback reasons (numbers replaced by N). Used by bench/stress_exit.sh and
-bench/stress_piglit.sh.
-usage: bench/balance_launches.py [LOG.jsonl ...] (no file: stdin)"""
-import collections, fileinput, json, re
+frequent fallback reasons (numbers replaced by N). Used by bench/stress_exit.sh,
+bench/stress_piglit.sh and bench/multi_gpu.sh.
+usage: bench/balance_launches.py [--examples] [LOG.jsonl ...] (no file: stdin)
+  --examples: after each reason, its first launch's text in full (the figures the decision
+              weighed: the grouped line replaces them by N and is cut at 160 characters)"""
+import collections, fileinput, json, re, sys
 
+examples = "--examples" in sys.argv
+if examples:
+    sys.argv.remove("--examples")
 n = split = balanced = 0
 why = collections.Counter()
+first = {}
 for line in fileinput.input():
     try:
         r = json.loads(line)
@@ -18,7 +24,9 @@ for line in fileinput.input():
     n += 1
     s = r.get("schedule") or {}
     if s.get("fallback"):
-        why[re.sub(r"[0-9]+", "N", s["fallback"])] += 1
+        key = re.sub(r"[0-9]+", "N", s["fallback"])
+        why[key] += 1
+        first.setdefault(key, (r.get("seq"), r.get("kernel"), s["fallback"]))
     elif s:
         balanced += 1
     devs = {c.get("device") for c in s.get("chunks") or [] if not c.get("failed") and not c.get("abandoned")}
@@ -26,3 +34,6 @@ for line in fileinput.input():
 print(f"{n} launch records: {balanced} through the balanced path, {split} of them completed chunks on >= 2 devices")
 for w, c in why.most_common(5):
     print(f"  fallback x{c}: {w[:160]}")
+    if examples:
+        seq, kernel, text = first[w]
+        print(f"    first, launch {seq} ({kernel}): {text}")

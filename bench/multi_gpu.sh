@@ -28,7 +28,8 @@
 #                     "first platform" is NVIDIA's (as bench/gpu_corpus.sh); ICD=all leaves the
 #                     platforms as they are (PoCL stand-in: ICD=all GPUSETS=all)
 #   extra CLPRISM_* variables (CLPRISM_DEBUG, CLPRISM_BOYER, ...) pass through to the clprism runs
-# Writes OUTDIR/table.txt (also printed), OUTDIR/env.txt and OUTDIR/logs.tgz (logs/: runs.tsv,
+# Writes OUTDIR/table.txt (also printed), OUTDIR/reasons.txt (each run's fallback reasons, the
+# first of each in full), OUTDIR/env.txt and OUTDIR/logs.tgz (logs/: runs.tsv,
 # apps.txt, <app>.<mode>.out and the clprism logs <app>.<split>.<set>.jsonl).
 set -u
 cd "$(dirname "$0")/.."
@@ -118,7 +119,13 @@ for app in $apps; do
   python3 bench/multi_gpu_table.py "$L" "$app" 2>&1 | tee -a "$OUT/table.txt"
 done
 python3 bench/multi_gpu_table.py "$L" --summary 2>&1 | tee -a "$OUT/table.txt"
-cp "$OUT/table.txt" "$L/"
+# every run's fallback reasons with the first one of each in full (the table's are cut)
+for j in "$L"/*.jsonl; do
+  [ -f "$j" ] || continue
+  echo "== $(basename "$j" .jsonl)"
+  python3 bench/balance_launches.py --examples "$j"
+done > "$OUT/reasons.txt" 2>&1
+cp "$OUT/table.txt" "$OUT/reasons.txt" "$L/"
 # one archive: the device tool brings back a limited number of files
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$L"
 echo "wrote $OUT/table.txt, $OUT/env.txt, $OUT/logs.tgz ($(du -h "$OUT/logs.tgz" | cut -f1)) in $(( $(date +%s) - start )) s"
