@@ -212,10 +212,10 @@ pub struct RanLaunch {
     pub first: bool,
     /// A split that fetched more than halos (a slab move).
     pub moved: bool,
-    /// The app enqueued it before the launch logged before it had ended (it waited on the
-    /// launch thread's queue): a launch that [`Replay::pipeline`] may issue while its
-    /// predecessor runs. From `time_ns`, `schedule.started_ns` and `schedule.wall_ns`; false
-    /// where the log lacks them.
+    /// The launch logged before it was split, and the app enqueued this one before that one
+    /// had ended (it waited on the launch thread's queue): a launch that
+    /// [`Replay::pipeline`] may issue while its predecessor runs. From `time_ns`,
+    /// `schedule.started_ns` and `schedule.wall_ns`; false where the log lacks them.
     pub queued_ahead: bool,
 }
 
