@@ -1454,7 +1454,9 @@ fn auto_over_like_devices_with(
 /// with `CLPRISM_BALANCE_SIBLINGS=any`), the first launch of a kernel runs a probe chunk on the
 /// app's device; a probe whose rest takes at least `CLPRISM_BALANCE_OPEN_COST` (50 ms here)
 /// opens the devices, the app's device goes on in chunks while they open, and the rest is
-/// split: a one-launch app (matmul_global, 512², 0.4-1.4 s here) is split at its first and
+/// split: a one-launch app (matmul_global, 1024², 3.2 s natively here; the app's device runs
+/// chunks until the program is built on the devices, so a cold build on a loaded CI machine
+/// took 7/8 of a 512² launch, whose rest the trial rule then kept whole) is split at its first and
 /// only launch, byte-identical to native. With the default (`gpu`: CPU siblings share the
 /// app's cores and are not counted) the same launch is forwarded whole to be measured.
 #[test]
@@ -1462,7 +1464,7 @@ fn a_first_long_launch_is_probed_then_split_over_like_siblings() {
     let recs = auto_over_like_devices(
         "balance-probe-split",
         "matmul_global",
-        &["512"],
+        &["1024"],
         "any",
         "50",
     );
@@ -1502,14 +1504,15 @@ fn a_first_long_launch_is_probed_then_split_over_like_siblings() {
 /// in the background (`exec::compile_for_footprint`), into the emulator's cache, so the
 /// launch thread's first derivation does not run the compiler while the devices wait: with
 /// an empty cache, the run's debug output says it compiled ahead without failing, the
-/// cache holds the SPIR-V, and the launch is split and byte-identical as without it.
+/// cache holds the SPIR-V, and the launch is split and byte-identical as without it (at
+/// 1024², for the cold builds: see [`a_first_long_launch_is_probed_then_split_over_like_siblings`]).
 #[test]
 fn a_long_probe_compiles_the_program_for_the_footprint_ahead() {
     let cache = scratch("balance-probe-compile-ahead-cache");
     let (recs, out) = auto_over_like_devices_with(
         "balance-probe-compile-ahead",
         "matmul_global",
-        &["512"],
+        &["1024"],
         ("any", "50"),
         &[
             ("CLPRISM_CACHE", cache.to_str().unwrap()),
