@@ -22,7 +22,9 @@ load chain of latency_bound, launch = the kernel floor), for the recommended mod
 streaming_latency variants; then the (kernel, GPU) pairs that carry most of the pooled
 error. (Session 23's file also prints every example's `clprism accuracy` table; the model is
 unchanged here, so they are those of results/session23-2026-11-28/model-ablation.txt.)
-Extra specs on the command line add rows to the table."""
+Extra specs on the command line add rows to the table. STATS_OVERLAY=TGZ (a path from the
+repository root) unpacks more PoCL statistics over session 12's (session 25: gemm, 2mm and 3mm
+emulated again, results/session25-2026-11-28/model)."""
 import os, re, subprocess, sys, tarfile, tempfile, glob, statistics
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -41,6 +43,9 @@ pocl = os.path.join(tmp, "pocl")
 os.makedirs(pocl)
 with tarfile.open(os.path.join(repo, "results/session12-2026-11-24/model-physics-pocl-stats.tgz")) as t:
     t.extractall(pocl)
+if os.environ.get("STATS_OVERLAY"):
+    with tarfile.open(os.path.join(repo, os.environ["STATS_OVERLAY"])) as t:
+        t.extractall(pocl)
 clprism = os.path.join(repo, "target/release/clprism")
 evalpb = os.path.join(repo, "results/session23-2026-11-28/model-eval-polybench.py")
 meas = ",".join(sorted(glob.glob(os.path.join(tmp, "examples/h100/logs/*.1_0.jsonl")))
@@ -146,7 +151,7 @@ def print_per_kernel(label, spec):
 
 old = "recommended"  # main's recommended model (95e8f87); the options of session 24 are off in it
 rows = [
-    ("recommended (main 95e8f87 = this branch)", old),
+    ("recommended (main 95e8f87 = this branch)" if not os.environ.get("STATS_OVERLAY") else "recommended (main)", old),
     ("  + streaming_latency", old + ",+streaming_latency"),
     ("  + request_in_flight", old + ",+request_in_flight"),
     ("  + streaming_latency + request_in_flight", old + ",+streaming_latency,+request_in_flight"),
