@@ -65,7 +65,8 @@ pub(super) struct Known<'a> {
     /// The shortest split launch measured in this process, ns (0: none yet).
     pub split_floor_ns: f64,
     /// What trying a split first costs, ns: the build on the balance devices and the
-    /// footprint derivation, estimated by the app's own build of the program.
+    /// footprint derivation, estimated by the app's own build of the program. Read only for
+    /// a kernel never split (`memo` none); the caller may leave it 0 otherwise.
     pub trial_cost_ns: f64,
     /// Time splits would have saved over the launches kept whole so far while waiting to
     /// try them, of every kernel of the kernel's program, ns (the caller accumulates

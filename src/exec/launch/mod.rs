@@ -699,6 +699,16 @@ impl WorkerState {
         let kid: &str = job.id;
         let last_epoch = |m: Key| self.last_epochs.get(&(kid.to_string(), m)).copied();
         let (host_bytes_per_ns, link_latency_ns) = self.transfer_figures(0..engine.devices.len());
+        let memo = self.split_memo.get(kid);
+        // the trial rule prices only a kernel never split (its look-ups lock and format keys:
+        // not at every launch of a kernel already tried)
+        let trial_cost_ns = if memo.is_none() {
+            self.build_estimate_ns(job.program)
+                .max(self.derivation_estimate_ns(job))
+                + self.first_transfers_ns(job)
+        } else {
+            0.0
+        };
         let known = super::decide::Known {
             home_ns_per_work_group: self
                 .whole
@@ -710,13 +720,10 @@ impl WorkerState {
             host_bytes_per_ns,
             link_latency_ns,
             split_floor_ns: self.split_floor_or_prior(job.app_device),
-            trial_cost_ns: self
-                .build_estimate_ns(job.program)
-                .max(self.derivation_estimate_ns(job))
-                + self.first_transfers_ns(job),
+            trial_cost_ns,
             forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
             split_effect: self.split_effect.get(&*job.program.hash).copied(),
-            memo: self.split_memo.get(kid),
+            memo,
             last_epoch: &last_epoch,
         };
         if !self.early_memo.contains_key(kid) {
