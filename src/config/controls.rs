@@ -591,6 +591,27 @@ creations and program builds wait until the devices are open (NVIDIA's driver cr
 clprism created contexts while the app compiled). `off`: the first launch opens the devices and \
 waits.",
     }
+    balance_pipeline: bool {
+        name: "CLPRISM_BALANCE_PIPELINE",
+        reader: Library,
+        values: "on|off",
+        default: "off" => |_| false,
+        parse: |v, _| match v {
+            "on" | "1" => Some(true),
+            "off" | "0" => Some(false),
+            _ => None,
+        },
+        example: "on",
+        usage: "balance: issue the app's next launch behind the running one (owner computes)",
+        doc: "`on`: once a launch whose results stay on the devices has its chunks running (one \
+slab per device, owner computes), the launch thread takes the app's next launch if it is already \
+queued behind it on a quiet queue, plans it and enqueues its halo copies and chunks behind the \
+running ones on each device's in-order queue (the halos read on the queue that computes them), \
+so the devices do not wait for the host between the two. The buffer directory takes the running \
+launch's slabs as written when the next one is planned. A chunk of the running launch that fails \
+fails the launch issued behind it too, with the driver's code. Needs `CLPRISM_BALANCE_ASYNC=on`; \
+the record says `schedule.issued_ahead`.",
+    }
     balance_issue_parallel: bool {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,

@@ -28,7 +28,7 @@ use super::cl;
 use super::Job;
 use crate::log::schema::ProbeLog;
 use crate::registry::tables::{buffer_named_by, Key};
-use crossbeam_channel::{unbounded, Sender};
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use once_cell::sync::OnceCell;
 use opencl_sys::*;
 use parking_lot::{Condvar, Mutex};
@@ -128,6 +128,12 @@ pub struct Pipeline {
     /// enqueued nothing else on it since (`note_app_command` clears it).
     last_queue: AtomicUsize,
     quiet: std::sync::atomic::AtomicBool,
+    /// The launch thread's input as the launch thread itself reads it ahead
+    /// ([`Pipeline::take_next`]).
+    rx: OnceCell<Receiver<Submitted>>,
+    /// A launch the launch thread took from its input ahead of its turn and put back
+    /// ([`Pipeline::put_back`]): the next one it runs.
+    next: Mutex<Option<Submitted>>,
     /// The latest launches' spans for the app's profiling queries ([`Pipeline::span_of`]),
     /// by app event, with the events in the order noted (the oldest is dropped first).
     spans: Mutex<(FxHashMap<usize, Span>, std::collections::VecDeque<usize>)>,
@@ -223,6 +229,22 @@ impl Pipeline {
         (s.start <= ev_end()?).then_some(s)
     }
 
+    /// The next launch submitted after the one the launch thread runs, when one is already
+    /// waiting (only the launch thread calls this); give it back with [`Pipeline::put_back`]:
+    /// the launch thread runs it next.
+    pub fn take_next(&self) -> Option<Submitted> {
+        if let Some(s) = self.next.lock().take() {
+            return Some(s);
+        }
+        self.rx.get()?.try_recv().ok()
+    }
+
+    /// Gives back the launch [`Pipeline::take_next`] handed out: the launch thread runs it
+    /// next.
+    pub fn put_back(&self, s: Submitted) {
+        *self.next.lock() = Some(s);
+    }
+
     /// One launch is done.
     fn finished(&self) {
         let _g = self.lock.lock();
@@ -261,6 +283,7 @@ impl Pipeline {
         self.tx
             .get_or_init(|| {
                 let (tx, rx) = unbounded::<Submitted>();
+                let _ = self.rx.set(rx.clone());
                 std::thread::Builder::new()
                     .name("clprism-launches".into())
                     .spawn(move || {
@@ -268,7 +291,11 @@ impl Pipeline {
                         // launch loop polls running chunks every 15 µs on GPUs
                         // SAFETY: changes only this thread's timer slack.
                         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000) };
-                        for s in rx.iter() {
+                        loop {
+                            let put_back = self.next.lock().take();
+                            let Some(s) = put_back.or_else(|| rx.recv().ok()) else {
+                                break;
+                            };
                             let _ =
                                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(s)));
                             self.finished();

@@ -94,8 +94,44 @@ pub fn drive(
     scheduler: &mut ChunkScheduler,
     devices: &mut impl ChunkDevices,
 ) -> Result<DriveEnd, String> {
+    let actions = scheduler.start(devices.now_ns());
+    // `run_loop` stops before a wait (`None`) only when asked to
+    Ok(run_loop(scheduler, devices, actions, false)?.unwrap_or(DriveEnd::Idle))
+}
+
+/// [`drive`] up to its first wait: performs the scheduler's first actions (every chunk a
+/// static partition gives) and returns `None` when the launch must now wait for
+/// completions ([`resume`] goes on from there), or how it ended when it needs no wait.
+///
+/// Errors: as [`drive`].
+pub fn issue(
+    scheduler: &mut ChunkScheduler,
+    devices: &mut impl ChunkDevices,
+) -> Result<Option<DriveEnd>, String> {
+    let actions = scheduler.start(devices.now_ns());
+    run_loop(scheduler, devices, actions, true)
+}
+
+/// Goes on with a launch that [`issue`] left waiting: [`drive`]'s loop from its first wait.
+///
+/// Errors: as [`drive`].
+pub fn resume(
+    scheduler: &mut ChunkScheduler,
+    devices: &mut impl ChunkDevices,
+) -> Result<DriveEnd, String> {
+    // `run_loop` stops before a wait (`None`) only when asked to
+    Ok(run_loop(scheduler, devices, Vec::new(), false)?.unwrap_or(DriveEnd::Idle))
+}
+
+/// [`drive`]'s loop from `actions`; with `stop_at_wait`, returns `None` where it would first
+/// wait for a device.
+fn run_loop(
+    scheduler: &mut ChunkScheduler,
+    devices: &mut impl ChunkDevices,
+    mut actions: Vec<Action>,
+    stop_at_wait: bool,
+) -> Result<Option<DriveEnd>, String> {
     let mut abandoned: HashSet<ChunkId> = HashSet::new();
-    let mut actions = scheduler.start(devices.now_ns());
     loop {
         // in order; an enqueue failure's actions are performed in the same pass
         let mut i = 0;
@@ -125,12 +161,13 @@ pub fn drive(
         }
         actions.clear();
         match scheduler.state() {
-            SchedState::Complete => return Ok(DriveEnd::Complete),
-            SchedState::Stuck => return Ok(DriveEnd::Stuck),
+            SchedState::Complete => return Ok(Some(DriveEnd::Complete)),
+            SchedState::Stuck => return Ok(Some(DriveEnd::Stuck)),
+            SchedState::Running if stop_at_wait => return Ok(None),
             SchedState::Running => {}
         }
         actions = match devices.wait(scheduler.next_poll_ns())? {
-            Wake::Idle => return Ok(DriveEnd::Idle),
+            Wake::Idle => return Ok(Some(DriveEnd::Idle)),
             Wake::Poll(now) => scheduler.poll(now),
             Wake::Completed(c) => report(scheduler, devices, &abandoned, &c)?,
         };

@@ -38,8 +38,17 @@ fn straggler_drained(engine: &Engine, done: &ChunkDone) {
 /// launch's wait loop drained them, and launches never split while a device waited for one:
 /// Rodinia streamcluster on an H200 plus PoCL's CPU ran 3,933 launches on one device
 /// "busy with 1 abandoned straggler chunks" (session 15).
-pub(super) fn settle_stragglers(engine: &Engine, done_rx: &Receiver<ChunkDone>) {
+/// Completions of launches in `unfinished` (issued, not yet waited for) are left to them:
+/// dropped unclaimed, their launch finds them by polling its events.
+pub(super) fn settle_stragglers(
+    engine: &Engine,
+    done_rx: &Receiver<ChunkDone>,
+    unfinished: &[u64],
+) {
     for done in done_rx.try_iter() {
+        if unfinished.contains(&done.launch) {
+            continue;
+        }
         if !done.claimed.swap(true, Ordering::AcqRel) {
             straggler_drained(engine, &done);
         }
@@ -106,6 +115,64 @@ pub(super) struct RealChunks<'a> {
     gpus_only: bool,
 }
 
+/// What [`RealChunks`] owns, kept between [`WorkerState::start_chunks`] and
+/// [`WorkerState::finish_chunks`] (the launch thread may plan and issue the app's next
+/// launch in between, `CLPRISM_BALANCE_PIPELINE`).
+pub(super) struct ChunkParts {
+    t0: Instant,
+    launch_id: u64,
+    chunks: FxHashMap<ChunkId, Chunk>,
+    device_free_at: Vec<u64>,
+    inflight: InflightChunks,
+    arrived: VecDeque<ChunkDone>,
+    last_progress: Instant,
+    progressed: bool,
+    staging: InFlight<EarlyAreas>,
+    early_chunks: FxHashSet<ChunkId>,
+    readmit_safe: bool,
+    fetched: u64,
+    gpus_only: bool,
+}
+
+/// A launch's chunks as [`WorkerState::start_chunks`] left them: issued, not waited for.
+pub(super) struct Started {
+    sched: ChunkScheduler,
+    parts: ChunkParts,
+    /// How the driver's first pass ended: `Ok(None)`, waiting for completions.
+    issued: Result<Option<DriveEnd>, String>,
+    held_writes: super::resident::HeldWrites,
+    owner_computes: bool,
+    kind: SchedulerKind,
+    partition_key: (u64, Vec<usize>),
+    warm: bool,
+    warm_streak: u32,
+    wave_wgs: Vec<u64>,
+    registers: Vec<Option<u32>>,
+}
+
+impl Started {
+    /// Every unit is in a chunk enqueued without error, one slab per device (a static
+    /// partition: owner computes, or `CLPRISM_SCHEDULER=static`) and the launch now only
+    /// waits: its slabs, `(participating device, first unit, units)`. `None` for any other
+    /// launch.
+    pub fn issued_slabs(&self) -> Option<Vec<(usize, u64, u64)>> {
+        let static_partition = matches!(self.kind, SchedulerKind::Static(_));
+        if !static_partition || !matches!(self.issued, Ok(None)) {
+            return None;
+        }
+        let chunks = &self.parts.chunks;
+        if chunks.values().any(|c| c.failed.is_some()) {
+            return None;
+        }
+        let mut slabs: Vec<(usize, u64, u64)> = chunks
+            .values()
+            .map(|c| (c.device, c.first_wg, c.count))
+            .collect();
+        slabs.sort_by_key(|s| s.1);
+        Some(slabs)
+    }
+}
+
 impl<'a> RealChunks<'a> {
     pub fn new(
         state: &'a mut WorkerState,
@@ -143,6 +210,57 @@ impl<'a> RealChunks<'a> {
         }
     }
 
+    /// What the loop owns, for [`Self::from_parts`] later.
+    fn into_parts(self) -> ChunkParts {
+        ChunkParts {
+            t0: self.t0,
+            launch_id: self.launch_id,
+            chunks: self.chunks,
+            device_free_at: self.device_free_at,
+            inflight: self.inflight,
+            arrived: self.arrived,
+            last_progress: self.last_progress,
+            progressed: self.progressed,
+            staging: self.staging,
+            early_chunks: self.early_chunks,
+            readmit_safe: self.readmit_safe,
+            fetched: self.fetched,
+            gpus_only: self.gpus_only,
+        }
+    }
+
+    /// The loop again, from what [`Self::into_parts`] kept.
+    fn from_parts(
+        state: &'a mut WorkerState,
+        cx: Ctx<'a>,
+        targets: &'a Targets,
+        done_rx: &'a Receiver<ChunkDone>,
+        p: ChunkParts,
+    ) -> Self {
+        let Ctx { engine, job, plan } = cx;
+        RealChunks {
+            state,
+            engine,
+            job,
+            plan,
+            targets,
+            done_rx,
+            t0: p.t0,
+            launch_id: p.launch_id,
+            chunks: p.chunks,
+            device_free_at: p.device_free_at,
+            inflight: p.inflight,
+            arrived: p.arrived,
+            last_progress: p.last_progress,
+            progressed: p.progressed,
+            staging: p.staging,
+            early_chunks: p.early_chunks,
+            readmit_safe: p.readmit_safe,
+            fetched: p.fetched,
+            gpus_only: p.gpus_only,
+        }
+    }
+
     /// How long the launch waits with no chunk completing before the devices still running
     /// chunks count as dead: [`STALL_LIMIT`] until a chunk of the launch completed; after
     /// that, the bound a device's transfers get (`devices::response_bound`: 10 s plus 4× the
@@ -161,6 +279,10 @@ impl<'a> RealChunks<'a> {
     /// A completion of this launch, or `None` for one to skip (a late chunk of an earlier
     /// launch, or one already counted by the other path).
     fn accept(&mut self, done: ChunkDone) -> Option<Completion> {
+        // a chunk of a launch issued behind this one: its own loop polls it
+        if done.launch != self.launch_id && self.state.unfinished.contains(&done.launch) {
+            return None;
+        }
         // counted once: by the callback's report or by the poll, whichever came first
         if done.claimed.swap(true, Ordering::AcqRel) {
             return None;
@@ -220,6 +342,9 @@ impl RealChunks<'_> {
     /// plus PoCL's CPU, 3,933 launches; session 15).
     fn settle_arrived(&mut self) {
         for done in self.arrived.drain(..) {
+            if done.launch != self.launch_id && self.state.unfinished.contains(&done.launch) {
+                continue;
+            }
             if done.claimed.swap(true, Ordering::AcqRel) {
                 continue;
             }
@@ -559,17 +684,20 @@ impl ChunkRun {
 }
 
 impl WorkerState {
-    /// Step 5: runs the launch's chunks on the participating devices under the scheduler.
+    /// Step 5, first half: the scheduler for the launch (the static partition of owner
+    /// computes where its shape has one), the halos of its slabs in one batch, and the chunks
+    /// the scheduler assigns before it must wait for a completion, enqueued. Nothing is waited
+    /// for here; [`Self::finish_chunks`] runs the launch to its end.
     ///
-    /// Errors: every device failed or stalled (the app's data is unchanged).
-    pub(super) fn run_chunks(
+    /// Errors: the scheduler refused the plan's shape.
+    pub(super) fn start_chunks(
         &mut self,
         cx: Ctx,
         done_rx: &Receiver<ChunkDone>,
         targets: &Targets,
         staging: EarlyAreas,
         t0: Instant,
-    ) -> Result<ChunkRun, String> {
+    ) -> Result<Started, String> {
         let Ctx { engine, job, plan } = cx;
         let n = plan.devs.len();
         let partition_key = (plan.shape.units, plan.devs.clone());
@@ -633,7 +761,57 @@ impl WorkerState {
         });
         let mut devices = RealChunks::new(self, cx, targets, done_rx, t0, staging);
         devices.fetched += prefetched;
-        let end = driver::drive(&mut sched, &mut devices);
+        let issued = driver::issue(&mut sched, &mut devices);
+        let parts = devices.into_parts();
+        self.unfinished.push(parts.launch_id);
+        Ok(Started {
+            sched,
+            parts,
+            issued,
+            held_writes,
+            owner_computes,
+            kind,
+            partition_key,
+            warm,
+            warm_streak,
+            wave_wgs,
+            registers,
+        })
+    }
+
+    /// Step 5, second half: waits for the chunks [`Self::start_chunks`] issued, running the
+    /// scheduler's later chunks, to the launch's end.
+    ///
+    /// Errors: every device failed or stalled (the app's data is unchanged).
+    pub(super) fn finish_chunks(
+        &mut self,
+        cx: Ctx,
+        done_rx: &Receiver<ChunkDone>,
+        targets: &Targets,
+        started: Started,
+    ) -> Result<ChunkRun, String> {
+        let Ctx { engine, plan, .. } = cx;
+        let n = plan.devs.len();
+        let Started {
+            mut sched,
+            parts,
+            issued,
+            held_writes,
+            owner_computes,
+            kind,
+            partition_key,
+            warm,
+            warm_streak,
+            wave_wgs,
+            registers,
+        } = started;
+        self.unfinished.retain(|&l| l != parts.launch_id);
+        let mut devices = RealChunks::from_parts(self, cx, targets, done_rx, parts);
+        let end = match issued {
+            Ok(Some(end)) => Ok(end),
+            Ok(None) => driver::resume(&mut sched, &mut devices),
+            Err(e) => Err(e),
+        };
         let makespan_ns = devices.now_ns();
         devices.settle_arrived();
         let RealChunks {

@@ -12,6 +12,7 @@
 //! This file holds the state the steps share across launches ([`WorkerState`]) and the
 //! order of the steps ([`WorkerState::balanced`]).
 
+mod ahead;
 mod chunks;
 mod issue;
 mod plan;
@@ -210,6 +211,15 @@ pub(super) struct WorkerState {
     /// The same shapes' chunk starts over their first owner-computes launches on GPUs of
     /// one name, until their slabs are sized for the enqueue stagger ([`stagger`]).
     partition_starts: FxHashMap<(u64, Vec<usize>), stagger::StartSamples>,
+    /// Launches whose chunks were issued and are not yet waited for (`ChunkTag::launch`
+    /// ids): their completions are left to their own loop ([`chunks::settle_stragglers`]).
+    unfinished: Vec<u64>,
+    /// The app's next launch, taken up while the launch before it ran
+    /// (`CLPRISM_BALANCE_PIPELINE`, [`ahead`]).
+    ahead: Option<ahead::Ahead>,
+    /// Transfers read devices' copies on the queue their chunks run on, after them (set
+    /// while a launch is taken up behind running chunks, [`ahead`]).
+    reads_follow_chunks: bool,
 }
 
 /// By-value arguments free of a kernel's writes, each with the buffer arguments whose loads
@@ -447,6 +457,24 @@ unsafe impl Send for WorkerState {}
 struct Outcome {
     makespan_ns: u64,
     schedule: Schedule,
+    /// The launch's clock start (its issue, for a launch taken up ahead).
+    t0: Instant,
+}
+
+/// A launch through [`WorkerState::front`]: planned, its chunks issued and not waited for.
+pub(super) struct Front {
+    plan: plan::Plan,
+    /// The snapshots, with the uploads from them.
+    uploads: InFlight<Vec<Option<HostBytes>>>,
+    targets: replicas::Targets,
+    home: cl_command_queue,
+    started: chunks::Started,
+    t0: Instant,
+    /// The directory took this launch's slabs as written before its chunks ended (the
+    /// launch behind it was planned then, [`ahead`]): the bytes only devices hold.
+    kept_early: Option<u64>,
+    /// The launch was taken up while the one before it ran.
+    issued_ahead: bool,
 }
 
 impl WorkerState {
@@ -781,7 +809,11 @@ impl WorkerState {
     /// app's thread did not take it (`decided`), then the balanced run; a launch either
     /// hands back runs whole on the app's device ([`Self::run_whole`]).
     pub(super) fn run_async(&mut self, engine: &Engine, job: &Job, decided: bool) -> AsyncOutcome {
-        if !decided {
+        if let Some(failed) = self.failed_ahead(engine, job) {
+            return failed;
+        }
+        // a launch taken up ahead was decided then
+        if !decided && !self.has_ahead(job.rec.seq) {
             if let Err(f) = self.pre_decide(engine, &job.early()) {
                 return self.run_whole(engine, job, f);
             }
@@ -885,7 +917,7 @@ impl WorkerState {
         let started_ns = crate::log::unix_ns().saturating_sub(job.rec.time_ns);
         let o = self.balanced(engine, &engine.done_rx, job, t0)?;
         let mut schedule = o.schedule;
-        let wall_ns = t0.elapsed().as_nanos() as u64;
+        let wall_ns = o.t0.elapsed().as_nanos() as u64;
         schedule.wall_ns = Some(wall_ns);
         schedule.started_ns = Some(started_ns);
         let used = schedule.devices_used();
@@ -1062,7 +1094,7 @@ impl WorkerState {
             }
             self.kernels.insert(key.clone(), per_dev);
         }
-        chunks::settle_stragglers(engine, &engine.done_rx);
+        chunks::settle_stragglers(engine, &engine.done_rx, &self.unfinished);
         self.drop_dead_holders(engine);
         let builds = &self.kernels[&key];
         let mut usable = Vec::new();
@@ -1109,7 +1141,9 @@ impl WorkerState {
     /// One balanced launch as a plan of steps: plan (build, footprint, decide), pre-launch
     /// contents and replicas, chunks under the scheduler, merge, write-back, what it
     /// teaches the next launches, and its record. `Err`: the launch is forwarded; nothing
-    /// of the app's data changed.
+    /// of the app's data changed. A launch the launch thread took up while the one before it
+    /// ran ([`ahead`]) goes on from where that left it. Once the chunks are issued, the app's
+    /// next launch may be taken up before they are waited for ([`Self::look_ahead`]).
     fn balanced(
         &mut self,
         engine: &Engine,
@@ -1117,6 +1151,39 @@ impl WorkerState {
         job: &Job,
         t0: Instant,
     ) -> Result<Outcome, super::Forward> {
+        let mut front = match self.take_ahead(job.rec.seq) {
+            Some(ahead::Ahead::Issued { front, .. }) => *front,
+            Some(ahead::Ahead::Planned { plan, t0, .. }) => {
+                self.front(engine, done_rx, job, *plan, t0)?
+            }
+            Some(ahead::Ahead::Forwarded { forward, .. }) => return Err(forward),
+            None => {
+                let plan = self.plan(engine, job, t0)?;
+                crate::config::debug(|| {
+                    format!(
+                        "launch {}: planned at {:.1} us",
+                        job.rec.seq,
+                        t0.elapsed().as_nanos() as f64 / 1e3
+                    )
+                });
+                self.front(engine, done_rx, job, plan, t0)?
+            }
+        };
+        self.look_ahead(engine, done_rx, job, &mut front);
+        self.back(engine, done_rx, job, front)
+    }
+
+    /// The steps of a planned launch up to its chunks, issued and not waited for: the
+    /// directory settled, the pre-launch contents and replicas, the upload ring, the early
+    /// read-back areas, the scheduler and the chunks it assigns first.
+    fn front(
+        &mut self,
+        engine: &Engine,
+        done_rx: &Receiver<ChunkDone>,
+        job: &Job,
+        mut plan: plan::Plan,
+        t0: Instant,
+    ) -> Result<Front, super::Forward> {
         let at = |what: &str| {
             crate::config::debug(|| {
                 format!(
@@ -1126,8 +1193,6 @@ impl WorkerState {
                 )
             })
         };
-        let mut plan = self.plan(engine, job, t0)?;
-        at("planned");
         self.settle_directory(engine, &plan)?;
         at("directory settled");
         let home = self
@@ -1163,7 +1228,57 @@ impl WorkerState {
             job,
             plan: &plan,
         };
-        let mut run = self.run_chunks(cx, done_rx, &targets, staging, t0)?;
+        let started = self.start_chunks(cx, done_rx, &targets, staging, t0)?;
+        Ok(Front {
+            plan,
+            uploads,
+            targets,
+            home,
+            started,
+            t0,
+            kept_early: None,
+            issued_ahead: false,
+        })
+    }
+
+    /// The steps of a launch after [`Self::front`]: its chunks to their end, then either
+    /// the directory's bookkeeping (results stay on the devices) or the merge and write-back,
+    /// what the launch teaches the next ones, and its record.
+    fn back(
+        &mut self,
+        engine: &Engine,
+        done_rx: &Receiver<ChunkDone>,
+        job: &Job,
+        front: Front,
+    ) -> Result<Outcome, super::Forward> {
+        let Front {
+            mut plan,
+            mut uploads,
+            targets,
+            home,
+            started,
+            t0,
+            kept_early,
+            issued_ahead,
+        } = front;
+        let cx = Ctx {
+            engine,
+            job,
+            plan: &plan,
+        };
+        let run = self.finish_chunks(cx, done_rx, &targets, started);
+        if kept_early.is_some() {
+            // the launch taken up behind this one read what the directory said these chunks
+            // wrote: a chunk that failed (its work redone elsewhere, or the launch given up)
+            // fails that launch too
+            let failed = run.as_ref().map_or(Some(CL_OUT_OF_RESOURCES), |r| {
+                r.chunks.iter().find_map(|c| c.failed)
+            });
+            if let Some(code) = failed {
+                self.fail_ahead(code);
+            }
+        }
+        let mut run = run?;
         let bound = run.response_bound(0);
         let mut resident_bytes = None;
         let merged = if plan.resident {
@@ -1173,7 +1288,11 @@ impl WorkerState {
             Self::no_dead_device(engine, &plan)?;
             let remote = self.read_remote_results(engine, &plan, &run)?;
             Self::no_dead_device(engine, &plan)?;
-            let kept = self.keep_resident(job, &plan, &run);
+            let failed = run.chunks.iter().any(|c| c.failed.is_some());
+            let kept = match kept_early {
+                Some(kept) if !failed => kept,
+                _ => self.keep_resident(job, &plan, &run),
+            };
             plan.mark("keep_resident", t0);
             let secured = self.secure_remote_results(job, remote);
             if secured > 0 {
@@ -1183,6 +1302,11 @@ impl WorkerState {
             resident_bytes = Some(kept.saturating_sub(secured));
             readback::Merged::default()
         } else {
+            let cx = Ctx {
+                engine,
+                job,
+                plan: &plan,
+            };
             let merged = self.merge(cx, &mut run, &uploads, home)?;
             plan.marks.push(("chunks", run.makespan_ns));
             uploads.settle(engine, bound)?;
@@ -1246,9 +1370,11 @@ impl WorkerState {
         for (mem, _, h) in merged.results {
             self.host_pool.give(mem, Role::ReadBack, h);
         }
+        schedule.issued_ahead = issued_ahead.then_some(true);
         Ok(Outcome {
             makespan_ns,
             schedule,
+            t0,
         })
     }
 }

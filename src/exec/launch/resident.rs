@@ -236,11 +236,14 @@ impl WorkerState {
                 code: CL_INVALID_MEM_OBJECT,
             })?
             .mem;
+        // a launch taken up behind running chunks reads their output after them, on the
+        // queue they run on ([`super::ahead`])
+        let in_order = self.reads_follow_chunks;
         if slot > usize::MAX / 2 {
             let exec = self.home_exec_queue(ctx, dev)?;
             return Ok(Endpoint {
                 mem,
-                read_q: home,
+                read_q: if in_order { exec } else { home },
                 write_q: exec,
                 in_app_context: true,
                 device: None,
@@ -248,7 +251,11 @@ impl WorkerState {
         }
         Ok(Endpoint {
             mem,
-            read_q: self.read_queue(engine, slot)?,
+            read_q: if in_order {
+                engine.devices[slot].queue
+            } else {
+                self.read_queue(engine, slot)?
+            },
             write_q: engine.devices[slot].queue,
             in_app_context: false,
             device: Some(slot),
@@ -606,6 +613,22 @@ impl WorkerState {
     /// finish), a fifth of the split launch's wall time (results/session19-2026-11-27,
     /// `c-logs.tgz`, the `keep_resident` phase).
     pub(super) fn keep_resident(&mut self, job: &Job, plan: &Plan, run: &ChunkRun) -> u64 {
+        let slabs: Vec<(usize, u64, u64)> = run
+            .done
+            .iter()
+            .map(|c| (c.device, c.first_wg, c.count))
+            .collect();
+        self.keep_resident_slabs(job, plan, &slabs)
+    }
+
+    /// [`Self::keep_resident`] for the chunks `slabs` (`(participating device, first unit,
+    /// units)`), before or after they ran.
+    pub(super) fn keep_resident_slabs(
+        &mut self,
+        job: &Job,
+        plan: &Plan,
+        slabs: &[(usize, u64, u64)],
+    ) -> u64 {
         let Some(model) = plan.model.clone() else {
             return 0;
         };
@@ -630,11 +653,11 @@ impl WorkerState {
                     job.app_device as usize,
                 )
             });
-            for c in &run.done {
-                let Some(h) = holder_of_slot(plan.slot(plan.devs[c.device])) else {
+            for &(device, first, count) in slabs {
+                let Some(h) = holder_of_slot(plan.slot(plan.devs[device])) else {
                     continue;
                 };
-                for r in w.chunk_ranges(c.first_wg, c.count) {
+                for r in w.chunk_ranges(first, count) {
                     entry.set_only(r, h);
                 }
             }

@@ -1186,6 +1186,11 @@ pub struct Schedule {
     /// (`exec::pipeline`, `CLPRISM_BALANCE_ASYNC`); only written when true.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launch_thread: Option<bool>,
+    /// The launch was planned and its chunks enqueued while the app's previous launch was
+    /// still running, behind that launch's chunks on each device (`CLPRISM_BALANCE_PIPELINE`);
+    /// its times count from that issue. Only written when true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_ahead: Option<bool>,
     /// Start of the launch, ns since the Unix epoch (read by the trace; not written by this
     /// version).
     #[serde(skip_serializing_if = "Option::is_none")]

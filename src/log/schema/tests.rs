@@ -114,6 +114,7 @@ fn full() -> Launch {
             merged_bytes: Some(64),
             fetched_bytes: Some(16),
             launch_thread: Some(true),
+            issued_ahead: Some(true),
             resident_bytes: Some(32),
             early_read_chunks: Some(0),
             pinned_staging_bytes: Some(0),

@@ -1,0 +1,127 @@
+//! Pipelined launches (`CLPRISM_BALANCE_PIPELINE`, `exec::launch::ahead`): the app's next
+//! launch, queued behind a running one whose results stay on the devices, is planned and its
+//! halo copies and chunks issued behind the running chunks. `tests/c/resident.c` runs an
+//! iterative three-point stencil (ping-pong buffers, no wait between launches) over two PoCL
+//! `pthread` devices (a `basic` device would make launches synchronous,
+//! `exec::pipeline::holds_behind_user_event`); what the app reads must be the native run's
+//! bytes, with launches really issued ahead.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+const DEVICES: &str = "pthread pthread";
+/// Buffer elements (uint) and launches per run.
+const N: usize = 65536;
+const ITERS: usize = 60;
+
+/// Runs `resident MODE` natively and balanced with `extra` variables; asserts byte identity
+/// and returns the balanced run's schedule records.
+fn run_resident(mode: &str, extra: &[(&str, &str)]) -> Vec<Value> {
+    let exe = c_program("resident");
+    let d = scratch(&format!(
+        "pipeline-{mode}-{}",
+        extra.iter().map(|e| e.1).collect::<Vec<_>>().join("-")
+    ));
+    let (nat, bal, log) = (
+        d.join("native.bin"),
+        d.join("balanced.bin"),
+        d.join("log.jsonl"),
+    );
+    let (n, iters) = (N.to_string(), ITERS.to_string());
+    let native = run(
+        &exe,
+        &[mode, &n, &iters, nat.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", DEVICES)],
+    );
+    assert_ok(&native, mode);
+    let out = run(
+        &exe,
+        &[mode, &n, &iters, bal.to_str().unwrap()],
+        Via::Preload("balance"),
+        &[
+            ("POCL_DEVICES", DEVICES),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SPLIT", "always"),
+            // the first launch opens the devices: none is forwarded while they open
+            ("CLPRISM_BALANCE_EARLY", "off"),
+            // one fixed slab per device, whatever the machine's load
+            ("CLPRISM_SCHEDULER", "static:0.5,0.5"),
+            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
+    );
+    assert_ok(&out, &format!("{mode} balanced"));
+    assert!(
+        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
+        "{mode}: what the app read differs from the native run"
+    );
+    read_log(&log)
+        .into_iter()
+        .map(|r| r["schedule"].clone())
+        .collect()
+}
+
+/// Launches issued behind a running one, and launches split with their results left on the
+/// devices.
+fn ahead_and_resident(s: &[Value]) -> (usize, usize) {
+    let ahead = s.iter().filter(|x| x["issued_ahead"] == true).count();
+    let resident = s.iter().filter(|x| x["merge"] == "resident").count();
+    (ahead, resident)
+}
+
+/// Read only at the end, and with shifting ranges (odd launches cover half the buffer at an
+/// offset, so each launch fetches other halos): most launches are issued behind the one
+/// before, every one stays resident, and the app reads the native run's bytes.
+#[test]
+fn launches_issued_behind_running_chunks_give_the_native_bytes() {
+    for mode in ["end", "shift"] {
+        let s = run_resident(mode, &[("CLPRISM_BALANCE_PIPELINE", "on")]);
+        let (ahead, resident) = ahead_and_resident(&s);
+        assert!(
+            resident >= ITERS - 2,
+            "{mode}: only {resident} of {ITERS} launches stayed resident"
+        );
+        // the app enqueues the 60 launches without waiting: all but the first few (the
+        // devices' first builds) come while the one before runs
+        assert!(
+            ahead >= ITERS / 2,
+            "{mode}: only {ahead} of {ITERS} launches were issued ahead"
+        );
+    }
+}
+
+/// Without `CLPRISM_BALANCE_PIPELINE` no launch is issued ahead (the check above can fail),
+/// and with it a read in the middle of the run (the app waits for the launches before it)
+/// still sees the devices' bytes.
+#[test]
+fn a_read_between_pipelined_launches_sees_the_devices_bytes() {
+    let s = run_resident("end", &[("CLPRISM_BALANCE_PIPELINE", "off")]);
+    assert_eq!(
+        ahead_and_resident(&s).0,
+        0,
+        "issued ahead without the variable"
+    );
+    let s = run_resident("read", &[("CLPRISM_BALANCE_PIPELINE", "on")]);
+    let (ahead, resident) = ahead_and_resident(&s);
+    assert!(resident >= ITERS - 2, "read: {resident} resident");
+    assert!(ahead >= ITERS / 3, "read: only {ahead} issued ahead");
+}
+
+/// A device whose every enqueue fails (`CLPRISM_FAULT=fail:1`): its slabs are redone on the
+/// other device and no launch is issued behind a launch with a failed chunk; the app still
+/// reads the native run's bytes.
+#[test]
+fn a_failing_device_loses_nothing_with_pipelining() {
+    let s = run_resident(
+        "end",
+        &[
+            ("CLPRISM_BALANCE_PIPELINE", "on"),
+            ("CLPRISM_FAULT", "fail:1"),
+        ],
+    );
+    assert!(!s.is_empty());
+}
