@@ -220,6 +220,9 @@ pub(super) struct WorkerState {
     /// Transfers read devices' copies on the queue their chunks run on, after them (set
     /// while a launch is taken up behind running chunks, [`ahead`]).
     reads_follow_chunks: bool,
+    /// When the latest balanced launch ended: a launch issued behind it counts its wall
+    /// time from then (the split floor and the split effect, [`Self::run`]).
+    last_split_end: Option<Instant>,
 }
 
 /// By-value arguments free of a kernel's writes, each with the buffer arguments whose loads
@@ -915,9 +918,16 @@ impl WorkerState {
     ) -> Result<super::Balanced, super::Forward> {
         let t0 = Instant::now();
         let started_ns = crate::log::unix_ns().saturating_sub(job.rec.time_ns);
-        let o = self.balanced(engine, &engine.done_rx, job, t0)?;
+        let o = self.balanced(engine, &engine.done_rx, job, t0);
+        let ended = self.last_split_end.replace(Instant::now());
+        let o = o?;
         let mut schedule = o.schedule;
-        let wall_ns = o.t0.elapsed().as_nanos() as u64;
+        // a launch issued behind the one before costs what it adds after that one's end
+        let since = match ended {
+            Some(e) if schedule.issued_ahead == Some(true) => e.max(o.t0),
+            _ => o.t0,
+        };
+        let wall_ns = since.elapsed().as_nanos() as u64;
         schedule.wall_ns = Some(wall_ns);
         schedule.started_ns = Some(started_ns);
         let used = schedule.devices_used();

@@ -131,7 +131,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("schedule.fetched_bytes", "u64?", "bytes", "copied onto the devices by the buffer directory before their chunks"),
     ("schedule.resident_bytes", "u64?", "bytes", "of the launch's buffers held only by devices after it"),
     ("schedule.launch_thread", "bool?", "", "run by clprism's launch thread, the app's enqueue returned at once (only written when true)"),
-    ("schedule.issued_ahead", "bool?", "", "planned and its chunks enqueued while the app's previous launch ran, behind it on each device (CLPRISM_BALANCE_PIPELINE; only written when true)"),
+    ("schedule.issued_ahead", "bool?", "", "planned and its chunks enqueued while the app's previous launch ran, behind it on each device (CLPRISM_BALANCE_PIPELINE): chunk and phase times count from that issue, wall_ns from the previous launch's end (only written when true)"),
     ("schedule.early_read_chunks", "u64?", "chunks", "read back while others still ran"),
     ("schedule.pinned_staging_bytes", "u64?", "bytes", "pinned host staging memory held"),
     ("schedule.footprint", "object|null?", "", "how the footprint model was obtained; null: not needed"),

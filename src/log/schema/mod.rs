@@ -1188,7 +1188,8 @@ pub struct Schedule {
     pub launch_thread: Option<bool>,
     /// The launch was planned and its chunks enqueued while the app's previous launch was
     /// still running, behind that launch's chunks on each device (`CLPRISM_BALANCE_PIPELINE`);
-    /// its times count from that issue. Only written when true.
+    /// its chunks' and phases' times count from that issue, its `wall_ns` from the previous
+    /// launch's end. Only written when true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_ahead: Option<bool>,
     /// Start of the launch, ns since the Unix epoch (read by the trace; not written by this
