@@ -287,9 +287,21 @@ fn main() {
             )
             .unwrap();
         } else {
-            // the command's queue is its first argument
-            if e.name.starts_with("clEnqueue") {
-                writeln!(rs, "    crate::intercept::queue_command(a0 as usize);").unwrap();
+            // the command's queue is its first argument; a barrier or marker orders only (on
+            // its wait list, when it has one: the second argument)
+            match e.name.as_str() {
+                "clEnqueueBarrier" | "clEnqueueMarker" => {}
+                "clEnqueueBarrierWithWaitList" | "clEnqueueMarkerWithWaitList" => {
+                    writeln!(
+                        rs,
+                        "    crate::intercept::ordering_command(a0 as usize, a1 as u32);"
+                    )
+                    .unwrap();
+                }
+                n if n.starts_with("clEnqueue") => {
+                    writeln!(rs, "    crate::intercept::queue_command(a0 as usize);").unwrap();
+                }
+                _ => {}
             }
             if let Some(n) = e.reads {
                 writeln!(

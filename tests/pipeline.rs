@@ -73,14 +73,16 @@ fn ahead_and_resident(s: &[Value]) -> (usize, usize) {
     (ahead, resident)
 }
 
-/// Read only at the end, and with shifting ranges (odd launches cover half the buffer at an
-/// offset, so each launch fetches other halos): most launches are issued behind the one
-/// before, every one stays resident, and the app reads the native run's bytes.
+/// Read only at the end, with shifting ranges (odd launches cover half the buffer at an
+/// offset, so each launch fetches other halos), and with a barrier without a wait list after
+/// each launch (PolyBench-ACC's pattern, which orders only): most launches are issued behind
+/// the one before, every one stays resident, and the app reads the native run's bytes.
 #[test]
 fn launches_issued_behind_running_chunks_give_the_native_bytes() {
-    for mode in ["end", "shift"] {
+    for mode in ["end", "shift", "barrier"] {
         let s = run_resident(mode, &[("CLPRISM_BALANCE_PIPELINE", "on")]);
         let (ahead, resident) = ahead_and_resident(&s);
+        eprintln!("{mode}: {ahead} of {ITERS} issued ahead, {resident} resident");
         assert!(
             resident >= ITERS - 2,
             "{mode}: only {resident} of {ITERS} launches stayed resident"
@@ -88,7 +90,7 @@ fn launches_issued_behind_running_chunks_give_the_native_bytes() {
         // the app enqueues the 60 launches without waiting: all but the first few (the
         // devices' first builds) come while the one before runs
         assert!(
-            ahead >= ITERS / 2,
+            ahead >= ITERS * 3 / 4,
             "{mode}: only {ahead} of {ITERS} launches were issued ahead"
         );
     }

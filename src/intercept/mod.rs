@@ -58,6 +58,20 @@ pub fn queue_command(q: usize) {
     }
 }
 
+/// The application enqueues a barrier or a marker on queue `q` with `waits` events in its
+/// wait list (`clEnqueueBarrierWithWaitList`, `clEnqueueMarkerWithWaitList`; the stubs of
+/// `clEnqueueBarrier` and `clEnqueueMarker` call nothing). Without a wait list it only
+/// orders the queue's commands, which the launch thread's order keeps already, so the queue
+/// stays quiet: PolyBench-ACC puts one between the kernels of each time step (fdtd-2d,
+/// jacobi-2d), and a launch behind it could not be issued ahead (`exec::launch::ahead`).
+/// With a wait list, the next launch waits for it ([`queue_command`]).
+#[inline]
+pub fn ordering_command(q: usize, waits: u32) {
+    if waits > 0 {
+        queue_command(q);
+    }
+}
+
 /// An application command on queue `q` reads buffer `m` (generated stubs of the `reads:N`
 /// entry points, called before the command is forwarded): in balance mode the bytes that
 /// only balance devices hold are copied into it first (`exec::gather_for_app`).

@@ -12,12 +12,15 @@
  *           of it become stale);
  *   shift   odd launches cover only the second half (a global offset): each device's ranges
  *           move between launches;
+ *   barrier a barrier after each launch (clEnqueueBarrier, clEnqueueBarrierWithWaitList
+ *           without a wait list, alternately), as PolyBench-ACC enqueues between kernels;
  *   release a temporary buffer written by a split launch is released while the devices hold
  *           it, then a new one is made.
  *
  * Writes every buffer the app reads, in order, to OUT (compared with a native run); prints
  * "PASS resident" when the app's own integer reference agrees. Integer arithmetic only. */
 #define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +87,11 @@ int main(int argc, char **argv) {
         OK(clSetKernelArg(k, 1, sizeof(cl_mem), &b[nxt]));
         OK(clSetKernelArg(k, 2, sizeof n, &n));
         OK(clEnqueueNDRangeKernel(q, k, 1, &off, &g, &local, 0, NULL, NULL));
+        /* as PolyBench-ACC between the kernels of a time step */
+        if (!strcmp(mode, "barrier")) {
+            if (it & 1) OK(clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+            else OK(clEnqueueBarrier(q));
+        }
         smooth_host(h[cur], h[nxt], n, off, off + g);
         cur = nxt;
         if (it == iters / 2) {
