@@ -294,7 +294,7 @@ fn main() {
                 "clEnqueueBarrierWithWaitList" | "clEnqueueMarkerWithWaitList" => {
                     writeln!(
                         rs,
-                        "    crate::intercept::ordering_command(a0 as usize, a1 as u32);"
+                        "    crate::intercept::ordering_command(a0 as usize, a1);"
                     )
                     .unwrap();
                 }
