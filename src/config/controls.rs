@@ -595,14 +595,14 @@ waits.",
         name: "CLPRISM_BALANCE_PIPELINE",
         reader: Library,
         values: "on|off",
-        default: "off" => |_| false,
+        default: "on" => |_| true,
         parse: |v, _| match v {
             "on" | "1" => Some(true),
             "off" | "0" => Some(false),
             _ => None,
         },
         example: "on",
-        usage: "balance: issue the app's next launch behind the running one (owner computes)",
+        usage: "balance: issue the app's next launch behind the running one (owner computes); off: one at a time",
         doc: "`on`: once a launch whose results stay on the devices has its chunks running (one \
 slab per device, owner computes), the launch thread takes the app's next launch if it is already \
 queued behind it on a quiet queue, plans it and enqueues its halo copies and chunks behind the \
@@ -610,7 +610,10 @@ running ones on each device's in-order queue (the halos read on the queue that c
 so the devices do not wait for the host between the two. The buffer directory takes the running \
 launch's slabs as written when the next one is planned. A chunk of the running launch that fails \
 fails the launch issued behind it too, with the driver's code. Needs `CLPRISM_BALANCE_ASYNC=on`; \
-the record says `schedule.issued_ahead`.",
+the record says `schedule.issued_ahead`. Measured on 2 H200s (results/session26-2026-11-28, \
+`gpu-b.sh`): PolyBench fdtd-2d (5,000 steps at 16384²) ran 1.36-1.40x native with `off` and \
+1.50-1.53x with `on` under `CLPRISM_SPLIT=always` (1.26x and 1.44x under `auto`), 2 of its 3 \
+launches per step issued ahead; `off` runs one launch at a time.",
     }
     balance_issue_parallel: bool {
         name: "CLPRISM_BALANCE_ISSUE",
