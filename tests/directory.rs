@@ -62,7 +62,11 @@ fn run_sized(mode: &str, n: usize, iters: usize) -> (Vec<Value>, String) {
     run_sized_with(mode, n, iters, &[])
 }
 
-/// [`run_sized`] with `extra` variables for the balanced run.
+/// [`run_sized`] with `extra` variables for the balanced run. The balanced run opens the
+/// devices at the first launch (`CLPRISM_BALANCE_EARLY=off`: none is forwarded while they
+/// open, how many would be depends on the machine's load) and gives each device one fixed
+/// share (every launch splits over all three, into the same ranges; Boyer's chunks follow the
+/// devices' measured speed, which on a loaded 2-core machine may give every chunk to one).
 fn run_sized_with(
     mode: &str,
     n: usize,
@@ -72,50 +76,11 @@ fn run_sized_with(
     let exe = c_program("resident");
     let tag = if extra.is_empty() { "" } else { "-extra" };
     let d = scratch(&format!("directory-{mode}-{n}{tag}"));
-    let (nat, bal, log) = (
-        d.join("native.bin"),
-        d.join("balanced.bin"),
-        d.join("log.jsonl"),
-    );
     let (n, iters) = (n.to_string(), iters.to_string());
-    let native = run(
-        &exe,
-        &[mode, &n, &iters, nat.to_str().unwrap()],
-        Via::Native,
-        &[("POCL_DEVICES", DEVICES)],
-    );
-    assert_ok(&native, mode);
-    let out = run(
-        &exe,
-        &[mode, &n, &iters, bal.to_str().unwrap()],
-        Via::Preload("balance"),
-        &[
-            ("POCL_DEVICES", DEVICES),
-            ("CLPRISM_LOG", log.to_str().unwrap()),
-            ("CLPRISM_SPLIT", "always"),
-            // the first launch opens the devices: none is forwarded while they open (how
-            // many would be depends on the machine's load)
-            ("CLPRISM_BALANCE_EARLY", "off"),
-            // one fixed share per device: every launch splits over all three, into the same
-            // ranges (Boyer's chunks follow the devices' measured speed, which on a loaded
-            // 2-core machine may give every chunk to one device)
-            ("CLPRISM_SCHEDULER", "static:0.4,0.3,0.3"),
-            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
-        ]
-        .into_iter()
-        .chain(extra.iter().copied())
-        .collect::<Vec<_>>(),
-    );
-    assert_ok(&out, &format!("{mode} balanced"));
-    assert!(
-        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
-        "{mode}: what the app read differs from the native run"
-    );
+    let args = |out: &str| vec![mode.to_string(), n.clone(), iters.clone(), out.to_string()];
+    let (out, recs) = native_and_split_with(&exe, args, (DEVICES, "static:0.4,0.3,0.3"), &d, extra);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let s: Vec<Value> = read_log(&log)
-        .into_iter()
-        .map(|r| r["schedule"].clone())
-        .collect();
+    let s: Vec<Value> = recs.into_iter().map(|r| r["schedule"].clone()).collect();
     (s, stderr)
 }
 

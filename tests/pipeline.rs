@@ -18,51 +18,13 @@ const ITERS: usize = 60;
 /// Runs `resident MODE` natively and balanced with `extra` variables; asserts byte identity
 /// and returns the balanced run's schedule records.
 fn run_resident(mode: &str, extra: &[(&str, &str)]) -> Vec<Value> {
-    let exe = c_program("resident");
-    let d = scratch(&format!(
-        "pipeline-{mode}-{}",
-        extra.iter().map(|e| e.1).collect::<Vec<_>>().join("-")
-    ));
-    let (nat, bal, log) = (
-        d.join("native.bin"),
-        d.join("balanced.bin"),
-        d.join("log.jsonl"),
-    );
+    let tag: Vec<&str> = extra.iter().map(|e| e.1).collect();
+    let d = scratch(&format!("pipeline-{mode}-{}", tag.join("-")));
     let (n, iters) = (N.to_string(), ITERS.to_string());
-    let native = run(
-        &exe,
-        &[mode, &n, &iters, nat.to_str().unwrap()],
-        Via::Native,
-        &[("POCL_DEVICES", DEVICES)],
-    );
-    assert_ok(&native, mode);
-    let out = run(
-        &exe,
-        &[mode, &n, &iters, bal.to_str().unwrap()],
-        Via::Preload("balance"),
-        &[
-            ("POCL_DEVICES", DEVICES),
-            ("CLPRISM_LOG", log.to_str().unwrap()),
-            ("CLPRISM_SPLIT", "always"),
-            // the first launch opens the devices: none is forwarded while they open
-            ("CLPRISM_BALANCE_EARLY", "off"),
-            // one fixed slab per device, whatever the machine's load
-            ("CLPRISM_SCHEDULER", "static:0.5,0.5"),
-            ("CLPRISM_CACHE", d.join("cache").to_str().unwrap()),
-        ]
-        .into_iter()
-        .chain(extra.iter().copied())
-        .collect::<Vec<_>>(),
-    );
-    assert_ok(&out, &format!("{mode} balanced"));
-    assert!(
-        std::fs::read(&nat).unwrap() == std::fs::read(&bal).unwrap(),
-        "{mode}: what the app read differs from the native run"
-    );
-    read_log(&log)
-        .into_iter()
-        .map(|r| r["schedule"].clone())
-        .collect()
+    let args = |out: &str| vec![mode.to_string(), n.clone(), iters.clone(), out.to_string()];
+    let exe = c_program("resident");
+    let (_, recs) = native_and_split_with(&exe, args, (DEVICES, "static:0.5,0.5"), &d, extra);
+    recs.into_iter().map(|r| r["schedule"].clone()).collect()
 }
 
 /// Launches issued behind a running one, and launches split with their results left on the

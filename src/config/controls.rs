@@ -609,7 +609,8 @@ queued behind it on a quiet queue, plans it and enqueues its halo copies and chu
 running ones on each device's in-order queue (the halos read on the queue that computes them), \
 so the devices do not wait for the host between the two. The buffer directory takes the running \
 launch's slabs as written when the next one is planned. A chunk of the running launch that fails \
-fails the launch issued behind it too, with the driver's code. Needs `CLPRISM_BALANCE_ASYNC=on`; \
+fails the launch issued behind it too, with the driver's code. Not over PoCL-Remote devices (a \
+server killed with reads queued behind its chunks hung the app). Needs `CLPRISM_BALANCE_ASYNC=on`; \
 the record says `schedule.issued_ahead`. Measured on 2 H200s (results/session26-2026-11-28, \
 `gpu-b.sh`): PolyBench fdtd-2d (5,000 steps at 16384²) ran 1.36-1.40x native with `off` and \
 1.50-1.53x with `on` under `CLPRISM_SPLIT=always` (1.26x and 1.44x under `auto`), 2 of its 3 \

@@ -311,6 +311,18 @@ pub fn native_and_split(
     scheduler: &str,
     dir: &Path,
 ) -> (Output, Vec<Value>) {
+    native_and_split_with(exe, args, (devices, scheduler), dir, &[])
+}
+
+/// [`native_and_split`] with `extra` variables for the balanced run (`(devices, scheduler)`
+/// as there).
+pub fn native_and_split_with(
+    exe: &Path,
+    args: impl Fn(&str) -> Vec<String>,
+    (devices, scheduler): (&str, &str),
+    dir: &Path,
+    extra: &[(&str, &str)],
+) -> (Output, Vec<Value>) {
     let (nat, bal, log) = (
         dir.join("native.bin"),
         dir.join("balanced.bin"),
@@ -336,7 +348,10 @@ pub fn native_and_split(
             ("CLPRISM_BALANCE_EARLY", "off"),
             ("CLPRISM_SCHEDULER", scheduler),
             ("CLPRISM_CACHE", dir.join("cache").to_str().unwrap()),
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>(),
     );
     assert_ok(&out, "balanced");
     assert!(

@@ -101,18 +101,15 @@ impl WorkerState {
         engine: &Engine,
         job: &Job,
     ) -> Option<super::AsyncOutcome> {
-        if !matches!(
-            &self.ahead,
-            Some(Ahead::Issued { seq, failed: Some(_), .. }) if *seq == job.rec.seq
-        ) {
-            return None;
-        }
-        let Some(Ahead::Issued {
-            front,
-            failed: Some(code),
-            ..
-        }) = self.ahead.take()
-        else {
+        let code = match &self.ahead {
+            Some(Ahead::Issued {
+                seq,
+                failed: Some(code),
+                ..
+            }) if *seq == job.rec.seq => *code,
+            _ => return None,
+        };
+        let Some(Ahead::Issued { front, .. }) = self.ahead.take() else {
             return None;
         };
         let front = *front;
@@ -150,7 +147,11 @@ impl WorkerState {
         let Some(slabs) = running.started.issued_slabs() else {
             return;
         };
-        if !running.plan.resident {
+        // not over PoCL-Remote servers: a server that dies with the next launch's halo reads
+        // queued behind its chunks leaves the client waiting for ever (tests/remote.rs, a
+        // server killed between resident launches, hung the app)
+        let remote = running.plan.devs.iter().any(|&d| engine.devices[d].remote);
+        if !running.plan.resident || remote {
             return;
         }
         let Some(next) = engine.pipeline.take_next() else {
