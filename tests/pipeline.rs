@@ -18,13 +18,19 @@ const ITERS: usize = 60;
 /// Runs `resident MODE` natively and balanced with `extra` variables; asserts byte identity
 /// and returns the balanced run's schedule records.
 fn run_resident(mode: &str, extra: &[(&str, &str)]) -> Vec<Value> {
+    run_resident_stderr(mode, extra).0
+}
+
+/// [`run_resident`], with the balanced run's stderr.
+fn run_resident_stderr(mode: &str, extra: &[(&str, &str)]) -> (Vec<Value>, String) {
     let tag: Vec<&str> = extra.iter().map(|e| e.1).collect();
     let d = scratch(&format!("pipeline-{mode}-{}", tag.join("-")));
     let (n, iters) = (N.to_string(), ITERS.to_string());
     let args = |out: &str| vec![mode.to_string(), n.clone(), iters.clone(), out.to_string()];
     let exe = c_program("resident");
-    let (_, recs) = native_and_split_with(&exe, args, (DEVICES, "static:0.5,0.5"), &d, extra);
-    recs.into_iter().map(|r| r["schedule"].clone()).collect()
+    let (out, recs) = native_and_split_with(&exe, args, (DEVICES, "static:0.5,0.5"), &d, extra);
+    let s = recs.into_iter().map(|r| r["schedule"].clone()).collect();
+    (s, String::from_utf8_lossy(&out.stderr).to_string())
 }
 
 /// Launches issued behind a running one, and launches split with their results left on the
@@ -88,4 +94,31 @@ fn a_failing_device_loses_nothing_with_pipelining() {
         ],
     );
     assert!(!s.is_empty());
+}
+
+/// After each stencil launch, a kernel that reads its result and cannot be issued behind it:
+/// a global-atomic tally (runs whole: taken up as not split, its buffers gathered when it
+/// runs) and a scatter through a modulo (no affine footprint: taken up as planned, merged at
+/// once), alternately. The stencil launches behind them are still issued ahead where they
+/// follow one, and every byte the app reads (the stencil's array, the scatter's output, the
+/// tally) is the native run's.
+#[test]
+fn launches_that_cannot_stay_on_the_devices_are_taken_up_and_run_in_order() {
+    let (s, stderr) = run_resident_stderr(
+        "mixed",
+        &[("CLPRISM_BALANCE_PIPELINE", "on"), ("CLPRISM_DEBUG", "1")],
+    );
+    let taken = |what: &str| stderr.matches(&format!("({what}) in")).count();
+    let (forwarded, planned) = (taken("not split"), taken("planned"));
+    eprintln!("mixed: {forwarded} taken up not split, {planned} taken up planned");
+    assert_eq!(s.len(), 2 * ITERS, "one record per launch");
+    assert!(
+        forwarded >= ITERS / 4 && planned >= ITERS / 4,
+        "the tally and the scatter launches were not taken up behind the stencil's"
+    );
+    let whole = s
+        .iter()
+        .filter(|x| x["fallback"].as_str().is_some())
+        .count();
+    assert!(whole >= ITERS / 2, "the tally launches run whole: {whole}");
 }

@@ -12,6 +12,9 @@
  *           of it become stale);
  *   shift   odd launches cover only the second half (a global offset): each device's ranges
  *           move between launches;
+ *   mixed   after each launch, a kernel that reads its result and cannot stay on the devices
+ *           the same way: a global-atomic tally (run whole) and a scatter through a modulo
+ *           (no affine footprint), alternately; both outputs are read at the end;
  *   barrier a barrier after each launch (clEnqueueBarrier, clEnqueueBarrierWithWaitList
  *           without a wait list, alternately), as PolyBench-ACC enqueues between kernels;
  *   release a temporary buffer written by a split launch is released while the devices hold
@@ -31,6 +34,13 @@ static const char *src =
     "  uint l = i > 0 ? in[i - 1] : in[i];\n"
     "  uint r = i + 1 < n ? in[i + 1] : in[i];\n"
     "  out[i] = (l + 2u * in[i] + r) / 4u + (i & 7u);\n"
+    "}\n"
+    "__kernel void tally(__global const uint *x, __global uint *acc) {\n"
+    "  atomic_add(&acc[0], x[get_global_id(0)] & 1u);\n"
+    "}\n"
+    "__kernel void scatter(__global const uint *x, __global uint *y, uint n) {\n"
+    "  uint i = get_global_id(0);\n"
+    "  y[(i * 7u) % n] = x[i] ^ i;\n"
     "}\n";
 #define OK(e) do { cl_int _e = (e); if (_e != CL_SUCCESS) { fprintf(stderr, "%s -> %d\n", #e, _e); return 2; } } while (0)
 
@@ -77,6 +87,10 @@ int main(int argc, char **argv) {
         b[j] = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h[j], &e); OK(e);
     }
     cl_mem third = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &e); OK(e);
+    cl_uint zero[1] = {0};
+    cl_mem acc = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &e); OK(e);
+    cl_kernel kt = clCreateKernel(pg, "tally", &e); OK(e);
+    cl_kernel ks = clCreateKernel(pg, "scatter", &e); OK(e);
     size_t local = 64;
     int cur = 0;
     for (int it = 0; it < iters; it++) {
@@ -93,6 +107,14 @@ int main(int argc, char **argv) {
             else OK(clEnqueueBarrier(q));
         }
         smooth_host(h[cur], h[nxt], n, off, off + g);
+        if (!strcmp(mode, "mixed")) {
+            size_t all = n;
+            cl_kernel km = (it & 1) ? ks : kt;
+            OK(clSetKernelArg(km, 0, sizeof(cl_mem), &b[nxt]));
+            OK(clSetKernelArg(km, 1, sizeof(cl_mem), (it & 1) ? &third : &acc));
+            if (it & 1) OK(clSetKernelArg(km, 2, sizeof n, &n));
+            OK(clEnqueueNDRangeKernel(q, km, 1, NULL, &all, &local, 0, NULL, NULL));
+        }
         cur = nxt;
         if (it == iters / 2) {
             if (!strcmp(mode, "read")) {
@@ -124,14 +146,20 @@ int main(int argc, char **argv) {
     OK(clEnqueueReadBuffer(q, b[cur], CL_TRUE, 0, bytes, back, 0, NULL, NULL));
     fwrite(back, 1, bytes, out);
     int bad = memcmp(back, h[cur], bytes) != 0;
-    if (!strcmp(mode, "copy")) {
+    if (!strcmp(mode, "copy") || !strcmp(mode, "mixed")) {
         OK(clEnqueueReadBuffer(q, third, CL_TRUE, 0, bytes, back, 0, NULL, NULL));
         fwrite(back, 1, bytes, out);
+    }
+    if (!strcmp(mode, "mixed")) {
+        cl_uint tally[1];
+        OK(clEnqueueReadBuffer(q, acc, CL_TRUE, 0, sizeof tally, tally, 0, NULL, NULL));
+        fwrite(tally, 1, sizeof tally, out);
     }
     fclose(out);
     printf("%s resident %s\n", bad ? "FAIL" : "PASS", mode);
     for (int j = 0; j < 2; j++) clReleaseMemObject(b[j]);
-    clReleaseMemObject(third); clReleaseKernel(k); clReleaseProgram(pg);
+    clReleaseMemObject(third); clReleaseMemObject(acc);
+    clReleaseKernel(kt); clReleaseKernel(ks); clReleaseKernel(k); clReleaseProgram(pg);
     clReleaseCommandQueue(q); clReleaseContext(c);
     free(h[0]); free(h[1]); free(back);
     return bad ? 1 : 0;
