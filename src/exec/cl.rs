@@ -630,6 +630,16 @@ pub unsafe fn queue_device(q: cl_command_queue) -> ClResult<cl_device_id> {
         })
 }
 
+/// `CL_KERNEL_WORK_GROUP_SIZE` of kernel `k` on device `dev`: the largest work-group it can
+/// run there, work-items (`None` when the query fails).
+///
+/// # Safety
+/// `k` and `dev` are valid handles.
+pub unsafe fn kernel_work_group_size(k: cl_kernel, dev: cl_device_id) -> Option<usize> {
+    let g = crate::loader::table()?.clGetKernelWorkGroupInfo?;
+    info::<usize>(|n, p, s| g(k, dev, CL_KERNEL_WORK_GROUP_SIZE, n, p, s))
+}
+
 /// The context of a queue.
 pub unsafe fn queue_context(q: cl_command_queue) -> ClResult<cl_context> {
     let g = f!(clGetCommandQueueInfo);
