@@ -92,14 +92,15 @@
 //!   that homes its address in the GH100's two-partition L2 (half the stores cross to the
 //!   far partition and are handled in both). The naive matrix products that accumulate
 //!   into global memory at full occupancy (gemm, 2mm, 3mm) are L2-bound by their stores:
-//!   projected 44-52 % too fast without it, 20-32 % with it;
+//!   projected 44-52 % too fast without it, 20-32 % with it (on since session 26);
 //! * `in_flight_dram` (with `bytes_in_flight`): the throughput-bound regime of
 //!   `bytes_in_flight` is decided on the DRAM level (the chain shorter than DRAM's time),
 //!   not on the slowest level: the request-size scale is Little's law for the DRAM curve,
 //!   and a launch whose L2 or L1 level outlasts its chain is not thereby DRAM
 //!   throughput-bound. Without it, `l2_store_cost` lifts the L2 level of 2mm's and 3mm's
 //!   first kernels (statistics extrapolated from one warp) above their chain on the H200,
-//!   which re-reads their DRAM curve at 16 % of the warps (+146-163 %).
+//!   which re-reads their DRAM curve at 16 % of the warps (+146-163 %). On since session
+//!   26; alone it changes no kernel of results/session26-model's corpora.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -288,7 +289,10 @@ impl ModelOptions {
     /// `conversion_as_int` and `additive_floor`, each of which lowered the summed error on
     /// the logs re-projected there (results/session23-2026-11-28/model-ablation.txt).
     /// `streaming_latency` and `request_in_flight` (session 24) stay off: neither lowered
-    /// the pooled error (results/session24-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// the pooled error (results/session24-model/model-ablation.txt). Since session 26
+    /// also `l2_store_cost` with `in_flight_dram`: pooled MAPE 27.4 → 25.8 %, the matrix
+    /// products that store in their loop from 44-52 % to 20-32 % too fast, every other
+    /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -299,6 +303,8 @@ impl ModelOptions {
             bytes_in_flight: true,
             conversion_as_int: true,
             additive_floor: true,
+            l2_store_cost: true,
+            in_flight_dram: true,
             ..Self::panwar()
         }
     }
