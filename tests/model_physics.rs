@@ -278,7 +278,7 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     assert_eq!(wg.unique_read, 8192.0);
     assert_eq!(wg.load, 65536.0);
     let n = l.work_groups as f64;
-    let t = memory::cache_traffic(&wg, &p, &occ, &l, n, 80);
+    let t = memory::cache_traffic(&wg, &p, &occ, &l, n, 80, 1.0);
     assert_eq!(t.dram_read, 32768.0, "A and B once");
     assert_eq!(t.dram_write, 16384.0, "C once");
     assert_eq!(t.l2, Some((8192.0 + 1024.0) * n));
@@ -359,4 +359,124 @@ fn characterize_only_measures_latency_floor_and_l2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A work-group of 8 warps that accumulates into global memory inside its load loop, as
+/// PolyBench-ACC's `gemm` does (`c[i][j] += alpha * a[i][k] * b[k][j]`: one 128-byte store
+/// per warp and iteration to the same line): 1000 load requests of 4 sectors per warp, 1 %
+/// of the bytes read for the first time (10 KiB distinct), and 800 stores of 128 bytes to
+/// 1 KiB.
+fn accumulate_in_global() -> WorkGroupStats {
+    let mut s = column_mean(1000);
+    s.global_loads = GlobalTraffic {
+        requests: 8000,
+        sectors: 32_000,
+        lines: 8000,
+        bytes: 1_024_000,
+    };
+    s.global_stores = GlobalTraffic {
+        requests: 800,
+        sectors: 3200,
+        lines: 800,
+        bytes: 102_400,
+    };
+    s.footprints[0].written = vec![[0, 1024]];
+    s.footprints[1].read = vec![[0, 10_240]];
+    s
+}
+
+/// `l2_store_cost`: every stored sector costs the L2 `L2_STORE_SECTOR_COST` sector accesses
+/// (the H200's Nsight Compute counts of session 26: 1.5 for `gemm`'s stores), loads one.
+#[test]
+fn stores_cost_the_l2_more_than_loads() {
+    let mut p = simple();
+    p.local = Curve::flat(6400.0);
+    let s = accumulate_in_global();
+    let l = launch(100, 256);
+    let base = ModelOptions {
+        cache_reuse: true,
+        ..ModelOptions::panwar()
+    };
+    let cost = ModelOptions {
+        l2_store_cost: true,
+        ..base
+    };
+    // L2: (10,240 distinct + 102,400 stored) × 100 / 100 B/ns bounds (DRAM: 1,024,000 /
+    // 32 + 102,400 / 16 = 38,400 ns; L1: 8000 × 128 × 100 / 6400 = 16,000 ns).
+    let off = project(&s, &l, &p, &base).unwrap();
+    assert!(close(off.t_global_ns, 112_640.0), "{}", off.t_global_ns);
+    let on = project(&s, &l, &p, &cost).unwrap();
+    let l2 = 10_240.0 + memory::L2_STORE_SECTOR_COST * 102_400.0;
+    assert!(close(on.t_global_ns, l2), "{}", on.t_global_ns);
+    assert!(on.t_global_ns > off.t_global_ns);
+    // Loads are not charged more: without stores the two agree.
+    let mut r = s.clone();
+    r.global_stores = GlobalTraffic::default();
+    r.footprints[0].written.clear();
+    assert_eq!(
+        project(&r, &l, &p, &base).unwrap().t_global_ns,
+        project(&r, &l, &p, &cost).unwrap().t_global_ns
+    );
+}
+
+/// `in_flight_dram`: `bytes_in_flight` reads the DRAM curve at the request-size scale only
+/// when the DRAM level outlasts the serialised-latency chain; a chain longer than DRAM's
+/// time but shorter than the L2's leaves DRAM at the unscaled curve.
+#[test]
+fn bytes_in_flight_regime_is_the_dram_levels() {
+    let mut p = with_latency(simple(), 400.0);
+    p.local = Curve::flat(6400.0);
+    let s = accumulate_in_global();
+    let l = launch(100, 256);
+    let o = ModelOptions {
+        cache_reuse: true,
+        latency_bound: true,
+        bytes_in_flight: true,
+        ..ModelOptions::panwar()
+    };
+    // 4-byte loads: 128 of the benchmark's 512 bytes per request.
+    assert_eq!(memory::request_size_scale(&s, &p), 0.25);
+    // 80 resident work-groups: 2 rounds × 1000 requests × (1 % × 400 + 99 % × 25 ns).
+    let chain = 2.0 * 1000.0 * (0.01 * 400.0 + 0.99 * 25.0);
+    // DRAM: 100 × 10,240 distinct bytes read at 32 B/ns, 100 × 1,024 written at 16 B/ns.
+    let dram = 1_024_000.0 / 32.0 + 1024.0 * 100.0 / 16.0;
+    let l2 = 112_640.0;
+    assert!(dram < chain && chain < l2, "{dram} {chain} {l2}");
+    // Before: the chain is shorter than the slowest level (the L2), so DRAM is read at a
+    // quarter of the warps: 1,024,000 / 8 + 6,400 ns.
+    let before = project(&s, &l, &p, &o).unwrap();
+    assert!(close(before.t_latency_ns, chain), "{}", before.t_latency_ns);
+    assert!(
+        close(before.t_global_ns, 134_400.0),
+        "{}",
+        before.t_global_ns
+    );
+    let after = project(
+        &s,
+        &l,
+        &p,
+        &ModelOptions {
+            in_flight_dram: true,
+            ..o
+        },
+    )
+    .unwrap();
+    assert!(close(after.t_global_ns, l2), "{}", after.t_global_ns);
+    // A chain shorter than DRAM's time: both rescale alike.
+    let mut q = p.clone();
+    q.global_latency_ns = Some(100.0);
+    let a = project(&s, &l, &q, &o).unwrap();
+    let b = project(
+        &s,
+        &l,
+        &q,
+        &ModelOptions {
+            in_flight_dram: true,
+            ..o
+        },
+    )
+    .unwrap();
+    assert!(a.t_latency_ns < dram, "{}", a.t_latency_ns);
+    assert_eq!(a.t_global_ns, b.t_global_ns);
+    assert!(close(b.t_global_ns, 134_400.0), "{}", b.t_global_ns);
 }

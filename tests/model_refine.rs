@@ -92,6 +92,9 @@ fn model_spec_sets_and_clears_flags() {
     // The recommended set of session 23.
     assert!(r.bytes_in_flight && r.conversion_as_int && r.additive_floor);
     assert!(r.latency_bound && r.cache_reuse && r.kernel_floor);
+    // Session 26 (results/session26-model).
+    assert!(r.l2_store_cost && r.in_flight_dram);
+    assert!(!r.streaming_latency && !r.request_in_flight);
 }
 
 #[test]

@@ -36,8 +36,8 @@
 //!     Volta); a work-group's re-reads of its own sectors hit it (its warps run close
 //!     together, so the reuse distance is short); without an L1 they go to the L2;
 //!   * L2 (device): the work-group's distinct sectors, its re-reads that the L1 missed and
-//!     every stored sector, at `l2_read_bytes_per_ns` (or the estimate of
-//!     [`l2_read_throughput`]);
+//!     every stored sector (with `l2_store_cost`, [`L2_STORE_SECTOR_COST`] accesses each),
+//!     at `l2_read_bytes_per_ns` (or the estimate of [`l2_read_throughput`]);
 //!   * DRAM: distinct bytes only. Reads shared between work-groups (`kernel_read_bytes`
 //!     below `W ×` the work-group's distinct footprint) are fetched once when the distinct
 //!     footprint of the resident work-groups fits in the L2, in proportion otherwise; stores
@@ -61,6 +61,20 @@ const CHARACTERIZE_BYTES_PER_LANE: f64 = 16.0;
 /// microbenchmarks measure on Hopper: ~5.5 TB/s on an H100 PCIe's 114 SMs at 1.755 GHz is
 /// 27.5 B/clock/SM).
 pub const L2_ESTIMATE_BYTES_PER_CLOCK_PER_CU: f64 = 32.0;
+
+/// L2 sector accesses per stored sector (`l2_store_cost` of
+/// [`super::project::ModelOptions`]). Measured on an H200 (session 26,
+/// results/session26-model): PolyBench-ACC's `gemm` (1024³, one 128-byte coalesced store
+/// per warp and k-iteration, 134.3 M stored sectors) makes `lts__t_sectors_op_write` =
+/// 201.4 M (Nsight Compute), 1.500 L2 sector accesses per stored sector, on lines that
+/// stay in the L2 (DRAM writes: 256 bytes). Our reading of the 1.5: the L2 of the GH100
+/// (H100, H200) is split in two partitions, each caching for the SMs attached to it
+/// (NVIDIA A100 whitepaper, "L2 cache": the same two-partition design), and a store must
+/// reach the slice that homes its address, so the half of the stores homed in the far
+/// partition are handled in both. Loads are not charged more (read sectors 15.5 M, about
+/// the model's distinct reads, 20.6 M). Applied to every GPU profile; only the GH100 was
+/// measured.
+pub const L2_STORE_SECTOR_COST: f64 = 1.5;
 
 /// Requests in flight per warp, on average, in the `global_read` benchmark's grid-stride
 /// loop at one warp per compute unit, for the Little's-law latency estimate. Calibrated,
@@ -274,7 +288,10 @@ pub struct WorkGroupBytes {
 
 /// Traffic of each level under `cache_reuse` (module docs). `n`: work-groups charged;
 /// `capacity`: resident work-groups on the device; the launch gives the NDRange's
-/// work-groups, the local memory per work-group and the distinct bytes the kernel may read.
+/// work-groups, the local memory per work-group and the distinct bytes the kernel may read;
+/// `store_cost`: L2 sector accesses per stored sector (1, or [`L2_STORE_SECTOR_COST`] with
+/// `l2_store_cost` of [`super::project::ModelOptions`]), so that `Traffic::l2` is in bytes
+/// of read-equivalent L2 work.
 pub fn cache_traffic(
     wg: &WorkGroupBytes,
     p: &Profile,
@@ -282,6 +299,7 @@ pub fn cache_traffic(
     launch: &LaunchShape,
     n: f64,
     capacity: u64,
+    store_cost: f64,
 ) -> Traffic {
     let (work_groups, local_mem_bytes, kernel_read_bytes) = (
         launch.work_groups,
@@ -334,7 +352,7 @@ pub fn cache_traffic(
     Traffic {
         dram_read,
         dram_write: written * n,
-        l2: l2_read_throughput(p).map(|_| (to_l2_read + wg.store) * n),
+        l2: l2_read_throughput(p).map(|_| (to_l2_read + wg.store * store_cost) * n),
         l1: if l1_hits {
             Some(wg.load_lines * n)
         } else {

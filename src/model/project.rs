@@ -81,6 +81,26 @@
 //!   ([`super::memory::request_size_scale_in_flight`]), so that the scaled curve and the
 //!   chain count requests alike. Off: pooled MAPE 33.9 % (fdtd-2d and gemver kernel 1 lose
 //!   what `bytes_in_flight` gained there).
+//! * `l2_store_cost` (with `cache_reuse`): the L2 level charges a stored sector
+//!   [`super::memory::L2_STORE_SECTOR_COST`] = 1.5 sector accesses. Measured on an H200
+//!   (session 26, results/session26-model): PolyBench-ACC's `gemm`, which stores its
+//!   accumulator every k-iteration (`c[i][j] += ...` through pointers that may alias, so
+//!   neither the compiler nor the hardware keeps it in a register), makes 1.500 L2 write
+//!   sector accesses per stored sector, and stays at 73 % of the L2's peak throughput
+//!   while its loads hit the L1 (94 %); without the store in the loop (the sum in a
+//!   register) the same loads take 0.32 ms instead of 1.10 ms. A store reaches the slice
+//!   that homes its address in the GH100's two-partition L2 (half the stores cross to the
+//!   far partition and are handled in both). The naive matrix products that accumulate
+//!   into global memory at full occupancy (gemm, 2mm, 3mm) are L2-bound by their stores:
+//!   projected 44-52 % too fast without it, 20-32 % with it (on since session 26);
+//! * `in_flight_dram` (with `bytes_in_flight`): the throughput-bound regime of
+//!   `bytes_in_flight` is decided on the DRAM level (the chain shorter than DRAM's time),
+//!   not on the slowest level: the request-size scale is Little's law for the DRAM curve,
+//!   and a launch whose L2 or L1 level outlasts its chain is not thereby DRAM
+//!   throughput-bound. Without it, `l2_store_cost` lifts the L2 level of 2mm's and 3mm's
+//!   first kernels (statistics extrapolated from one warp) above their chain on the H200,
+//!   which re-reads their DRAM curve at 16 % of the warps (+146-163 %). On since session
+//!   26; alone it changes no kernel of results/session26-model's corpora.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -141,6 +161,18 @@ pub struct ModelOptions {
     /// read curve is read at twice the request-size scale (at most 1).
     #[serde(default, skip_serializing_if = "is_false")]
     pub request_in_flight: bool,
+    /// With `cache_reuse`: the L2 level charges every stored sector
+    /// [`super::memory::L2_STORE_SECTOR_COST`] sector accesses instead of one (a store
+    /// reaches the L2 slice that homes its address; module docs, session 26's H200
+    /// measurement in results/session26-model).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub l2_store_cost: bool,
+    /// With `bytes_in_flight`: the throughput-bound regime in which the read curve is read
+    /// at the request-size scale is decided on the DRAM level alone (the serialised-latency
+    /// chain shorter than DRAM's time at the unscaled curve), not on the slowest level: the
+    /// scale is Little's law for the DRAM curve (module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub in_flight_dram: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -170,6 +202,8 @@ impl ModelOptions {
         "conversion_as_int",
         "streaming_latency",
         "request_in_flight",
+        "l2_store_cost",
+        "in_flight_dram",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -186,6 +220,8 @@ impl ModelOptions {
             "conversion_as_int" => &mut self.conversion_as_int,
             "streaming_latency" => &mut self.streaming_latency,
             "request_in_flight" => &mut self.request_in_flight,
+            "l2_store_cost" => &mut self.l2_store_cost,
+            "in_flight_dram" => &mut self.in_flight_dram,
             _ => return None,
         })
     }
@@ -238,6 +274,8 @@ impl ModelOptions {
             conversion_as_int: true,
             streaming_latency: true,
             request_in_flight: true,
+            l2_store_cost: true,
+            in_flight_dram: true,
         }
     }
 
@@ -251,7 +289,10 @@ impl ModelOptions {
     /// `conversion_as_int` and `additive_floor`, each of which lowered the summed error on
     /// the logs re-projected there (results/session23-2026-11-28/model-ablation.txt).
     /// `streaming_latency` and `request_in_flight` (session 24) stay off: neither lowered
-    /// the pooled error (results/session24-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// the pooled error (results/session24-model/model-ablation.txt). Since session 26
+    /// also `l2_store_cost` with `in_flight_dram`: pooled MAPE 27.4 → 25.8 %, the matrix
+    /// products that store in their loop from 44-52 % to 20-32 % too fast, every other
+    /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -262,6 +303,8 @@ impl ModelOptions {
             bytes_in_flight: true,
             conversion_as_int: true,
             additive_floor: true,
+            l2_store_cost: true,
+            in_flight_dram: true,
             ..Self::panwar()
         }
     }
@@ -519,9 +562,10 @@ fn curve_at(c: &Curve, occ: f64, opts: &ModelOptions) -> f64 {
     v.min(per_occ * occ)
 }
 
-/// Global memory time, ns, of `n` charged work-groups: Panwar's `load / read_tp(occ) +
-/// store / write_tp(occ)`, or with `cache_reuse` the slowest level of
-/// [`memory::cache_traffic`].
+/// Global memory time, ns, of `n` charged work-groups, as `(DRAM, caches)`: Panwar's
+/// `load / read_tp(occ) + store / write_tp(occ)` (caches 0), or with `cache_reuse` the
+/// DRAM level of [`memory::cache_traffic`] and the slower of its L2 and L1 levels; the
+/// global time is the larger of the two.
 #[allow(clippy::too_many_arguments)]
 fn global_ns(
     wg: &WorkGroupBytes,
@@ -533,15 +577,20 @@ fn global_ns(
     n: f64,
     capacity: u64,
     opts: &ModelOptions,
-) -> f64 {
+) -> (f64, f64) {
     let (read_tp, write_tp) = (
         curve_at(&p.global_read, occ_f * read_scale, opts),
         curve_at(&p.global_write, occ_f, opts),
     );
     if !opts.cache_reuse {
-        return wg.load * n / read_tp + wg.store * n / write_tp;
+        return (wg.load * n / read_tp + wg.store * n / write_tp, 0.0);
     }
-    let tr = memory::cache_traffic(wg, p, occ, launch, n, capacity);
+    let store_cost = if opts.l2_store_cost {
+        memory::L2_STORE_SECTOR_COST
+    } else {
+        1.0
+    };
+    let tr = memory::cache_traffic(wg, p, occ, launch, n, capacity, store_cost);
     let dram = tr.dram_read / read_tp + tr.dram_write / write_tp;
     let l2 = match (tr.l2, memory::l2_read_throughput(p)) {
         (Some(b), Some(tp)) => b / tp,
@@ -556,7 +605,7 @@ fn global_ns(
         .l1
         .map(|b| b / (p.local.at(occ.fraction) * busy))
         .unwrap_or(0.0);
-    dram.max(l2).max(l1)
+    (dram, l2.max(l1))
 }
 
 /// Project one launch on one device. The returned projection has `rank` 0.
@@ -643,7 +692,9 @@ pub fn project(
         ),
         (false, _) => (occ.fraction, 1.0),
     };
-    let t_global = global_ns(&wg, launch, profile, &occ, occ_f, 1.0, n, capacity, opts) / share;
+    let (t_dram, t_caches) = global_ns(&wg, launch, profile, &occ, occ_f, 1.0, n, capacity, opts);
+    let (t_dram, t_caches) = (t_dram / share, t_caches / share);
+    let t_global = t_dram.max(t_caches);
     let chain = if opts.latency_bound {
         memory::latency_chain_ns(stats, &wg, profile, waves, opts.streaming_latency).unwrap_or(0.0)
     } else {
@@ -663,8 +714,16 @@ pub fn project(
     } else {
         1.0
     };
-    let t_global = if scale < 1.0 && chain < t_global {
-        global_ns(&wg, launch, profile, &occ, occ_f, scale, n, capacity, opts) / share
+    // With `in_flight_dram` the regime is the DRAM level's: the scaled curve is DRAM's, so
+    // a chain shorter than an L2 or L1 level but longer than DRAM's time leaves it unread.
+    let regime_ns = if opts.in_flight_dram {
+        t_dram
+    } else {
+        t_global
+    };
+    let t_global = if scale < 1.0 && chain < regime_ns {
+        let (d, c) = global_ns(&wg, launch, profile, &occ, occ_f, scale, n, capacity, opts);
+        d.max(c) / share
     } else {
         t_global
     };
