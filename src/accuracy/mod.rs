@@ -73,8 +73,9 @@ MAPE, median APE, relative error and hits.
                    starting from recommended (default), panwar or all, then +FLAG or
                    -FLAG per refinement (waves, launch_overhead, cache_reuse, issue_slots,
                    latency_bound, kernel_floor, bytes_in_flight, additive_floor,
-                   conversion_as_int), e.g. recommended,-bytes_in_flight (an ablation on
-                   the same logs)
+                   conversion_as_int, streaming_latency, request_in_flight,
+                   l2_store_cost, in_flight_dram), e.g. recommended,-bytes_in_flight (an
+                   ablation on the same logs)
 Exit status: 0 when every app ran (or every log was read) and at least one kernel was
 compared, 1 otherwise, 2 on usage errors.
 ";
@@ -418,6 +419,14 @@ pub fn accuracy_main(args: &[String]) -> i32 {
 
 #[cfg(test)]
 mod tests {
+    /// `--help` names every refinement flag the model has.
+    #[test]
+    fn the_usage_names_every_model_flag() {
+        for flag in crate::model::project::ModelOptions::FLAGS {
+            assert!(super::USAGE.contains(flag), "--model's help lacks {flag}");
+        }
+    }
+
     use super::*;
 
     #[test]
