@@ -160,7 +160,7 @@ pub(super) struct WorkerState {
     split_floor_ns: f64,
     /// The shortest first split of a kernel without its one-time phases (build, footprint,
     /// snapshot, upload ring), ns (0: none): a bound on the floor that a GPU's prior
-    /// ([`gpu_split_floor_prior`]) gives way to before a kernel split twice.
+    /// ([`GPU_SPLIT_FLOOR_PRIOR_NS`]) gives way to before a kernel split twice.
     trial_floor_ns: f64,
     /// Kernels (`kernel_id`) split at least once.
     split_once: rustc_hash::FxHashSet<String>,
@@ -248,21 +248,12 @@ pub(super) enum AsyncOutcome {
 type HistoryKey = (String, u64, Vec<usize>);
 
 /// What a split launch is assumed to cost at least on a GPU app device before one was
-/// measured, per participating device, ns: 0.25 ms (1 ms over 4 devices, 0.5 ms over 2).
-/// Each device adds its enqueue, its halo copies and its completion to a split. Resident
-/// jacobi-2d launches over 4 H200s took 1.28 ms (median) with only 0.11-0.33 ms of chunks
-/// (results/session19-2026-11-27); over 2 H200s, after the launch thread and page-locked
-/// halos, 0.49-0.76 ms with 0.48 ms of chunks (results/session22-2026-11-28 `e-logs`), where
-/// a 1 ms prior kept jacobi-2d's 0.96 ms launches whole in `auto` while `always` ran it
-/// 1.14-1.24x native (results/session26-2026-11-28 `b/`). With the CPU devices' 50 µs
-/// instead, `auto` tried a split of jacobi-2d's 1 ms launches on 4 GPUs once per kernel, and
-/// the try's one-time costs made the run 1.24-1.42x native.
-const GPU_SPLIT_FLOOR_PRIOR_PER_DEVICE_NS: f64 = 0.25e6;
-
-/// [`GPU_SPLIT_FLOOR_PRIOR_PER_DEVICE_NS`] for a split over `devices` (at least 2), ns.
-fn gpu_split_floor_prior(devices: usize) -> f64 {
-    GPU_SPLIT_FLOOR_PRIOR_PER_DEVICE_NS * devices.max(2) as f64
-}
+/// measured, ns: 1 ms. Resident jacobi-2d launches over 4 H200s took 1.28 ms (median) with
+/// only 0.11-0.33 ms of chunks (results/session19-2026-11-27): the barrier on the app's
+/// queue, an enqueue and a completion per device. With the CPU devices' 50 µs instead,
+/// `auto` tried a split of jacobi-2d's 1 ms launches once per kernel, and the try's
+/// one-time costs made the run 1.24-1.42x native (not re-measured with this prior).
+const GPU_SPLIT_FLOOR_PRIOR_NS: f64 = 1e6;
 
 /// The transfer figures of a split whose remote devices' links are `links`: the host rate
 /// `host_rate` (bytes per ns) or the slowest link's, whichever is lower, and the slowest
@@ -291,15 +282,15 @@ fn moved_arrays(fetched: Option<u64>, resident: Option<u64>) -> bool {
 /// The split floor from the shortest later split (`later_ns`) and the shortest first split
 /// without its one-time phases (`first_ns`), ns, 0 meaning none of that kind yet: the shorter
 /// of the two once a later split was measured; before, the prior of the app's device kind
-/// (`gpu_prior` on a GPU or accelerator, [`gpu_split_floor_prior`], lowered by a shorter
-/// first split; `decide::ASSUMED_SPLIT_FLOOR_NS` otherwise, `None`).
-fn split_floor(later_ns: f64, first_ns: f64, gpu_prior: Option<f64>) -> f64 {
-    match (later_ns > 0.0, first_ns > 0.0, gpu_prior) {
-        (true, true, _) => later_ns.min(first_ns),
-        (true, false, _) => later_ns,
-        (false, true, Some(prior)) => first_ns.min(prior),
-        (false, _, Some(prior)) => prior,
-        (false, _, None) => super::decide::ASSUMED_SPLIT_FLOOR_NS,
+/// ([`GPU_SPLIT_FLOOR_PRIOR_NS`] on a GPU or accelerator, lowered by a shorter first split;
+/// `decide::ASSUMED_SPLIT_FLOOR_NS` otherwise).
+fn split_floor(later_ns: f64, first_ns: f64, gpu: bool) -> f64 {
+    match (later_ns > 0.0, first_ns > 0.0) {
+        (true, true) => later_ns.min(first_ns),
+        (true, false) => later_ns,
+        (false, true) if gpu => first_ns.min(GPU_SPLIT_FLOOR_PRIOR_NS),
+        (false, _) if gpu => GPU_SPLIT_FLOOR_PRIOR_NS,
+        (false, _) => super::decide::ASSUMED_SPLIT_FLOOR_NS,
     }
 }
 
@@ -675,8 +666,7 @@ impl WorkerState {
     }
 
     /// The shortest split launch measured so far, ns; before one, what a split is assumed to
-    /// cost at least over `devices` devices: [`gpu_split_floor_prior`] when the app's device
-    /// is a GPU or an
+    /// cost at least: [`GPU_SPLIT_FLOOR_PRIOR_NS`] when the app's device is a GPU or an
     /// accelerator (or the shortest first split without its one-time work, when shorter:
     /// fdtd-2d's kernel 3 split in 0.80 ms at its first split, 0.93 ms later, on 2 H200s,
     /// results/session20 `f-logs`), else `decide::ASSUMED_SPLIT_FLOOR_NS`.
@@ -688,10 +678,9 @@ impl WorkerState {
     /// kernel 3 (halo fetches) split in 1.37 ms after kernel 2's first split had taken
     /// 0.63 ms, and every later launch of all three kernels was kept whole as "no split
     /// launch takes less than 1.37 ms" (results/session22-2026-11-28, call a).
-    fn split_floor_or_prior(&self, app_device: cl_device_id, devices: usize) -> f64 {
+    fn split_floor_or_prior(&self, app_device: cl_device_id) -> f64 {
         let gpu = crate::registry::device::is_gpu_like(app_device);
-        let prior = gpu.then(|| gpu_split_floor_prior(devices));
-        split_floor(self.split_floor_ns, self.trial_floor_ns, prior)
+        split_floor(self.split_floor_ns, self.trial_floor_ns, gpu)
     }
 
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
@@ -761,7 +750,7 @@ impl WorkerState {
             merge_ns: self.merge_cost.get(kid).copied(),
             host_bytes_per_ns,
             link_latency_ns,
-            split_floor_ns: self.split_floor_or_prior(job.app_device, engine.devices.len()),
+            split_floor_ns: self.split_floor_or_prior(job.app_device),
             trial_cost_ns,
             forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
             split_effect: self.split_effect.get(&*job.program.hash).copied(),
@@ -1484,20 +1473,17 @@ mod tests {
     /// (a single slow later split does not raise the floor above a faster first split).
     #[test]
     fn the_split_floor_is_the_shortest_split_of_either_kind() {
-        let prior = Some(gpu_split_floor_prior(4));
-        assert_eq!(prior, Some(1e6), "4 devices: 1 ms as before session 26");
-        assert_eq!(gpu_split_floor_prior(2), 0.5e6);
-        assert_eq!(gpu_split_floor_prior(1), 0.5e6);
-        assert_eq!(split_floor(0.0, 0.0, prior), 1e6);
-        assert_eq!(split_floor(0.0, 0.63e6, prior), 0.63e6);
-        assert_eq!(split_floor(0.0, 3e6, prior), 1e6);
-        assert_eq!(split_floor(1.37e6, 0.63e6, prior), 0.63e6);
-        assert_eq!(split_floor(0.5e6, 0.63e6, prior), 0.5e6);
-        assert_eq!(split_floor(1.37e6, 0.0, prior), 1.37e6);
+        let prior = GPU_SPLIT_FLOOR_PRIOR_NS;
+        assert_eq!(split_floor(0.0, 0.0, true), prior);
+        assert_eq!(split_floor(0.0, 0.63e6, true), 0.63e6);
+        assert_eq!(split_floor(0.0, 3e6, true), prior);
+        assert_eq!(split_floor(1.37e6, 0.63e6, true), 0.63e6);
+        assert_eq!(split_floor(0.5e6, 0.63e6, true), 0.5e6);
+        assert_eq!(split_floor(1.37e6, 0.0, true), 1.37e6);
         assert_eq!(
-            split_floor(0.0, 0.01e6, None),
+            split_floor(0.0, 0.01e6, false),
             crate::exec::decide::ASSUMED_SPLIT_FLOOR_NS
         );
-        assert_eq!(split_floor(0.4e6, 0.2e6, None), 0.2e6);
+        assert_eq!(split_floor(0.4e6, 0.2e6, false), 0.2e6);
     }
 }

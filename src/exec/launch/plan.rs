@@ -890,7 +890,7 @@ impl WorkerState {
             split_floor_ns: if self.split_floor_ns > 0.0
                 || crate::registry::device::is_gpu_like(job.app_device)
             {
-                self.split_floor_or_prior(job.app_device, plan.devs.len())
+                self.split_floor_or_prior(job.app_device)
             } else {
                 0.0
             },
