@@ -156,6 +156,15 @@ fn path(v: &str, _: u32) -> Option<Option<PathBuf>> {
     Some(Some(PathBuf::from(v)))
 }
 
+/// `on`/`1` or `off`/`0`.
+fn on_off(v: &str, _: u32) -> Option<bool> {
+    match v {
+        "on" | "1" => Some(true),
+        "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
 fn bytes(v: &str, _: u32) -> Option<u64> {
     parse_bytes(v)
 }
@@ -557,11 +566,7 @@ buffer at once (the behaviour before the directory).",
         reader: Library,
         values: "on|off",
         default: "on" => |_| true,
-        parse: |v, _| match v {
-            "on" | "1" => Some(true),
-            "off" | "0" => Some(false),
-            _ => None,
-        },
+        parse: on_off,
         example: "off",
         usage: "balance: return from a balanced launch at once, run it on clprism's launch thread",
         doc: "`on`: a launch balance mode may split returns to the app at once with an event that \
@@ -577,11 +582,7 @@ call returns (the behaviour before session 20).",
         reader: Library,
         values: "on|off",
         default: "on" => |_| true,
-        parse: |v, _| match v {
-            "on" | "1" => Some(true),
-            "off" | "0" => Some(false),
-            _ => None,
-        },
+        parse: on_off,
         example: "off",
         usage: "balance: open the devices and build the app's programs on them in the background",
         doc: "Once the app has built a program (`CLPRISM_SPLIT=always`), or once a launch is long \
@@ -596,11 +597,7 @@ waits.",
         reader: Library,
         values: "on|off",
         default: "on" => |_| true,
-        parse: |v, _| match v {
-            "on" | "1" => Some(true),
-            "off" | "0" => Some(false),
-            _ => None,
-        },
+        parse: on_off,
         example: "on",
         usage: "balance: issue the app's next launch behind the running one (owner computes); off: one at a time",
         doc: "`on`: once a launch whose results stay on the devices has its chunks running (one \
