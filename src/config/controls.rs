@@ -337,7 +337,7 @@ split when one device finishes; after the hybrid Boyer proposes in §4.6; record
         reader: Library,
         values: "on|off",
         default: "on" => |_| true,
-        parse: |v, _| match v { "on" | "1" => Some(true), "off" | "0" => Some(false), _ => None },
+        parse: on_off,
         example: "off",
         usage: "balance: check a kernel's first split over devices unlike the app's against a whole run",
         doc: "A kernel's first split over a device of another name or driver version than the \
