@@ -399,7 +399,26 @@ pub unsafe fn write_event(
     offset: usize,
     src: &[u8],
 ) -> ClResult<cl_event> {
+    write_after(q, m, offset, src, &[])
+}
+
+/// [`write_event`] after the events `wait` (of `q`'s context).
+///
+/// # Safety
+/// As [`write_event`]; the events are valid.
+pub unsafe fn write_after(
+    q: cl_command_queue,
+    m: cl_mem,
+    offset: usize,
+    src: &[u8],
+    wait: &[cl_event],
+) -> ClResult<cl_event> {
     let mut ev = std::ptr::null_mut();
+    let wp = if wait.is_empty() {
+        std::ptr::null()
+    } else {
+        wait.as_ptr()
+    };
     check(
         "clEnqueueWriteBuffer",
         f!(clEnqueueWriteBuffer)(
@@ -409,8 +428,8 @@ pub unsafe fn write_event(
             offset,
             src.len(),
             src.as_ptr().cast(),
-            0,
-            std::ptr::null(),
+            wait.len() as cl_uint,
+            wp,
             &mut ev,
         ),
     )?;

@@ -14,6 +14,7 @@
 
 mod ahead;
 mod chunks;
+mod gates;
 mod issue;
 mod plan;
 mod readback;
@@ -220,6 +221,8 @@ pub(super) struct WorkerState {
     /// Transfers read devices' copies on the queue their chunks run on, after them (set
     /// while a launch is taken up behind running chunks, [`ahead`]).
     reads_follow_chunks: bool,
+    /// Opens the halo writes of launches issued ahead on the devices ([`gates`]).
+    gates: gates::GateRelay,
     /// When the latest balanced launch ended: a launch issued behind it counts its wall
     /// time from then (the split floor and the split effect, [`Self::run`]).
     last_split_end: Option<Instant>,

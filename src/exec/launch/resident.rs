@@ -494,6 +494,11 @@ impl WorkerState {
                 }
             }
         }
+        if self.reads_follow_chunks && result.is_ok() {
+            // a launch issued ahead: the writes wait on the devices, not here
+            self.gated_writes(reads, areas, held);
+            return Ok(());
+        }
         let t = std::time::Instant::now();
         let bytes = areas.iter().map(|c| c.area.len()).sum();
         // SAFETY: the events of the reads started above, waited for before the areas are
@@ -539,6 +544,84 @@ impl WorkerState {
             )
         });
         failed.map_or(Ok(()), Err)
+    }
+
+    /// [`Self::batched_transfers`]'s writes for a launch issued ahead ([`super::ahead`]):
+    /// each waits on its device for a user event that the gate relay sets once its read
+    /// completed ([`super::gates`]), so nothing here waits for the running chunks. A write
+    /// whose gate cannot be made waits for its read here and is enqueued as before; one
+    /// that cannot be enqueued is left out (its chunk fetches what is missing before it
+    /// runs, `fetch_for_chunk`, reading after the running chunks too).
+    fn gated_writes(&mut self, reads: Vec<cl_event>, areas: Vec<HaloCopy>, held: &mut HeldWrites) {
+        let (n, bytes) = (
+            areas.len(),
+            areas.iter().map(|c| c.area.len()).sum::<usize>(),
+        );
+        for (ev, c) in reads.into_iter().zip(areas) {
+            // SAFETY: the read's own event, handed to the relay or waited for and released
+            // once; the area moves into `held`, which keeps it until the write completed,
+            // or is leaked when its read did not complete in its bound.
+            let written = unsafe {
+                match self.gated_write(ev, &c) {
+                    Ok(w) => Ok(w),
+                    Err(_) => match cl::wait_bounded(&[ev], bound(c.area.len())) {
+                        Ok(r) => {
+                            cl::release_event(ev);
+                            r.and_then(|_| {
+                                cl::write_event(c.dst.write_q, c.dst.mem, c.off, &c.area)
+                            })
+                        }
+                        Err(_) => {
+                            std::mem::forget(c);
+                            continue;
+                        }
+                    },
+                }
+            };
+            match written {
+                Ok(w) => held.0.push((w, c.area, c.key)),
+                Err(_) => self.halo_areas.give(c.key, c.area),
+            }
+        }
+        crate::config::debug(|| {
+            format!("halo batch: {n} reads of {bytes} bytes, writes gated on the devices")
+        });
+    }
+
+    /// One gated write of [`Self::gated_writes`]: a user event of the destination's
+    /// context, the write after it, and the relay set to open it when `read` completes.
+    /// `Err`: nothing was enqueued and `read` is still the caller's.
+    ///
+    /// # Safety
+    /// `read` is clprism's reference to the read into `c.area`.
+    unsafe fn gated_write(&mut self, read: cl_event, c: &HaloCopy) -> Result<cl_event, ClError> {
+        let ctx = cl::queue_context(c.dst.write_q)?;
+        let gate = cl::user_event(ctx)?;
+        let w = match cl::write_after(c.dst.write_q, c.dst.mem, c.off, &c.area, &[gate]) {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = cl::set_user_event(gate, CL_COMPLETE);
+                cl::release_event(gate);
+                return Err(e);
+            }
+        };
+        if self.gates.open_after(read, gate).is_err() {
+            // no relay: open the gate here once the read is in. A read that does not
+            // complete in its bound leaves the gate shut: the write then never completes,
+            // so its host area is never handed out again (`HeldWrites::finish` leaks it)
+            // and the device counts as stalled
+            if let Ok(r) = cl::wait_bounded(&[read], bound(c.area.len())) {
+                let status = if r.is_ok() {
+                    CL_COMPLETE
+                } else {
+                    CL_OUT_OF_RESOURCES
+                };
+                let _ = cl::set_user_event(gate, status);
+                cl::release_event(gate);
+                cl::release_event(read);
+            }
+        }
+        Ok(w)
     }
 
     /// One fetch of [`Self::batched_transfers`]: a device-side copy within the app's context
