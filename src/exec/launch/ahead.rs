@@ -28,7 +28,8 @@
 //! is then waited for and fails with the driver's code instead of running on stale halos.
 
 use super::plan::Plan;
-use super::{Front, WorkerState};
+use super::steps::Front;
+use super::WorkerState;
 use crate::exec::{ChunkDone, Engine, Forward, Job};
 use crate::sched::SchedulerKind;
 use crossbeam_channel::Receiver;
