@@ -85,6 +85,15 @@ pub(super) struct RealChunks<'a> {
     pub plan: &'a Plan,
     pub targets: &'a Targets,
     pub done_rx: &'a Receiver<ChunkDone>,
+    /// What the loop owns, kept apart so that a launch's chunks can be issued and waited
+    /// for later ([`RealChunks::into_parts`]).
+    pub p: ChunkParts,
+}
+
+/// What [`RealChunks`] owns, kept between [`WorkerState::start_chunks`] and
+/// [`WorkerState::finish_chunks`] (the launch thread may plan and issue the app's next
+/// launch in between, `CLPRISM_BALANCE_PIPELINE`).
+pub(super) struct ChunkParts {
     /// The launch's start (the clock of every time here).
     pub t0: Instant,
     launch_id: u64,
@@ -112,25 +121,6 @@ pub(super) struct RealChunks<'a> {
     /// Bytes the buffer directory copied onto devices before their chunks.
     pub fetched: u64,
     /// Every participating device is a GPU or an accelerator ([`GPU_POLL_INTERVAL`]).
-    gpus_only: bool,
-}
-
-/// What [`RealChunks`] owns, kept between [`WorkerState::start_chunks`] and
-/// [`WorkerState::finish_chunks`] (the launch thread may plan and issue the app's next
-/// launch in between, `CLPRISM_BALANCE_PIPELINE`).
-pub(super) struct ChunkParts {
-    t0: Instant,
-    launch_id: u64,
-    chunks: FxHashMap<ChunkId, Chunk>,
-    device_free_at: Vec<u64>,
-    inflight: InflightChunks,
-    arrived: VecDeque<ChunkDone>,
-    last_progress: Instant,
-    progressed: bool,
-    staging: InFlight<EarlyAreas>,
-    early_chunks: FxHashSet<ChunkId>,
-    readmit_safe: bool,
-    fetched: u64,
     gpus_only: bool,
 }
 
@@ -182,18 +172,12 @@ impl<'a> RealChunks<'a> {
         t0: Instant,
         staging: EarlyAreas,
     ) -> Self {
-        let Ctx { engine, job, plan } = cx;
+        let plan = cx.plan;
         let readmit_safe = plan
             .model
             .as_ref()
             .is_some_and(|m| m.written.iter().all(|w| !w.read_by_kernel));
-        RealChunks {
-            state,
-            engine,
-            job,
-            plan,
-            targets,
-            done_rx,
+        let p = ChunkParts {
             t0,
             launch_id: NEXT_LAUNCH.fetch_add(1, Ordering::Relaxed),
             chunks: FxHashMap::default(),
@@ -206,27 +190,14 @@ impl<'a> RealChunks<'a> {
             early_chunks: FxHashSet::default(),
             readmit_safe,
             fetched: 0,
-            gpus_only: WorkerState::gpus_of(engine, plan),
-        }
+            gpus_only: WorkerState::gpus_of(cx.engine, plan),
+        };
+        Self::from_parts(state, cx, targets, done_rx, p)
     }
 
     /// What the loop owns, for [`Self::from_parts`] later.
     fn into_parts(self) -> ChunkParts {
-        ChunkParts {
-            t0: self.t0,
-            launch_id: self.launch_id,
-            chunks: self.chunks,
-            device_free_at: self.device_free_at,
-            inflight: self.inflight,
-            arrived: self.arrived,
-            last_progress: self.last_progress,
-            progressed: self.progressed,
-            staging: self.staging,
-            early_chunks: self.early_chunks,
-            readmit_safe: self.readmit_safe,
-            fetched: self.fetched,
-            gpus_only: self.gpus_only,
-        }
+        self.p
     }
 
     /// The loop again, from what [`Self::into_parts`] kept.
@@ -245,19 +216,7 @@ impl<'a> RealChunks<'a> {
             plan,
             targets,
             done_rx,
-            t0: p.t0,
-            launch_id: p.launch_id,
-            chunks: p.chunks,
-            device_free_at: p.device_free_at,
-            inflight: p.inflight,
-            arrived: p.arrived,
-            last_progress: p.last_progress,
-            progressed: p.progressed,
-            staging: p.staging,
-            early_chunks: p.early_chunks,
-            readmit_safe: p.readmit_safe,
-            fetched: p.fetched,
-            gpus_only: p.gpus_only,
+            p,
         }
     }
 
@@ -269,10 +228,10 @@ impl<'a> RealChunks<'a> {
     /// abandoned) waited out the whole 120 s for a killed PoCL-Remote server's slab, longer
     /// than tests/remote.rs gives the app.
     fn stall_limit(&self) -> Duration {
-        if !self.progressed {
+        if !self.p.progressed {
             return STALL_LIMIT;
         }
-        let busy = self.last_progress.saturating_duration_since(self.t0);
+        let busy = self.p.last_progress.saturating_duration_since(self.p.t0);
         crate::exec::devices::response_bound(0, busy).min(STALL_LIMIT)
     }
 
@@ -280,31 +239,31 @@ impl<'a> RealChunks<'a> {
     /// launch, or one already counted by the other path).
     fn accept(&mut self, done: ChunkDone) -> Option<Completion> {
         // a chunk of a launch issued behind this one: its own loop polls it
-        if done.launch != self.launch_id && self.state.unfinished.contains(&done.launch) {
+        if done.launch != self.p.launch_id && self.state.unfinished.contains(&done.launch) {
             return None;
         }
         // counted once: by the callback's report or by the poll, whichever came first
         if done.claimed.swap(true, Ordering::AcqRel) {
             return None;
         }
-        self.last_progress = Instant::now();
-        if done.launch != self.launch_id {
+        self.p.last_progress = Instant::now();
+        if done.launch != self.p.launch_id {
             // a late chunk of an earlier launch: an abandoned straggler draining
             straggler_drained(self.engine, &done);
             return None;
         }
-        self.progressed = true;
+        self.p.progressed = true;
         let t = self.now_ns();
-        let chunk = self.chunks.get_mut(&done.chunk);
+        let chunk = self.p.chunks.get_mut(&done.chunk);
         let began = chunk
             .as_ref()
             .and_then(|c| c.enqueue_ns)
             .unwrap_or(0)
-            .max(self.device_free_at.get(done.device).copied().unwrap_or(0));
+            .max(self.p.device_free_at.get(done.device).copied().unwrap_or(0));
         if let Some(c) = chunk {
             c.completed(t, done.device_ns);
         }
-        if let Some(f) = self.device_free_at.get_mut(done.device) {
+        if let Some(f) = self.p.device_free_at.get_mut(done.device) {
             *f = (*f).max(t);
         }
         Some(Completion {
@@ -322,6 +281,7 @@ impl RealChunks<'_> {
     /// kernel's measured ns per work-group there, ns (0 when not measured).
     fn predicted_ns(&self, d: usize, id: ChunkId) -> u64 {
         let wgs = self
+            .p
             .chunks
             .get(&id)
             .and_then(|c| c.work_groups)
@@ -341,15 +301,15 @@ impl RealChunks<'_> {
     /// run (Rodinia streamcluster on `pthread basic`, from its 1,201st launch on; on an H200
     /// plus PoCL's CPU, 3,933 launches; session 15).
     fn settle_arrived(&mut self) {
-        for done in self.arrived.drain(..) {
-            if done.launch != self.launch_id && self.state.unfinished.contains(&done.launch) {
+        for done in self.p.arrived.drain(..) {
+            if done.launch != self.p.launch_id && self.state.unfinished.contains(&done.launch) {
                 continue;
             }
             if done.claimed.swap(true, Ordering::AcqRel) {
                 continue;
             }
-            let abandoned = done.launch != self.launch_id
-                || self.chunks.get(&done.chunk).is_some_and(|c| c.abandoned);
+            let abandoned = done.launch != self.p.launch_id
+                || self.p.chunks.get(&done.chunk).is_some_and(|c| c.abandoned);
             if abandoned {
                 straggler_drained(self.engine, &done);
             }
@@ -423,7 +383,7 @@ impl RealChunks<'_> {
             .state
             .fetch_for_chunk(self.engine, plan, d, (first_wg, count))
         {
-            Ok(n) => self.fetched += n,
+            Ok(n) => self.p.fetched += n,
             Err(e) => {
                 crate::config::warn(&format!(
                     "balance: {} could not take a chunk ({e}); its work is reassigned",
@@ -437,13 +397,13 @@ impl RealChunks<'_> {
                     self.now_ns(),
                 );
                 entry.failed = Some(CL_OUT_OF_RESOURCES);
-                self.chunks.insert(chunk_id, entry);
+                self.p.chunks.insert(chunk_id, entry);
                 return Err(e);
             }
         }
         let claimed = Arc::new(AtomicBool::new(false));
         let tag = ChunkTag {
-            launch: self.launch_id,
+            launch: self.p.launch_id,
             chunk: chunk_id,
             device,
             global_device: d,
@@ -485,7 +445,7 @@ impl RealChunks<'_> {
         );
         let out = match r {
             Ok(ev) => {
-                self.inflight.0.push(Inflight {
+                self.p.inflight.0.push(Inflight {
                     ev,
                     chunk: c.chunk_id,
                     device: c.device,
@@ -503,14 +463,14 @@ impl RealChunks<'_> {
                 Err(e.to_string())
             }
         };
-        self.chunks.insert(c.chunk_id, entry);
+        self.p.chunks.insert(c.chunk_id, entry);
         out
     }
 }
 
 impl ChunkDevices for RealChunks<'_> {
     fn now_ns(&self) -> u64 {
-        self.t0.elapsed().as_nanos() as u64
+        self.p.t0.elapsed().as_nanos() as u64
     }
 
     fn enqueue(
@@ -564,16 +524,16 @@ impl ChunkDevices for RealChunks<'_> {
         let d = self.plan.devs[device];
         let busy = self.now_ns().max(self.predicted_ns(d, chunk_id));
         self.engine.devices[d].abandoned(Duration::from_nanos(busy));
-        if let Some(c) = self.chunks.get_mut(&chunk_id) {
+        if let Some(c) = self.p.chunks.get_mut(&chunk_id) {
             c.abandoned = true;
         }
     }
 
     fn wait(&mut self, poll_at_ns: Option<u64>) -> Result<Wake, String> {
         loop {
-            let longest = if self.inflight.0.is_empty() {
+            let longest = if self.p.inflight.0.is_empty() {
                 IDLE_WAIT
-            } else if self.gpus_only {
+            } else if self.p.gpus_only {
                 GPU_POLL_INTERVAL
             } else {
                 POLL_INTERVAL
@@ -582,18 +542,20 @@ impl ChunkDevices for RealChunks<'_> {
                 .map(|p| Duration::from_nanos(p.saturating_sub(self.now_ns())))
                 .unwrap_or(longest)
                 .clamp(longest.min(Duration::from_micros(20)), longest);
-            if self.arrived.is_empty() {
-                self.arrived.extend(self.done_rx.recv_timeout(wait));
-                self.arrived.extend(self.done_rx.try_iter());
-                self.arrived.extend(self.inflight.poll(self.launch_id));
+            if self.p.arrived.is_empty() {
+                self.p.arrived.extend(self.done_rx.recv_timeout(wait));
+                self.p.arrived.extend(self.done_rx.try_iter());
+                self.p
+                    .arrived
+                    .extend(self.p.inflight.poll(self.p.launch_id));
             }
             // one completion at a time: the scheduler's actions for it (an abandonment, say)
             // are applied before the next one is looked at
-            let Some(done) = self.arrived.pop_front() else {
+            let Some(done) = self.p.arrived.pop_front() else {
                 let limit = self.stall_limit();
-                if self.last_progress.elapsed() > limit {
+                if self.p.last_progress.elapsed() > limit {
                     let why = format!("no chunk completed for {:.0} s", limit.as_secs_f64());
-                    for c in &self.inflight.0 {
+                    for c in &self.p.inflight.0 {
                         self.engine.devices[c.global_device].mark_dead(&why);
                     }
                     return Err(format!("{why}; devices may hang"));
@@ -607,16 +569,17 @@ impl ChunkDevices for RealChunks<'_> {
     }
 
     fn completed(&mut self, c: &Completion) {
-        if Some(c.device) == self.plan.home_sched() || self.staging.is_empty() {
+        if Some(c.device) == self.plan.home_sched() || self.p.staging.is_empty() {
             return;
         }
         let (first, count) = self
+            .p
             .chunks
             .get(&c.chunk_id)
             .map_or((0, 0), |x| (x.first_wg, x.count));
         let d = self.plan.devs[c.device];
         // a chunk completed before every read-back area was allocated is read at the merge
-        let InFlight { area, pending, .. } = &mut self.staging;
+        let InFlight { area, pending, .. } = &mut self.p.staging;
         let Some(staging) = area.as_mut().and_then(|a| a.all_ready()) else {
             return;
         };
@@ -625,7 +588,7 @@ impl ChunkDevices for RealChunks<'_> {
                 .state
                 .read_early(self.engine, d, self.plan, staging, (first, count), pending)
         {
-            self.early_chunks.insert(c.chunk_id);
+            self.p.early_chunks.insert(c.chunk_id);
         }
     }
 
@@ -634,7 +597,7 @@ impl ChunkDevices for RealChunks<'_> {
     }
 
     fn readmit_after_abandon(&self) -> bool {
-        self.readmit_safe
+        self.p.readmit_safe
     }
 }
 
@@ -760,7 +723,7 @@ impl WorkerState {
             )
         });
         let mut devices = RealChunks::new(self, cx, targets, done_rx, t0, staging);
-        devices.fetched += prefetched;
+        devices.p.fetched += prefetched;
         let issued = driver::issue(&mut sched, &mut devices);
         let parts = devices.into_parts();
         self.unfinished.push(parts.launch_id);
@@ -814,14 +777,14 @@ impl WorkerState {
         };
         let makespan_ns = devices.now_ns();
         devices.settle_arrived();
-        let RealChunks {
+        let ChunkParts {
             chunks,
             staging,
             early_chunks,
             inflight,
             fetched,
             ..
-        } = devices;
+        } = devices.into_parts();
         drop(inflight);
         for (key, area) in held_writes.finish() {
             self.halo_areas.give(key, area);
