@@ -122,3 +122,50 @@ fn launches_that_cannot_stay_on_the_devices_are_taken_up_and_run_in_order() {
         .count();
     assert!(whole >= ITERS / 2, "the tally launches run whole: {whole}");
 }
+
+/// `clFinish` after every launch (jacobi-2d's pattern): nothing waits behind a running
+/// launch, so the launch thread pushes the halos of the launch that followed it last time
+/// (`CLPRISM_BALANCE_PUSH`, `exec::launch::forecast`), and that launch then finds them in
+/// place and fetches nothing. With `write` (the app overwrites a quarter of the current
+/// buffer half-way, after a push was issued) and `shift` (each launch's ranges move), the
+/// app still reads the native run's bytes; with the push off, nothing is pushed and every
+/// launch fetches its own halos.
+#[test]
+fn halos_pushed_for_the_expected_launch_are_in_place_when_it_comes() {
+    for mode in ["finish", "finish-write", "finish-shift"] {
+        let s = run_resident(mode, &[("CLPRISM_BALANCE_PUSH", "on")]);
+        let pushed: Vec<usize> = (0..s.len())
+            .filter(|&i| s[i]["pushed_bytes"].as_u64().unwrap_or(0) > 0)
+            .collect();
+        // a launch after a push: its own halo batch had nothing left to fetch
+        let served = pushed
+            .iter()
+            .filter(|&&i| s.get(i + 1).is_some_and(|x| x["fetched_bytes"] == 0))
+            .count();
+        eprintln!(
+            "{mode}: {} pushes, {served} launches after one fetched nothing",
+            pushed.len()
+        );
+        assert!(
+            pushed.len() >= ITERS * 3 / 4,
+            "{mode}: only {} of {ITERS} launches pushed halos",
+            pushed.len()
+        );
+        assert!(
+            served >= pushed.len() * 3 / 4,
+            "{mode}: only {served} of the {} launches after a push found their halos in place",
+            pushed.len()
+        );
+    }
+    let s = run_resident("finish", &[("CLPRISM_BALANCE_PUSH", "off")]);
+    let pushed = s.iter().filter(|x| x["pushed_bytes"].is_u64()).count();
+    let fetching = s
+        .iter()
+        .filter(|x| x["fetched_bytes"].as_u64().unwrap_or(0) > 0)
+        .count();
+    assert_eq!(pushed, 0, "halos pushed with CLPRISM_BALANCE_PUSH=off");
+    assert!(
+        fetching >= ITERS * 3 / 4,
+        "off: only {fetching} launches fetched halos"
+    );
+}

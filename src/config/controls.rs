@@ -613,6 +613,23 @@ the record says `schedule.issued_ahead`. Measured on 2 H200s (results/session26-
 1.50-1.53x with `on` under `CLPRISM_SPLIT=always` (1.26x and 1.44x under `auto`), 2 of its 3 \
 launches per step issued ahead; `off` runs one launch at a time.",
     }
+    balance_push: bool {
+        name: "CLPRISM_BALANCE_PUSH",
+        reader: Library,
+        values: "on|off",
+        default: "on" => |_| true,
+        parse: on_off,
+        example: "off",
+        usage: "balance: copy the halos of the launch expected next while the running one computes",
+        doc: "`on`: when a launch whose results stay on the devices has its chunks running (one \
+slab per device) and the app has nothing queued behind it (it waits in `clFinish`, say), the \
+launch thread issues the halo copies of the launch that followed the same kernel on the same \
+buffers last time, ordered after the running chunks (reads on the chunks' queues, writes gated on \
+the devices), and the buffer directory counts them as held: the expected launch then starts \
+without a halo batch. A wrong guess only moves bytes. Not over PoCL-Remote devices (as \
+`CLPRISM_BALANCE_PIPELINE`, which it needs). The record says `schedule.pushed_bytes` \
+(`exec::launch::forecast`).",
+    }
     balance_issue_parallel: bool {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,

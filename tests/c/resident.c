@@ -18,7 +18,9 @@
  *   barrier a barrier after each launch (clEnqueueBarrier, clEnqueueBarrierWithWaitList
  *           without a wait list, alternately), as PolyBench-ACC enqueues between kernels;
  *   release a temporary buffer written by a split launch is released while the devices hold
- *           it, then a new one is made.
+ *           it, then a new one is made;
+ *   finish  clFinish after each launch (as jacobi-2d does), so nothing is queued behind a
+ *           running launch; finish-write and finish-shift add write's or shift's pattern.
  *
  * Writes every buffer the app reads, in order, to OUT (compared with a native run); prints
  * "PASS resident" when the app's own integer reference agrees. Integer arithmetic only. */
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+static int has(const char *mode, const char *part) { return strstr(mode, part) != NULL; }
 static const char *src =
     "__kernel void smooth(__global const uint *in, __global uint *out, uint n) {\n"
     "  uint i = get_global_id(0);\n"
@@ -96,11 +99,12 @@ int main(int argc, char **argv) {
     for (int it = 0; it < iters; it++) {
         int nxt = 1 - cur;
         size_t off = 0, g = n;
-        if (!strcmp(mode, "shift") && (it & 1)) { off = n / 2; g = n - off; }
+        if (has(mode, "shift") && (it & 1)) { off = n / 2; g = n - off; }
         OK(clSetKernelArg(k, 0, sizeof(cl_mem), &b[cur]));
         OK(clSetKernelArg(k, 1, sizeof(cl_mem), &b[nxt]));
         OK(clSetKernelArg(k, 2, sizeof n, &n));
         OK(clEnqueueNDRangeKernel(q, k, 1, &off, &g, &local, 0, NULL, NULL));
+        if (has(mode, "finish")) OK(clFinish(q));
         /* as PolyBench-ACC between the kernels of a time step */
         if (!strcmp(mode, "barrier")) {
             if (it & 1) OK(clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
@@ -126,7 +130,7 @@ int main(int argc, char **argv) {
                 OK(clEnqueueUnmapMemObject(q, b[cur], m, 0, NULL, NULL));
             } else if (!strcmp(mode, "copy")) {
                 OK(clEnqueueCopyBuffer(q, b[cur], third, 0, 0, bytes, 0, NULL, NULL));
-            } else if (!strcmp(mode, "write")) {
+            } else if (has(mode, "write")) {
                 for (cl_uint i = 0; i < n / 4; i++) h[cur][i] = i * 3u;
                 OK(clEnqueueWriteBuffer(q, b[cur], CL_TRUE, 0, bytes / 4, h[cur], 0, NULL, NULL));
             } else if (!strcmp(mode, "release")) {

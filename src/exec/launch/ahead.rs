@@ -155,8 +155,17 @@ impl WorkerState {
         if !running.plan.resident || remote {
             return;
         }
-        let Some(next) = engine.pipeline.take_next() else {
-            return;
+        let next = match engine.pipeline.take_next() {
+            Some(next) => next,
+            None => {
+                // nothing queued behind: the halos of the launch expected next, and then
+                // whatever the app enqueued meanwhile
+                running.pushed = self.push_halos(engine, job, running, &slabs);
+                let Some(next) = engine.pipeline.take_next() else {
+                    return;
+                };
+                next
+            }
         };
         let follows = !next.wait_start
             && next.probe.is_none()
@@ -164,7 +173,9 @@ impl WorkerState {
             && next.job.app_device == job.app_device;
         if follows {
             // the next launch fetches its halos from these slabs
-            running.kept_early = Some(self.keep_resident_slabs(job, &running.plan, &slabs));
+            if running.kept_early.is_none() {
+                running.kept_early = Some(self.keep_resident_slabs(job, &running.plan, &slabs));
+            }
             let t0 = Instant::now();
             let taken = self.take_up(engine, done_rx, &next.job, next.decided, t0);
             crate::config::debug(|| {

@@ -16,6 +16,7 @@
 
 mod ahead;
 mod chunks;
+mod forecast;
 mod gates;
 mod issue;
 mod plan;
@@ -224,6 +225,9 @@ pub(super) struct WorkerState {
     /// Transfers read devices' copies on the queue their chunks run on, after them (set
     /// while a launch is taken up behind running chunks, [`ahead`]).
     reads_follow_chunks: bool,
+    /// Which launch followed which, for the halos pushed ahead of the next one
+    /// (`CLPRISM_BALANCE_PUSH`, [`forecast`]).
+    forecast: forecast::Forecast,
     /// Opens the halo writes of launches issued ahead on the devices ([`gates`]).
     gates: gates::GateRelay,
     /// When the latest balanced launch ended: a launch issued behind it counts its wall
@@ -304,6 +308,7 @@ fn split_floor(later_ns: f64, first_ns: f64, gpu: bool) -> f64 {
 const DEFAULT_HOST_RATE: f64 = 10.0;
 
 /// A buffer argument of a balanced launch.
+#[derive(Clone)]
 struct BufArg {
     /// Kernel argument index.
     index: usize,
@@ -1151,7 +1156,12 @@ impl WorkerState {
         job: &Job,
         t0: Instant,
     ) -> Result<Outcome, super::Forward> {
-        let mut front = match self.take_ahead(job.rec.seq) {
+        let ahead = self.take_ahead(job.rec.seq);
+        if !matches!(ahead, Some(ahead::Ahead::Issued { .. })) {
+            // its transfers read copies off the chunks' queues: pushed halos must be in
+            self.settle_pushes();
+        }
+        let mut front = match ahead {
             Some(ahead::Ahead::Issued { front, .. }) => *front,
             Some(ahead::Ahead::Planned { plan, t0, .. }) => {
                 self.front(engine, done_rx, job, *plan, t0)?
@@ -1169,6 +1179,8 @@ impl WorkerState {
                 self.front(engine, done_rx, job, plan, t0)?
             }
         };
+        self.forecast
+            .observe(&front.plan, front.started.issued_slabs().as_deref());
         self.look_ahead(engine, done_rx, job, &mut front);
         self.back(engine, done_rx, job, front)
     }

@@ -96,6 +96,16 @@ pub(super) struct Plan {
     pub resident: bool,
 }
 
+/// Where device `d`'s replicas live, `home_d` being the app's own device when its chunks
+/// run in the app's context ([`Plan::slot`]).
+pub fn slot(home_d: Option<usize>, d: usize) -> usize {
+    if Some(d) == home_d {
+        usize::MAX - d
+    } else {
+        d
+    }
+}
+
 impl Plan {
     /// A buffer the kernel only writes and never reads needs no pre-launch copy.
     pub fn skip_baseline(&self, b: &BufArg) -> bool {
@@ -111,11 +121,7 @@ impl Plan {
     /// Where device `d`'s replicas live: the app's own device (direct) keeps its replicas
     /// in the app's context, apart from those in clprism's context there.
     pub fn slot(&self, d: usize) -> usize {
-        if Some(d) == self.home_d {
-            usize::MAX - d
-        } else {
-            d
-        }
+        slot(self.home_d, d)
     }
 
     /// The direct device's index among the participating devices.

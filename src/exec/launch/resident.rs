@@ -15,6 +15,7 @@ use super::plan::Plan;
 use super::WorkerState;
 use crate::exec::cl::{self, ClError};
 use crate::exec::directory::{holder_of_slot, slot_of_holder, Holders, Residency, APP};
+use crate::exec::footprint::FootprintModel;
 use crate::exec::staging::{HostBytes, StagingPool};
 use crate::exec::{Engine, Job};
 use crate::registry::tables::Key;
@@ -22,6 +23,27 @@ use opencl_sys::*;
 
 /// Largest piece a gather moves through host memory at once, bytes.
 const GATHER_PIECE: usize = 64 << 20;
+
+/// What a launch's halo fetches depend on: its write footprints, its buffer arguments and
+/// where each device's replicas live (a [`Plan`], or a launch expected again,
+/// `super::forecast`).
+#[derive(Clone, Copy)]
+pub(super) struct FetchShape<'a> {
+    pub model: Option<&'a FootprintModel>,
+    pub bufs: &'a [super::BufArg],
+    /// The app's own device when its chunks run in the app's context ([`Plan::home_d`]).
+    pub home_d: Option<usize>,
+}
+
+impl<'a> FetchShape<'a> {
+    pub fn of(plan: &'a Plan) -> Self {
+        FetchShape {
+            model: plan.model.as_deref(),
+            bufs: &plan.bufs,
+            home_d: plan.home_d,
+        }
+    }
+}
 
 /// One copy of a buffer as a transfer sees it.
 #[derive(Clone, Copy)]
@@ -352,18 +374,32 @@ impl WorkerState {
         &self,
         plan: &Plan,
         d: usize,
+        units: (u64, u64),
+    ) -> Result<Vec<Fetch>, String> {
+        self.fetches_of(FetchShape::of(plan), d, units)
+    }
+
+    /// [`Self::fetches_for_chunk`] for a launch as `shape` describes it.
+    fn fetches_of(
+        &self,
+        shape: FetchShape<'_>,
+        d: usize,
         (first, count): (u64, u64),
     ) -> Result<Vec<Fetch>, String> {
-        let Some(model) = plan.model.as_ref() else {
+        let Some(model) = shape.model else {
             return Ok(Vec::new());
         };
-        let to = holder_of_slot(plan.slot(d)).ok_or("device past the directory's holders")?;
+        let to = holder_of_slot(super::plan::slot(shape.home_d, d))
+            .ok_or("device past the directory's holders")?;
         let mut out = Vec::new();
-        for b in &plan.bufs {
+        for b in shape.bufs {
             let arg = b.index as u32;
             let Some(entry) = self.directory.get(b.mem) else {
                 continue;
             };
+            if entry.size != b.size as u64 {
+                continue; // another buffer under a released one's handle
+            }
             let Some(hull) = model.fetch_hull(arg, b.size as u64, first, count) else {
                 continue;
             };
@@ -431,10 +467,20 @@ impl WorkerState {
         plan: &Plan,
         slabs: &[(usize, u64, u64)],
     ) -> (u64, HeldWrites, Option<String>) {
+        self.prefetch_slabs_of(engine, FetchShape::of(plan), slabs)
+    }
+
+    /// [`Self::prefetch_slabs`] for a launch as `shape` describes it.
+    pub(super) fn prefetch_slabs_of(
+        &mut self,
+        engine: &Engine,
+        shape: FetchShape<'_>,
+        slabs: &[(usize, u64, u64)],
+    ) -> (u64, HeldWrites, Option<String>) {
         let mut held = HeldWrites::default();
         let mut fetches = Vec::new();
         for &(d, first, count) in slabs {
-            match self.fetches_for_chunk(plan, d, (first, count)) {
+            match self.fetches_of(shape, d, (first, count)) {
                 Ok(f) => fetches.extend(f),
                 Err(e) => return (0, held, Some(e)),
             }
@@ -854,6 +900,8 @@ impl WorkerState {
     /// Errors: a failed read or write; the entry is kept then (nothing is lost, a later
     /// gather tries again).
     pub(super) fn gather(&mut self, engine: &Engine, m: Key) -> Result<u64, String> {
+        // the copies it reads may be pushed halos still on their way (`super::forecast`)
+        self.settle_pushes();
         let Some(entry) = self.directory.get(m).cloned() else {
             return Ok(0);
         };

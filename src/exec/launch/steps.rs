@@ -25,6 +25,8 @@ pub(super) struct Front {
     pub(super) kept_early: Option<u64>,
     /// The launch was taken up while the one before it ran.
     pub(super) issued_ahead: bool,
+    /// Halo bytes pushed behind its chunks for the launch expected next ([`super::forecast`]).
+    pub(super) pushed: u64,
 }
 
 impl WorkerState {
@@ -93,6 +95,7 @@ impl WorkerState {
             t0,
             kept_early: None,
             issued_ahead: false,
+            pushed: 0,
         })
     }
 
@@ -115,6 +118,7 @@ impl WorkerState {
             t0,
             kept_early,
             issued_ahead,
+            pushed,
         } = front;
         let cx = Ctx {
             engine,
@@ -226,6 +230,7 @@ impl WorkerState {
             self.host_pool.give(mem, Role::ReadBack, h);
         }
         schedule.issued_ahead = issued_ahead.then_some(true);
+        schedule.pushed_bytes = (pushed > 0).then_some(pushed);
         Ok(Outcome {
             makespan_ns,
             schedule,

@@ -1192,6 +1192,11 @@ pub struct Schedule {
     /// launch's end. Only written when true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_ahead: Option<bool>,
+    /// Halo bytes copied behind this launch's chunks for the launch that followed it last
+    /// time (`CLPRISM_BALANCE_PUSH`, `exec::launch::forecast`), so that launch, when it
+    /// comes, finds them in place. Only written when some were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_bytes: Option<u64>,
     /// Start of the launch, ns since the Unix epoch (read by the trace; not written by this
     /// version).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -115,6 +115,7 @@ fn full() -> Launch {
             fetched_bytes: Some(16),
             launch_thread: Some(true),
             issued_ahead: Some(true),
+            pushed_bytes: Some(128),
             resident_bytes: Some(32),
             early_read_chunks: Some(0),
             pinned_staging_bytes: Some(0),
