@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(make gcc pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo python3-pyopencl
       clang-15 llvm-15 llvm-spirv-15 oclgrind
       piglit python3-pytest python-pyopencl-doc valgrind
-      clblast-tests clfft-client clpeak)
+      clblast-tests clfft-client clpeak gdb)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -57,6 +57,7 @@ fn run_for(
             break Some(s);
         }
         if t0.elapsed() > limit {
+            eprintln!("{}", thread_stacks(exe, child.id()));
             let _ = child.kill();
             let _ = child.wait();
             break None;
@@ -77,6 +78,22 @@ fn run_for(
     }
     let _ = std::fs::remove_dir_all(&dir);
     out
+}
+
+/// Every thread's stack of the hung process `pid` (gdb's `thread apply all bt`), so a hang
+/// in CI says where it waits; a line saying why not where gdb is missing or fails.
+fn thread_stacks(exe: &Path, pid: u32) -> String {
+    let pid = pid.to_string();
+    let exe = exe.to_string_lossy();
+    let args = ["-batch", "-ex", "thread apply all bt 30", &exe, &pid];
+    match Command::new("gdb").args(args).stdin(Stdio::null()).output() {
+        Ok(o) => format!(
+            "stacks of the hung app (gdb):\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => format!("no stacks of the hung app: gdb: {e}"),
+    }
 }
 
 fn with(env: &[(String, String)], more: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -624,6 +641,7 @@ fn a_server_killed_between_resident_launches_loses_nothing() {
             ("CLPRISM_DEVICES", &format!("{l}:0,{r}:0,{r}:1")),
             ("CLPRISM_LOG", log.to_str().unwrap()),
             ("CLPRISM_SCHEDULER", STATIC),
+            ("CLPRISM_DEBUG", "1"),
         ],
     );
     let victim = &mut cluster.servers[1];

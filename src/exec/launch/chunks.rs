@@ -62,7 +62,7 @@ pub(super) fn settle_stragglers(
 /// cannot tell a hung device from a slow one when no device has completed a chunk yet); the
 /// launch then runs natively, nothing the hung chunks produce is ever merged, and the
 /// devices whose chunks were still running are marked dead (`Device::mark_dead`).
-const STALL_LIMIT: Duration = Duration::from_secs(120);
+pub(super) const STALL_LIMIT: Duration = Duration::from_secs(120);
 
 /// How often the launch loop polls the events of running chunks.
 const POLL_INTERVAL: Duration = Duration::from_micros(100);
@@ -379,10 +379,13 @@ impl RealChunks<'_> {
         let mut glob = job.global;
         off[split] = job.offset[split] + first_wg as usize * job.local[split];
         glob[split] = count as usize * job.local[split];
-        match self
-            .state
-            .fetch_for_chunk(self.engine, plan, d, (first_wg, count))
-        {
+        match self.state.fetch_for_chunk(
+            self.engine,
+            plan,
+            d,
+            (first_wg, count),
+            self.p.t0.elapsed(),
+        ) {
             Ok(n) => self.p.fetched += n,
             Err(e) => {
                 crate::config::warn(&format!(

@@ -286,6 +286,8 @@ impl WorkerState {
 
     /// Copies `range` of buffer `m` from holder `from` to `to`; returns when the bytes are
     /// in place or ordered before `to`'s next command (a device-side copy in one context).
+    /// `busy`: how long the launch has run, which the write may wait behind on `to`'s queue
+    /// ([`write_bounded`]).
     fn transfer(
         &mut self,
         engine: &Engine,
@@ -293,6 +295,7 @@ impl WorkerState {
         r: &Residency,
         (from, to): (Holders, Holders),
         range: [u64; 2],
+        busy: std::time::Duration,
     ) -> Result<(), String> {
         let src = self
             .endpoint(engine, m, r, from)
@@ -314,8 +317,7 @@ impl WorkerState {
         }
         let mut bytes = vec![0u8; len];
         read_bounded(engine, &src, off, &mut bytes, bound(len))?;
-        // SAFETY: as above.
-        unsafe { cl::write(dst.write_q, dst.mem, off, &bytes, true) }.map_err(|e| e.to_string())
+        write_bounded(engine, &dst, off, bytes, busy)
     }
 
     /// Copies bytes `[start, end)` from `src` (queue, buffer) to `dst` through the upload
@@ -427,8 +429,8 @@ impl WorkerState {
     }
 
     /// Before the chunk of units `[first, first + count)` runs on device `d` (index in
-    /// [`Engine::devices`]): its [`Self::fetches_for_chunk`], copied one after the other.
-    /// Returns the bytes moved.
+    /// [`Engine::devices`]): its [`Self::fetches_for_chunk`], copied one after the other,
+    /// `busy` into the launch. Returns the bytes moved.
     ///
     /// Errors: a failed transfer (the chunk is then reassigned by the scheduler).
     pub(super) fn fetch_for_chunk(
@@ -437,11 +439,12 @@ impl WorkerState {
         plan: &Plan,
         d: usize,
         units: (u64, u64),
+        busy: std::time::Duration,
     ) -> Result<u64, String> {
         let fetches = self.fetches_for_chunk(plan, d, units)?;
         let mut moved = 0;
         for f in &fetches {
-            self.transfer(engine, f.mem, &f.entry, (f.from, f.to), f.range)
+            self.transfer(engine, f.mem, &f.entry, (f.from, f.to), f.range, busy)
                 .map_err(|e| format!("fetching argument {}: {e}", f.arg))?;
             moved += f.range[1] - f.range[0];
         }
@@ -988,6 +991,45 @@ pub(super) struct RemoteResult {
 /// (`devices::response_bound`).
 fn bound(len: usize) -> std::time::Duration {
     crate::exec::devices::response_bound(len as u64, Default::default())
+}
+
+/// Writes `bytes` at `off` of `dst` on its write queue (behind the chunks queued there) and
+/// waits for the write: for a PoCL-Remote device at most `devices::response_bound` of its
+/// bytes after `busy` (the launch's time so far), since PoCL 6.0's client never completes a
+/// dead server's commands (a blocking write there hung a resident launch for good,
+/// tests/remote.rs); for a local device at most the chunk loop's stall limit.
+///
+/// Errors: a failed write, or one that did not complete in its bound: `dst`'s device is then
+/// marked dead and `bytes` leaked (the driver may still read them).
+fn write_bounded(
+    engine: &Engine,
+    dst: &Endpoint,
+    off: usize,
+    bytes: Vec<u8>,
+    busy: std::time::Duration,
+) -> Result<(), String> {
+    let remote = dst
+        .device
+        .is_some_and(|d| engine.devices.get(d).is_some_and(|x| x.remote));
+    let limit = if remote {
+        crate::exec::devices::response_bound(bytes.len() as u64, busy)
+    } else {
+        super::chunks::STALL_LIMIT
+    };
+    let mut pending = super::PendingReads::default();
+    // SAFETY: clprism's replica or the app's (retained) buffer, the range inside it; `bytes`
+    // lives until the write completed, or is leaked.
+    let ev =
+        unsafe { cl::write_event(dst.write_q, dst.mem, off, &bytes) }.map_err(|e| e.to_string())?;
+    pending.push(dst.device, ev);
+    pending
+        .settle(Some(engine), limit.min(super::chunks::STALL_LIMIT))
+        .map_err(|u| {
+            if u.stalled {
+                std::mem::forget(bytes);
+            }
+            u.why
+        })
 }
 
 /// Reads `buf.len()` bytes at `off` of `src` on its read queue, waiting at most `bound`.
