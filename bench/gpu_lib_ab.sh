@@ -8,6 +8,8 @@
 #   usage (GPU host, repository root, the bundle of bench/multi_gpu.sh in .gpu/):
 #     LIB_A=.gpu/libOpenCL-prev.so LIB_B=.gpu/libOpenCL.so GPUSETS=4 ROUNDS=2 \
 #       bash bench/gpu_lib_ab.sh OUTDIR
+# ENV_A / ENV_B: extra VAR=VALUE words for A's and B's runs (the same build with a variable
+# switched: LIB_A=LIB_B, ENV_B="CLPRISM_BALANCE_PUSH=off").
 # Writes OUTDIR/{native,a-R,b-R,debug-a,debug-b}/ (multi_gpu.sh's table.txt, env.txt,
 # logs.tgz) and OUTDIR/kernel-times.txt.
 set -u
@@ -27,12 +29,12 @@ runs() { # NAME LIB [env...]: one multi_gpu.sh invocation, its run lines as they
 }
 runs native /nonexistent
 for r in $(seq 1 "$ROUNDS"); do
-  runs "a-$r" "$LIB_A" WARM=0 NATIVE=0
-  runs "b-$r" "$LIB_B" WARM=0 NATIVE=0
+  runs "a-$r" "$LIB_A" WARM=0 NATIVE=0 ${ENV_A:-}
+  runs "b-$r" "$LIB_B" WARM=0 NATIVE=0 ${ENV_B:-}
 done
 if [ "${DEBUG_RUNS:-1}" = 1 ]; then
-  APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-a "$LIB_A" WARM=0 NATIVE=0 CLPRISM_DEBUG=1
-  APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-b "$LIB_B" WARM=0 NATIVE=0 CLPRISM_DEBUG=1
+  APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-a "$LIB_A" WARM=0 NATIVE=0 CLPRISM_DEBUG=1 ${ENV_A:-}
+  APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-b "$LIB_B" WARM=0 NATIVE=0 CLPRISM_DEBUG=1 ${ENV_B:-}
 fi
 for d in "$OUT"/*/; do
   mkdir -p /tmp/gpu_lib_ab.$$ && tar xzf "$d/logs.tgz" -C /tmp/gpu_lib_ab.$$ 2>/dev/null || continue

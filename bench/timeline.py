@@ -13,7 +13,7 @@ next launch's chunk on it, split into what the records can tell apart:
 
 Times come from `schedule.chunks` (ns since the launch's start: `enqueue_ns`, `start_ns` =
 `end_ns - device_ns`, the end as seen by the launch thread) and the record's `time_ns` and
-`schedule.started_ns`. A chunk's start is estimated from its completion as seen (the poll
+`schedule.started_ns` (`schedule.issued_ns` for a launch issued ahead). A chunk's start is estimated from its completion as seen (the poll
 interval late at most) minus its profiled device time.
 
 usage: bench/timeline.py LOG [--kernels K1,K2] [--skip N]
@@ -39,7 +39,8 @@ def chunk_spans(r):
     """(device, enqueue, start, end) per chunk, absolute ns (host clock)."""
     s = r["schedule"]
     devs = s.get("devices") or []
-    base = r["time_ns"] + s["started_ns"]
+    # a launch issued ahead counts its chunk times from when it was taken up
+    base = r["time_ns"] + s.get("issued_ns", s["started_ns"])
     for c in s["chunks"]:
         if c.get("device_ns") is None or c.get("end_ns") is None:
             continue
@@ -84,6 +85,27 @@ def main():
                     t = until
         for d, _, _, en in chunk_spans(r):
             last_end[d] = max(last_end.get(d, 0), en)
+    # after the last chunk: the launch's own end work (wall_ns ends when the launch thread
+    # is done with it, before the app's event is set) and from then to the app's next enqueue
+    tail, after, n_tail = 0.0, 0.0, 0
+    for r, nxt in zip(recs, recs[1:]):
+        s = r["schedule"]
+        if s.get("issued_ahead") or "wall_ns" not in s:
+            continue
+        base = r["time_ns"] + s["started_ns"]
+        last = max((c["end_ns"] for c in s["chunks"] if c.get("end_ns") is not None), default=None)
+        if last is None:
+            continue
+        end = base + s["wall_ns"]
+        if nxt["time_ns"] < end:
+            continue  # the app enqueued the next one before this one ended
+        tail += base + s["wall_ns"] - (base + last)
+        after += nxt["time_ns"] - end
+        n_tail += 1
+    if n_tail:
+        print(f"{n_tail} launches the app waited for: {tail / n_tail / 1e3:.1f} us from the last "
+              f"chunk seen to the launch's end, {after / n_tail / 1e3:.1f} us from there to the "
+              f"app's next enqueue")
     print(f"{len(recs)} split launches; device busy: "
           + ", ".join(f"{d} {b / 1e9:.3f} s" for d, b in sorted(busy.items())))
     print(f"{'kernel':<24} {'gaps':>6} {'app':>9} {'handoff':>9} {'setup':>9} {'device':>9}  (us per gap)")

@@ -379,8 +379,11 @@ fn run_submitted(s: pipeline::Submitted) {
     };
     match outcome {
         launch::AsyncOutcome::Balanced(done) => {
-            record_balanced(&s.job.rec, *done, s.probe.clone(), true);
+            // the app's queue goes on first; the record is written while the app wakes up
+            // (its commands that touch buffers wait for this thread, `Pipeline::settle`)
+            let (rec, probe) = (s.job.rec.clone(), s.probe.clone());
             s.open_gate(Some(&e.pipeline), CL_COMPLETE);
+            record_balanced(&rec, *done, probe, true);
         }
         launch::AsyncOutcome::Whole {
             reason,

@@ -925,6 +925,11 @@ impl WorkerState {
         let wall_ns = since.elapsed().as_nanos() as u64;
         schedule.wall_ns = Some(wall_ns);
         schedule.started_ns = Some(started_ns);
+        if schedule.issued_ahead == Some(true) {
+            // its chunk and phase times count from when it was taken up
+            let taken_up = crate::log::unix_ns().saturating_sub(o.t0.elapsed().as_nanos() as u64);
+            schedule.issued_ns = Some(taken_up.saturating_sub(job.rec.time_ns));
+        }
         let used = schedule.devices_used();
         if used == 1 {
             schedule.one_device_reason = Some(super::decide::one_device_reason(&schedule));

@@ -131,6 +131,7 @@ pub const FIELDS: &[FieldDoc] = fields![
     ("schedule.fetched_bytes", "u64?", "bytes", "copied onto the devices by the buffer directory before their chunks"),
     ("schedule.resident_bytes", "u64?", "bytes", "of the launch's buffers held only by devices after it"),
     ("schedule.launch_thread", "bool?", "", "run by clprism's launch thread, the app's enqueue returned at once (only written when true)"),
+    ("schedule.issued_ns", "u64?", "ns", "for a launch issued ahead: when the launch thread took it up, after time_ns; its chunks' and phases' times count from then"),
     ("schedule.pushed_bytes", "u64?", "bytes", "halo bytes copied behind this launch's chunks for the launch that followed it last time (CLPRISM_BALANCE_PUSH), which then finds them in place (only written when some were)"),
     ("schedule.issued_ahead", "bool?", "", "planned and its chunks enqueued while the app's previous launch ran, behind it on each device (CLPRISM_BALANCE_PIPELINE): chunk and phase times count from that issue, wall_ns from the previous launch's end (only written when true)"),
     ("schedule.early_read_chunks", "u64?", "chunks", "read back while others still ran"),

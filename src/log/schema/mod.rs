@@ -1192,6 +1192,10 @@ pub struct Schedule {
     /// launch's end. Only written when true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_ahead: Option<bool>,
+    /// For a launch issued ahead (`issued_ahead`): when the launch thread took it up, ns
+    /// after the app's enqueue (`time_ns`); its chunks' and phases' times count from then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_ns: Option<u64>,
     /// Halo bytes copied behind this launch's chunks for the launch that followed it last
     /// time (`CLPRISM_BALANCE_PUSH`, `exec::launch::forecast`), so that launch, when it
     /// comes, finds them in place. Only written when some were.

@@ -116,6 +116,7 @@ fn full() -> Launch {
             launch_thread: Some(true),
             issued_ahead: Some(true),
             pushed_bytes: Some(128),
+            issued_ns: Some(40),
             resident_bytes: Some(32),
             early_read_chunks: Some(0),
             pinned_staging_bytes: Some(0),
