@@ -9,7 +9,8 @@ next launch's chunk on it, split into what the records can tell apart:
   * handoff:  from the enqueue (or the chunk end, when later) to the launch thread's start
               (`time_ns + started_ns`);
   * setup:    from the launch thread's start to the chunk's enqueue (`enqueue_ns`);
-  * device:   from the chunk's enqueue to its start on the device (`start_ns`).
+  * device:   from the chunk's enqueue to its start on the device (`start_ns`); for a launch
+              issued ahead (enqueued behind the one before), the whole gap.
 
 Times come from `schedule.chunks` (ns since the launch's start: `enqueue_ns`, `start_ns` =
 `end_ns - device_ns`, the end as seen by the launch thread) and the record's `time_ns` and
@@ -79,6 +80,10 @@ def main():
             counts[k] += 1
             g = gaps[k]
             t = prev
+            if s.get("issued_ahead"):
+                # enqueued behind the running launch: what is left is on the devices
+                g["device"] += st - t
+                continue
             for part, until in (("app", enq), ("handoff", began), ("setup", q), ("device", st)):
                 if until > t:
                     g[part] += until - t
