@@ -626,7 +626,8 @@ slab per device) and the app has nothing queued behind it (it waits in `clFinish
 launch thread issues the halo copies of the launch that followed the same kernel on the same \
 buffers last time, ordered after the running chunks (reads on the chunks' queues, writes gated on \
 the devices), and the buffer directory counts them as held: the expected launch then starts \
-without a halo batch. A wrong guess only moves bytes. Not over PoCL-Remote devices (as \
+without a halo batch. At most 16 MiB and no range of 1 MiB or more (halos, not arrays). A wrong \
+guess only moves bytes. Not over PoCL-Remote devices (as \
 `CLPRISM_BALANCE_PIPELINE`, which it needs). The record says `schedule.pushed_bytes` \
 (`exec::launch::forecast`).",
     }

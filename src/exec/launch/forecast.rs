@@ -30,6 +30,13 @@ use crate::registry::tables::Key;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+/// The most a push moves, bytes: halos, not arrays. A launch that reads whole arrays
+/// another device wrote (BabelStream's `dot` after `triad`: 332 MB on 2 H200s) fetches them
+/// itself when it comes; a wrong guess of that size would cost more than it can save, and a
+/// range this large goes through the upload ring, which waits on the host for the running
+/// chunks.
+const PUSH_MAX_BYTES: u64 = 16 << 20;
+
 /// A launch as the halo push needs it again: what its chunks read, and where.
 pub(super) struct Expected {
     model: Arc<FootprintModel>,
@@ -133,9 +140,15 @@ impl WorkerState {
             running.kept_early = Some(self.keep_resident_slabs(job, &running.plan, slabs));
         }
         let t0 = std::time::Instant::now();
+        let Ok(fetches) = self.fetches_for_slabs(expected.shape(), &expected.slabs) else {
+            return 0;
+        };
+        let total: u64 = fetches.iter().map(|f| f.bytes()).sum();
+        if total == 0 || total > PUSH_MAX_BYTES || fetches.iter().any(|f| f.relayed()) {
+            return 0;
+        }
         self.reads_follow_chunks = true;
-        let (moved, held, failed) =
-            self.prefetch_slabs_of(engine, expected.shape(), &expected.slabs);
+        let (moved, held, failed) = self.transfer_fetches(engine, &fetches);
         self.reads_follow_chunks = false;
         self.forecast.pushed.push(held);
         crate::config::debug(|| {

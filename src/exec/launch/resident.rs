@@ -79,13 +79,26 @@ const RELAY_MIN_BYTES: usize = 1 << 20;
 
 /// One copy the directory plans before a chunk: `range` of buffer `mem` (argument `arg`)
 /// from holder `from` to holder `to`, with the buffer's entry as planned.
-struct Fetch {
+pub(super) struct Fetch {
     mem: Key,
     arg: u32,
     entry: Residency,
     from: Holders,
     to: Holders,
     range: [u64; 2],
+}
+
+impl Fetch {
+    /// The bytes it copies.
+    pub(super) fn bytes(&self) -> u64 {
+        self.range[1] - self.range[0]
+    }
+
+    /// Whether it goes through the upload ring (a range of [`RELAY_MIN_BYTES`] or more),
+    /// which waits on the host for its reads.
+    pub(super) fn relayed(&self) -> bool {
+        self.bytes() >= RELAY_MIN_BYTES as u64
+    }
 }
 
 /// Where a halo range's host copy is kept between launches: (app buffer, offset, bytes).
@@ -480,19 +493,38 @@ impl WorkerState {
         shape: FetchShape<'_>,
         slabs: &[(usize, u64, u64)],
     ) -> (u64, HeldWrites, Option<String>) {
-        let mut held = HeldWrites::default();
+        match self.fetches_for_slabs(shape, slabs) {
+            Ok(fetches) => self.transfer_fetches(engine, &fetches),
+            Err(e) => (0, HeldWrites::default(), Some(e)),
+        }
+    }
+
+    /// Every fetch the chunks `slabs` (`(device in Engine::devices, first unit, units)`) of
+    /// a launch as `shape` describes it need before they run.
+    pub(super) fn fetches_for_slabs(
+        &self,
+        shape: FetchShape<'_>,
+        slabs: &[(usize, u64, u64)],
+    ) -> Result<Vec<Fetch>, String> {
         let mut fetches = Vec::new();
         for &(d, first, count) in slabs {
-            match self.fetches_of(shape, d, (first, count)) {
-                Ok(f) => fetches.extend(f),
-                Err(e) => return (0, held, Some(e)),
-            }
+            fetches.extend(self.fetches_of(shape, d, (first, count))?);
         }
-        match self.batched_transfers(engine, &fetches, &mut held) {
+        Ok(fetches)
+    }
+
+    /// [`Self::batched_transfers`] of `fetches`, noted in the directory when they all were
+    /// issued: the bytes moved, the writes' host copies, or why it stopped.
+    pub(super) fn transfer_fetches(
+        &mut self,
+        engine: &Engine,
+        fetches: &[Fetch],
+    ) -> (u64, HeldWrites, Option<String>) {
+        let mut held = HeldWrites::default();
+        match self.batched_transfers(engine, fetches, &mut held) {
             Ok(()) => {
-                self.note_fetched(&fetches);
-                let moved = fetches.iter().map(|f| f.range[1] - f.range[0]).sum();
-                (moved, held, None)
+                self.note_fetched(fetches);
+                (fetches.iter().map(Fetch::bytes).sum(), held, None)
             }
             Err(e) => (0, held, Some(e.to_string())),
         }
