@@ -101,6 +101,20 @@
 //!   first kernels (statistics extrapolated from one warp) above their chain on the H200,
 //!   which re-reads their DRAM curve at 16 % of the warps (+146-163 %). On since session
 //!   26; alone it changes no kernel of results/session26-model's corpora.
+//! * `departure_delay` (with `latency_bound`): in the serialised-latency chain a load
+//!   request that touches `k` lines costs `(k − 1)` SM clocks on top of the latency of the
+//!   level it hits (Hong & Kim ISCA'09 §3: an uncoalesced memory warp's latency is
+//!   `Mem_L + (#Uncoal_per_mw − 1) × Departure_del_uncoal`), the departure being the L1's
+//!   one line per clock per SM (the profiles' measured local-memory peak, 33,398 B/ns on the
+//!   H100's 132 SMs at 1.98 GHz, is 128 B per clock per SM, and the L1 and shared memory
+//!   are one data path since Volta), instead of a latency interpolated from the L1's to
+//!   the L2's by lines per request: an uncoalesced request whose lines are in the L1 does
+//!   not go to the L2. PolyBench-ACC's row walks (`atax`/`mvt` kernel 1: a work-item per
+//!   row, 32 lines per request, 2 warps per SM) go from +52 / +26 % to 0 / −6 % on the
+//!   H100 / H200; with 8 warps per SM (`bicg` kernel 1, `gemver` kernel 3) the L1 level of
+//!   `cache_reuse` (the SM's line rate shared by its warps) now bounds them, at the
+//!   measured H200/H100 ratio (1.00 projected, 1.01 measured;
+//!   results/session27-model).
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -173,6 +187,13 @@ pub struct ModelOptions {
     /// scale is Little's law for the DRAM curve (module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub in_flight_dram: bool,
+    /// With `latency_bound`: a load request of `k` lines is served one line per SM clock
+    /// (Hong & Kim's departure delay of uncoalesced requests), so it costs
+    /// `(k - 1)` clocks on top of the latency of where it hits, instead of the chain's
+    /// interpolation from the L1's latency to the L2's by lines per request
+    /// ([`super::memory::latency_chain_ns`]; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub departure_delay: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -204,6 +225,7 @@ impl ModelOptions {
         "request_in_flight",
         "l2_store_cost",
         "in_flight_dram",
+        "departure_delay",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -222,6 +244,7 @@ impl ModelOptions {
             "request_in_flight" => &mut self.request_in_flight,
             "l2_store_cost" => &mut self.l2_store_cost,
             "in_flight_dram" => &mut self.in_flight_dram,
+            "departure_delay" => &mut self.departure_delay,
             _ => return None,
         })
     }
@@ -276,6 +299,7 @@ impl ModelOptions {
             request_in_flight: true,
             l2_store_cost: true,
             in_flight_dram: true,
+            departure_delay: true,
         }
     }
 
@@ -696,7 +720,15 @@ pub fn project(
     let (t_dram, t_caches) = (t_dram / share, t_caches / share);
     let t_global = t_dram.max(t_caches);
     let chain = if opts.latency_bound {
-        memory::latency_chain_ns(stats, &wg, profile, waves, opts.streaming_latency).unwrap_or(0.0)
+        memory::latency_chain_ns(
+            stats,
+            &wg,
+            profile,
+            waves,
+            opts.streaming_latency,
+            opts.departure_delay,
+        )
+        .unwrap_or(0.0)
     } else {
         0.0
     };
