@@ -114,7 +114,7 @@
 //!   H100 / H200; with 8 warps per SM (`bicg` kernel 1, `gemver` kernel 3) the L1 level of
 //!   `cache_reuse` (the SM's line rate shared by its warps) now bounds them, at the
 //!   measured H200/H100 ratio (1.00 projected, 1.01 measured;
-//!   results/session27-model).
+//!   results/session27-model). On since session 27.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -316,7 +316,10 @@ impl ModelOptions {
     /// the pooled error (results/session24-model/model-ablation.txt). Since session 26
     /// also `l2_store_cost` with `in_flight_dram`: pooled MAPE 27.4 → 25.8 %, the matrix
     /// products that store in their loop from 44-52 % to 20-32 % too fast, every other
-    /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Since
+    /// session 27 also `departure_delay`: pooled MAPE 25.8 → 24.9 %, PolyBench's row walks
+    /// (atax, mvt, bicg, gemver, gesummv) at the measured H200/H100 ratio, the examples
+    /// unchanged (results/session27-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -329,6 +332,7 @@ impl ModelOptions {
             additive_floor: true,
             l2_store_cost: true,
             in_flight_dram: true,
+            departure_delay: true,
             ..Self::panwar()
         }
     }
