@@ -65,6 +65,7 @@ fn bytes(st: &WorkGroupStats, p: &Profile) -> WorkGroupBytes {
         load: st.global_loads.sectors as f64 * p.sector_bytes as f64,
         load_lines: st.global_loads.lines as f64 * p.line_bytes as f64,
         store: st.global_stores.sectors as f64 * p.sector_bytes as f64,
+        store_lines: st.global_stores.lines as f64 * p.line_bytes as f64,
         unique_read: memory::unique_read_bytes(st, sector) as f64,
         unique_written: memory::unique_written_bytes(st, sector) as f64,
     }
@@ -120,5 +121,56 @@ fn uncoalesced_hits_cost_a_clock_per_line_not_the_l2() {
         assert!(b.t_latency_ns < a.t_latency_ns, "{name}");
         assert_eq!(a.t_compute_ns, b.t_compute_ns);
         assert_eq!(a.t_local_ns, b.t_local_ns);
+    }
+}
+
+/// `l1_stores`: the L1 level carries the store requests' lines as well as the loads'. A
+/// row walk that writes what it reads (as PolyBench-ACC's `adi` kernels), 8 work-groups of
+/// 8 warps, is bound by its SMs' L1 (32 lines per request at one line per clock); with the
+/// option its global time grows by the stores' share of the lines, on both profiles.
+#[test]
+fn store_lines_pass_the_l1() {
+    let src = "kernel void rows(global const float* a, global float* b, int n) { \
+               int i = get_global_id(0); \
+               for (int j = 0; j < n; j++) b[i * n + j] = 2.0f * a[i * n + j]; }";
+    let spv = compile_source(src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");
+    let m = load_module(&spv).expect("load");
+    let (g, n) = (2048u64, 256u64);
+    let mut args = vec![
+        ArgValue::Buffer(vec![0u8; (g * n * 4) as usize]),
+        ArgValue::Buffer(vec![0u8; (g * n * 4) as usize]),
+        ArgValue::Scalar((n as i32).to_le_bytes().to_vec()),
+    ];
+    let st = emulate(
+        &m,
+        "rows",
+        &LaunchShape::new(&[g], &[256], None),
+        [0, 0, 0],
+        &mut args,
+        &EmuConfig::default(),
+    )
+    .expect("emulate");
+    // One uncoalesced load and one uncoalesced store per iteration and warp.
+    assert_eq!(st.global_loads.lines, st.global_loads.requests * 32);
+    assert_eq!(st.global_stores.lines, st.global_stores.requests * 32);
+    let share =
+        (st.global_loads.lines + st.global_stores.lines) as f64 / st.global_loads.lines as f64;
+    let launch = ModelLaunch::from_ndrange(&[g], &[256], 0).unwrap();
+    for name in ["h100-sxm.json", "h200.json"] {
+        let p = profile(name);
+        let off = ModelOptions::parse_spec("recommended,-l1_stores").unwrap();
+        let on = ModelOptions::parse_spec("recommended,+l1_stores").unwrap();
+        let (a, b) = (
+            project(&st, &launch, &p, &off).unwrap(),
+            project(&st, &launch, &p, &on).unwrap(),
+        );
+        // The L1 level bounds the launch, above the chain, with the option or without.
+        assert!(a.t_global_ns > a.t_latency_ns, "{name}");
+        let r = b.t_global_ns / a.t_global_ns;
+        assert!(
+            ((r - share) / share).abs() < 1e-9,
+            "{name}: {r} against {share}"
+        );
+        assert_eq!(a.t_compute_ns, b.t_compute_ns);
     }
 }

@@ -270,6 +270,7 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
         load: st.global_loads.sectors as f64 * 32.0,
         load_lines: st.global_loads.lines as f64 * 128.0,
         store: st.global_stores.sectors as f64 * 32.0,
+        store_lines: st.global_stores.lines as f64 * 128.0,
         unique_read: memory::unique_read_bytes(&st, sector) as f64,
         unique_written: memory::unique_written_bytes(&st, sector) as f64,
     };

@@ -35,7 +35,8 @@
 //!   * L1 (per CU, when the profile gives `l1_bytes_per_cu` and some of it is left after
 //!     the resident work-groups' local memory): every line the requests touch, whole (the
 //!     L1 handles one 128-byte line per cycle, so an uncoalesced request of 32 lanes costs
-//!     32 lines however few of their sectors it uses), at the local-memory curve (L1 and shared memory are one SRAM with one data path on NVIDIA GPUs since
+//!     32 lines however few of their sectors it uses; with `l1_stores` of
+//!     [`super::project::ModelOptions`] the store requests' lines too), at the local-memory curve (L1 and shared memory are one SRAM with one data path on NVIDIA GPUs since
 //!     Volta); a work-group's re-reads of its own sectors hit it (its warps run close
 //!     together, so the reuse distance is short); without an L1 they go to the L2;
 //!   * L2 (device): the work-group's distinct sectors, its re-reads that the L1 missed and
@@ -283,6 +284,10 @@ pub struct WorkGroupBytes {
     pub load_lines: f64,
     /// Store transactions × transaction size.
     pub store: f64,
+    /// Lines touched by the store requests × line size: what a store costs the L1, which
+    /// is write-through for global memory (`l1_stores` of
+    /// [`super::project::ModelOptions`]).
+    pub store_lines: f64,
     /// Distinct bytes read (0 when the statistics have no footprints).
     pub unique_read: f64,
     /// Distinct bytes written (0 when the statistics have no footprints).

@@ -115,6 +115,18 @@
 //!   `cache_reuse` (the SM's line rate shared by its warps) now bounds them, at the
 //!   measured H200/H100 ratio (1.00 projected, 1.01 measured;
 //!   results/session27-model). On since session 27.
+//! * `l1_stores` (with `cache_reuse`): the L1 level carries the lines of the store requests
+//!   as well as the loads', one line per clock each: the L1 is write-through for global
+//!   memory, and a store request passes its pipeline (tags, then the write to the L2) like
+//!   a load. Measured on an H200 (session 26, results/session26-model/gemm-variants-ncu-h200.txt,
+//!   Nsight Compute): PolyBench-ACC's `gemm` with its store in the k-loop and the same
+//!   loop with the sum in a register make the same loads, but the first keeps
+//!   `l1tex__throughput` at 45.3 % of peak for 1.19 ms and the second at 78.3 % for
+//!   0.329 ms: the stores (one line per warp and iteration, as many as a third of the
+//!   lines) double the L1's work, i.e. a store line costs at least what a load line does.
+//!   One line each is charged (the lower bound). The row walks that write what they read
+//!   (PolyBench-ACC `adi` kernels 1 and 3: 32 lines per request, loads and stores) go from
+//!   −30 / −21 % to −10 / −2 % on both GPUs (results/session27-model).
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -194,6 +206,11 @@ pub struct ModelOptions {
     /// ([`super::memory::latency_chain_ns`]; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub departure_delay: bool,
+    /// With `cache_reuse`: the L1 level of the hierarchy carries the lines of the store
+    /// requests as well as those of the loads (the L1 is write-through for global memory
+    /// and every store request passes its pipeline on the way to the L2; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub l1_stores: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -226,6 +243,7 @@ impl ModelOptions {
         "l2_store_cost",
         "in_flight_dram",
         "departure_delay",
+        "l1_stores",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -245,6 +263,7 @@ impl ModelOptions {
             "l2_store_cost" => &mut self.l2_store_cost,
             "in_flight_dram" => &mut self.in_flight_dram,
             "departure_delay" => &mut self.departure_delay,
+            "l1_stores" => &mut self.l1_stores,
             _ => return None,
         })
     }
@@ -300,6 +319,7 @@ impl ModelOptions {
             l2_store_cost: true,
             in_flight_dram: true,
             departure_delay: true,
+            l1_stores: true,
         }
     }
 
@@ -629,9 +649,16 @@ fn global_ns(
     // charges), times the share of CUs that have a work-group.
     let cus = p.compute_units.max(1) as u64;
     let busy = launch.work_groups.min(cus) as f64 / cus as f64;
+    // With `l1_stores`, the store requests' lines pass the same L1 pipeline on their way
+    // to the L2 (module docs).
+    let stores = if opts.l1_stores {
+        wg.store_lines * n
+    } else {
+        0.0
+    };
     let l1 = tr
         .l1
-        .map(|b| b / (p.local.at(occ.fraction) * busy))
+        .map(|b| (b + stores) / (p.local.at(occ.fraction) * busy))
         .unwrap_or(0.0);
     (dram, l2.max(l1))
 }
@@ -684,6 +711,7 @@ pub fn project(
             profile,
         ),
         load_lines: stats.global_loads.lines as f64 * profile.line_bytes as f64,
+        store_lines: stats.global_stores.lines as f64 * profile.line_bytes as f64,
         unique_read: memory::unique_read_bytes(stats, profile.sector_bytes as u64) as f64,
         unique_written: memory::unique_written_bytes(stats, profile.sector_bytes as u64) as f64,
     };
