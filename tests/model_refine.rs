@@ -95,7 +95,7 @@ fn model_spec_sets_and_clears_flags() {
     // Session 26 (results/session26-model).
     assert!(r.l2_store_cost && r.in_flight_dram);
     // Session 27 (results/session27-model).
-    assert!(r.departure_delay);
+    assert!(r.departure_delay && r.l1_stores);
     assert!(!r.streaming_latency && !r.request_in_flight);
 }
 

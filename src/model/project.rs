@@ -126,7 +126,7 @@
 //!   lines) double the L1's work, i.e. a store line costs at least what a load line does.
 //!   One line each is charged (the lower bound). The row walks that write what they read
 //!   (PolyBench-ACC `adi` kernels 1 and 3: 32 lines per request, loads and stores) go from
-//!   −30 / −21 % to −10 / −2 % on both GPUs (results/session27-model).
+//!   −30 / −21 % to −10 / −2 % on both GPUs (results/session27-model). On since session 27.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -337,9 +337,10 @@ impl ModelOptions {
     /// also `l2_store_cost` with `in_flight_dram`: pooled MAPE 27.4 → 25.8 %, the matrix
     /// products that store in their loop from 44-52 % to 20-32 % too fast, every other
     /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Since
-    /// session 27 also `departure_delay`: pooled MAPE 25.8 → 24.9 %, PolyBench's row walks
-    /// (atax, mvt, bicg, gemver, gesummv) at the measured H200/H100 ratio, the examples
-    /// unchanged (results/session27-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// session 27 also `departure_delay` and `l1_stores`: pooled MAPE 25.8 → 23.9 %,
+    /// PolyBench's row walks (atax, mvt, bicg, gemver, gesummv, adi) closer on both GPUs
+    /// and at the measured H200/H100 ratio, the examples unchanged
+    /// (results/session27-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -353,6 +354,7 @@ impl ModelOptions {
             l2_store_cost: true,
             in_flight_dram: true,
             departure_delay: true,
+            l1_stores: true,
             ..Self::panwar()
         }
     }
