@@ -94,6 +94,8 @@ fn model_spec_sets_and_clears_flags() {
     assert!(r.latency_bound && r.cache_reuse && r.kernel_floor);
     // Session 26 (results/session26-model).
     assert!(r.l2_store_cost && r.in_flight_dram);
+    // Session 27 (results/session27-model).
+    assert!(r.departure_delay && r.l1_stores);
     assert!(!r.streaming_latency && !r.request_in_flight);
 }
 

@@ -25,14 +25,18 @@
 //!      work-group's own sectors hit it, as in the cache levels below), else the L2's; an
 //!      uncoalesced request's lines are served one after the other (Hong & Kim's departure
 //!      delay), so with `k` lines per request `L_hit` goes from the L1's latency (`k = 1`)
-//!      to the L2's (`k` = warp width) linearly.
+//!      to the L2's (`k` = warp width) linearly; with `departure_delay` of
+//!      [`super::project::ModelOptions`] the request instead costs `(k − 1)` SM clocks more
+//!      than the latency of where it hits (the L1 passes one line per clock), first touches
+//!      included (Hong & Kim §3, `Mem_L + (#Uncoal_per_mw − 1) × Departure_del_uncoal`).
 //! * **Cache reuse** (Pöppl's cache-aware model; Wang §III-B.3; the hierarchical roofline,
 //!   Yang et al. 2020): each level carries its own bytes and the slowest level bounds
 //!   `t_global = max(t_DRAM, t_L2, t_L1)`:
 //!   * L1 (per CU, when the profile gives `l1_bytes_per_cu` and some of it is left after
 //!     the resident work-groups' local memory): every line the requests touch, whole (the
 //!     L1 handles one 128-byte line per cycle, so an uncoalesced request of 32 lanes costs
-//!     32 lines however few of their sectors it uses), at the local-memory curve (L1 and shared memory are one SRAM with one data path on NVIDIA GPUs since
+//!     32 lines however few of their sectors it uses; with `l1_stores` of
+//!     [`super::project::ModelOptions`] the store requests' lines too), at the local-memory curve (L1 and shared memory are one SRAM with one data path on NVIDIA GPUs since
 //!     Volta); a work-group's re-reads of its own sectors hit it (its warps run close
 //!     together, so the reuse distance is short); without an L1 they go to the L2;
 //!   * L2 (device): the work-group's distinct sectors, its re-reads that the L1 missed and
@@ -280,6 +284,10 @@ pub struct WorkGroupBytes {
     pub load_lines: f64,
     /// Store transactions × transaction size.
     pub store: f64,
+    /// Lines touched by the store requests × line size: what a store costs the L1, which
+    /// is write-through for global memory (`l1_stores` of
+    /// [`super::project::ModelOptions`]).
+    pub store_lines: f64,
     /// Distinct bytes read (0 when the statistics have no footprints).
     pub unique_read: f64,
     /// Distinct bytes written (0 when the statistics have no footprints).
@@ -365,13 +373,16 @@ pub fn cache_traffic(
 /// `None` when the profile has no latency (CPU without a measurement) or no loads.
 /// `streaming`: first touches at [`streaming_latency`] (GPU profiles) instead of
 /// [`global_latency`]; the L1 and L2 estimates, where the profile has no measurement of
-/// its own, follow the latency used.
+/// its own, follow the latency used. `departure`: every request also waits
+/// `(lines per request − 1)` SM clocks (one line per clock through the L1), and its hits
+/// are at the L1's latency (the L2's without an L1), not interpolated towards the L2's.
 pub fn latency_chain_ns(
     stats: &WorkGroupStats,
     wg: &WorkGroupBytes,
     p: &Profile,
     rounds: u64,
     streaming: bool,
+    departure: bool,
 ) -> Option<f64> {
     let lat = match streaming.then(|| streaming_latency(p)).flatten() {
         Some(l) => l,
@@ -398,9 +409,16 @@ pub fn latency_chain_ns(
     // delay of uncoalesced accesses): from the L1's latency for one line per request to
     // the L2's for one line per lane.
     let l2 = l2_latency(p, lat);
+    let lines = stats.global_loads.lines as f64 / requests;
+    if departure {
+        // Every line of a request passes the L1 one per clock, hit or miss.
+        let extra = (lines - 1.0).max(0.0) * 1e3 / p.clock_mhz.max(1.0);
+        let hit = if has_l1(p) { l1_latency(p, lat) } else { l2 };
+        let l = first_touch * lat + (1.0 - first_touch) * hit + extra;
+        return Some(rounds.max(1) as f64 * chain * l);
+    }
     let hit = if has_l1(p) {
         let l1 = l1_latency(p, lat);
-        let lines = stats.global_loads.lines as f64 / requests;
         let spread = ((lines - 1.0) / (ww.max(2) - 1) as f64).clamp(0.0, 1.0);
         l1 + spread * (l2 - l1).max(0.0)
     } else {

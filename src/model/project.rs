@@ -101,6 +101,32 @@
 //!   first kernels (statistics extrapolated from one warp) above their chain on the H200,
 //!   which re-reads their DRAM curve at 16 % of the warps (+146-163 %). On since session
 //!   26; alone it changes no kernel of results/session26-model's corpora.
+//! * `departure_delay` (with `latency_bound`): in the serialised-latency chain a load
+//!   request that touches `k` lines costs `(k − 1)` SM clocks on top of the latency of the
+//!   level it hits (Hong & Kim ISCA'09 §3: an uncoalesced memory warp's latency is
+//!   `Mem_L + (#Uncoal_per_mw − 1) × Departure_del_uncoal`), the departure being the L1's
+//!   one line per clock per SM (the profiles' measured local-memory peak, 33,398 B/ns on the
+//!   H100's 132 SMs at 1.98 GHz, is 128 B per clock per SM, and the L1 and shared memory
+//!   are one data path since Volta), instead of a latency interpolated from the L1's to
+//!   the L2's by lines per request: an uncoalesced request whose lines are in the L1 does
+//!   not go to the L2. PolyBench-ACC's row walks (`atax`/`mvt` kernel 1: a work-item per
+//!   row, 32 lines per request, 2 warps per SM) go from +52 / +26 % to 0 / −6 % on the
+//!   H100 / H200; with 8 warps per SM (`bicg` kernel 1, `gemver` kernel 3) the L1 level of
+//!   `cache_reuse` (the SM's line rate shared by its warps) now bounds them, at the
+//!   measured H200/H100 ratio (1.00 projected, 1.01 measured;
+//!   results/session27-model). On since session 27.
+//! * `l1_stores` (with `cache_reuse`): the L1 level carries the lines of the store requests
+//!   as well as the loads', one line per clock each: the L1 is write-through for global
+//!   memory, and a store request passes its pipeline (tags, then the write to the L2) like
+//!   a load. Measured on an H200 (session 26, results/session26-model/gemm-variants-ncu-h200.txt,
+//!   Nsight Compute): PolyBench-ACC's `gemm` with its store in the k-loop and the same
+//!   loop with the sum in a register make the same loads, but the first keeps
+//!   `l1tex__throughput` at 45.3 % of peak for 1.19 ms and the second at 78.3 % for
+//!   0.329 ms: the stores (one line per warp and iteration, as many as a third of the
+//!   lines) double the L1's work, i.e. a store line costs at least what a load line does.
+//!   One line each is charged (the lower bound). The row walks that write what they read
+//!   (PolyBench-ACC `adi` kernels 1 and 3: 32 lines per request, loads and stores) go from
+//!   −30 / −21 % to −10 / −2 % on both GPUs (results/session27-model). On since session 27.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -173,6 +199,18 @@ pub struct ModelOptions {
     /// scale is Little's law for the DRAM curve (module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub in_flight_dram: bool,
+    /// With `latency_bound`: a load request of `k` lines is served one line per SM clock
+    /// (Hong & Kim's departure delay of uncoalesced requests), so it costs
+    /// `(k - 1)` clocks on top of the latency of where it hits, instead of the chain's
+    /// interpolation from the L1's latency to the L2's by lines per request
+    /// ([`super::memory::latency_chain_ns`]; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub departure_delay: bool,
+    /// With `cache_reuse`: the L1 level of the hierarchy carries the lines of the store
+    /// requests as well as those of the loads (the L1 is write-through for global memory
+    /// and every store request passes its pipeline on the way to the L2; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub l1_stores: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -204,6 +242,8 @@ impl ModelOptions {
         "request_in_flight",
         "l2_store_cost",
         "in_flight_dram",
+        "departure_delay",
+        "l1_stores",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -222,6 +262,8 @@ impl ModelOptions {
             "request_in_flight" => &mut self.request_in_flight,
             "l2_store_cost" => &mut self.l2_store_cost,
             "in_flight_dram" => &mut self.in_flight_dram,
+            "departure_delay" => &mut self.departure_delay,
+            "l1_stores" => &mut self.l1_stores,
             _ => return None,
         })
     }
@@ -276,6 +318,8 @@ impl ModelOptions {
             request_in_flight: true,
             l2_store_cost: true,
             in_flight_dram: true,
+            departure_delay: true,
+            l1_stores: true,
         }
     }
 
@@ -292,7 +336,11 @@ impl ModelOptions {
     /// the pooled error (results/session24-model/model-ablation.txt). Since session 26
     /// also `l2_store_cost` with `in_flight_dram`: pooled MAPE 27.4 → 25.8 %, the matrix
     /// products that store in their loop from 44-52 % to 20-32 % too fast, every other
-    /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// kernel of both corpora unchanged (results/session26-model/model-ablation.txt). Since
+    /// session 27 also `departure_delay` and `l1_stores`: pooled MAPE 25.8 → 23.9 %,
+    /// PolyBench's row walks (atax, mvt, bicg, gemver, gesummv, adi) closer on both GPUs
+    /// and at the measured H200/H100 ratio, the examples unchanged
+    /// (results/session27-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -305,6 +353,8 @@ impl ModelOptions {
             additive_floor: true,
             l2_store_cost: true,
             in_flight_dram: true,
+            departure_delay: true,
+            l1_stores: true,
             ..Self::panwar()
         }
     }
@@ -601,9 +651,16 @@ fn global_ns(
     // charges), times the share of CUs that have a work-group.
     let cus = p.compute_units.max(1) as u64;
     let busy = launch.work_groups.min(cus) as f64 / cus as f64;
+    // With `l1_stores`, the store requests' lines pass the same L1 pipeline on their way
+    // to the L2 (module docs).
+    let stores = if opts.l1_stores {
+        wg.store_lines * n
+    } else {
+        0.0
+    };
     let l1 = tr
         .l1
-        .map(|b| b / (p.local.at(occ.fraction) * busy))
+        .map(|b| (b + stores) / (p.local.at(occ.fraction) * busy))
         .unwrap_or(0.0);
     (dram, l2.max(l1))
 }
@@ -656,6 +713,7 @@ pub fn project(
             profile,
         ),
         load_lines: stats.global_loads.lines as f64 * profile.line_bytes as f64,
+        store_lines: stats.global_stores.lines as f64 * profile.line_bytes as f64,
         unique_read: memory::unique_read_bytes(stats, profile.sector_bytes as u64) as f64,
         unique_written: memory::unique_written_bytes(stats, profile.sector_bytes as u64) as f64,
     };
@@ -696,7 +754,15 @@ pub fn project(
     let (t_dram, t_caches) = (t_dram / share, t_caches / share);
     let t_global = t_dram.max(t_caches);
     let chain = if opts.latency_bound {
-        memory::latency_chain_ns(stats, &wg, profile, waves, opts.streaming_latency).unwrap_or(0.0)
+        memory::latency_chain_ns(
+            stats,
+            &wg,
+            profile,
+            waves,
+            opts.streaming_latency,
+            opts.departure_delay,
+        )
+        .unwrap_or(0.0)
     } else {
         0.0
     };
