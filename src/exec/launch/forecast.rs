@@ -122,7 +122,7 @@ impl WorkerState {
         running: &mut Front,
         slabs: &[(usize, u64, u64)],
     ) -> u64 {
-        if !crate::config::get().balance_push {
+        if !crate::config::get().balance_push || !self.on_launch_thread {
             return 0;
         }
         let Some(expected) = self.forecast.next.get(&launch_key(&running.plan)).cloned() else {

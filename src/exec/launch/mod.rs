@@ -225,6 +225,11 @@ pub(super) struct WorkerState {
     /// Transfers read devices' copies on the queue their chunks run on, after them (set
     /// while a launch is taken up behind running chunks, [`ahead`]).
     reads_follow_chunks: bool,
+    /// The launch running now is the launch thread's (`run_async`): only there does the
+    /// driver hold commands behind a user event (`exec::pipeline::holds_behind_user_event`),
+    /// which the halo push's gated writes need; PoCL 3.1 with a `basic` device deadlocked
+    /// setting one while the app's thread polled an event (tests/async_launch.rs).
+    on_launch_thread: bool,
     /// Which launch followed which, for the halos pushed ahead of the next one
     /// (`CLPRISM_BALANCE_PUSH`, [`forecast`]).
     forecast: forecast::Forecast,
@@ -816,7 +821,10 @@ impl WorkerState {
                 return self.run_whole(engine, job, f);
             }
         }
-        match self.run(engine, job) {
+        self.on_launch_thread = true;
+        let ran = self.run(engine, job);
+        self.on_launch_thread = false;
+        match ran {
             Ok(b) => AsyncOutcome::Balanced(Box::new(b)),
             Err(f) => self.run_whole(engine, job, f),
         }
