@@ -631,26 +631,29 @@ guess only moves bytes. Not over PoCL-Remote devices (as \
 `CLPRISM_BALANCE_PIPELINE`, which it needs). The record says `schedule.pushed_bytes` \
 (`exec::launch::forecast`).",
     }
-    balance_issue_parallel: bool {
+    balance_issue_parallel: Option<bool> {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,
-        values: "parallel|serial",
-        default: "serial" => |_| false,
+        values: "auto|parallel|serial",
+        default: "auto" => |_| None,
         parse: |v, _| match v {
-            "parallel" => Some(true),
-            "serial" => Some(false),
+            "parallel" => Some(Some(true)),
+            "serial" => Some(Some(false)),
+            "auto" => Some(None),
             _ => None,
         },
         example: "parallel",
         usage: "balance: issue a split launch's halo copies and chunks from a thread per device",
         doc: "`parallel`: a split launch's halo reads (grouped by the device read from), halo \
 writes and chunk enqueues (grouped by the device written to) are issued from a small pool of \
-threads, one per device, instead of one after the other from the launch thread. On NVIDIA each \
-enqueue costs the caller 25-45 us, and on 4 H200s a steady stencil launch enqueued its first \
-chunk 0.41-0.44 ms into the launch (`exec::launch::issue`). Measured on 4 H200s \
-(results/session24-2026-11-28): within 6 % of `serial` either way, since NVIDIA's driver \
-serialises calls on different contexts (four enqueues took 19 us from one thread, 45 us from \
-four at once), so `serial` stays the default.",
+threads, one per device, instead of one after the other from the launch thread (`serial`). \
+`auto` (the default): parallel for a launch over three GPUs or more, serial otherwise. On NVIDIA \
+each enqueue costs the caller 25-45 us: with launches issued ahead on 4 H200s the launch thread \
+was busy longer than the kernels (four chunk enqueues ~200 us per fdtd-2d launch), and parallel \
+issue took PolyBench fdtd-2d (5,000 steps at 16384²) from 8.27-8.31 s to 7.37-7.51 s; on 2 H200s \
+it made no difference (10.46-10.72 s serial, 10.51 s parallel; results/session27-2026-11-28, \
+`gpu-g.sh`, `gpu-h.sh`). Before launches were issued ahead, parallel issue was within 6 % of \
+serial on 4 H200s (session 24: NVIDIA serialises calls on different contexts) (`exec::launch::issue`).",
     }
     lib: Option<PathBuf> {
         name: "CLPRISM_LIB",

@@ -492,7 +492,7 @@ impl ChunkDevices for RealChunks<'_> {
     /// order here, the driver calls from a thread per device (`CLPRISM_BALANCE_ISSUE`,
     /// [`super::issue`]).
     fn enqueue_many(&mut self, chunks: &[(usize, ChunkId, u64, u64)]) -> Vec<Result<(), String>> {
-        if chunks.len() < 2 || !crate::config::get().balance_issue_parallel {
+        if !super::issue::parallel(chunks.len(), self.state.issue.wide) {
             return driver::enqueue_each(self, chunks);
         }
         let prepared: Vec<Result<ChunkIssue, String>> = chunks
@@ -914,7 +914,7 @@ impl WorkerState {
     }
 
     /// Whether every device of the launch is a GPU or an accelerator.
-    fn gpus_of(engine: &Engine, plan: &Plan) -> bool {
+    pub(super) fn gpus_of(engine: &Engine, plan: &Plan) -> bool {
         plan.devs
             .iter()
             .all(|&d| matches!(engine.devices[d].kind.as_str(), "gpu" | "accelerator"))

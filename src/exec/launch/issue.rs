@@ -12,10 +12,14 @@
 //! its own context and queues, and OpenCL 1.1+ calls are thread-safe (a kernel object's
 //! arguments aside: each device enqueues its own kernel object).
 //!
-//! `CLPRISM_BALANCE_ISSUE=parallel` turns it on; `serial` (the default) issues every call
-//! from the launch thread in order. On 4 H200s parallel issue was within 6 % of serial: the
-//! driver serialises calls on different contexts (results/session24-2026-11-28,
-//! `bench/nv_issue.c`: four enqueues, 19 µs from one thread, 45 µs from four at once).
+//! `CLPRISM_BALANCE_ISSUE=parallel` turns it on, `serial` issues every call from the launch
+//! thread in order, `auto` (the default) issues in parallel for a launch over three GPUs or
+//! more ([`IssuePool::wide`]). Before launches were issued ahead, parallel issue was within
+//! 6 % of serial on 4 H200s: the driver serialises calls on different contexts
+//! (results/session24-2026-11-28, `bench/nv_issue.c`: four enqueues, 19 µs from one thread,
+//! 45 µs from four at once). With launches issued ahead the launch thread became the
+//! bottleneck on 4 H200s, and parallel issue took fdtd-2d 8.27-8.31 s → 7.37-7.51 s; on 2
+//! H200s no difference (results/session27-2026-11-28, `gpu-g.sh`, `gpu-h.sh`).
 
 use rayon::prelude::*;
 
@@ -25,6 +29,16 @@ use rayon::prelude::*;
 pub(super) struct IssuePool {
     pool: Option<rayon::ThreadPool>,
     threads: usize,
+    /// The launch being issued spans three GPUs or more (set per launch by
+    /// [`WorkerState::front`](super::WorkerState)): `CLPRISM_BALANCE_ISSUE=auto` issues its
+    /// calls in parallel.
+    pub wide: bool,
+}
+
+/// Whether `tasks` groups of driver calls are issued in parallel (`CLPRISM_BALANCE_ISSUE`),
+/// for a launch over three GPUs or more when `wide`.
+pub(super) fn parallel(tasks: usize, wide: bool) -> bool {
+    tasks >= 2 && crate::config::get().balance_issue_parallel.unwrap_or(wide)
 }
 
 /// The most issue threads the worker keeps.
@@ -39,7 +53,7 @@ impl IssuePool {
         tasks: Vec<T>,
         f: impl Fn(T) -> R + Sync + Send,
     ) -> Vec<R> {
-        if tasks.len() < 2 || !crate::config::get().balance_issue_parallel {
+        if !parallel(tasks.len(), self.wide) {
             return tasks.into_iter().map(f).collect();
         }
         match self.pool(tasks.len()) {

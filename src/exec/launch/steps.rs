@@ -50,6 +50,7 @@ impl WorkerState {
                 )
             })
         };
+        self.issue.wide = plan.devs.len() >= 3 && Self::gpus_of(engine, &plan);
         self.settle_directory(engine, &plan)?;
         at("directory settled");
         let home = self
