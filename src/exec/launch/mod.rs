@@ -11,7 +11,8 @@
 //!
 //! [`steps`] runs 2-5 in two halves (the chunks issued, then waited for), between which
 //! [`ahead`] may take up the app's next launch ([`gates`] opens its halo writes on the
-//! devices). This file holds the state the steps share across launches ([`WorkerState`]) and the
+//! devices) or, when nothing waits behind, [`forecast`] pushes the halos of the launch
+//! expected next. This file holds the state the steps share across launches ([`WorkerState`]) and the
 //! order of the steps ([`WorkerState::balanced`]).
 
 mod ahead;
