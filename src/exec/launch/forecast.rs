@@ -37,6 +37,10 @@ use std::sync::Arc;
 /// chunks.
 const PUSH_MAX_BYTES: u64 = 16 << 20;
 
+/// Launches whose successor is remembered at most (each holds its footprint model and
+/// buffer list); past it the memory starts again.
+const SUCCESSORS_KEPT: usize = 1024;
+
 /// A launch as the halo push needs it again: what its chunks read, and where.
 pub(super) struct Expected {
     model: Arc<FootprintModel>,
@@ -100,6 +104,10 @@ impl Forecast {
                     .map(|&(d, first, n)| (plan.devs[d], first, n))
                     .collect(),
             };
+            if self.next.len() >= SUCCESSORS_KEPT && !self.next.contains_key(&prev) {
+                // an app that launches on fresh buffers every time never repeats a launch
+                self.next.clear();
+            }
             self.next.insert(prev, Arc::new(expected));
         }
         self.last = Some(key);
