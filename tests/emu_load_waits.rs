@@ -81,3 +81,38 @@ fn a_branch_on_loaded_data_and_a_store_order_the_loads_after_them() {
     assert_eq!(st.global_loads.requests, 2 * 64);
     assert_eq!(st.load_waits, 2 * 64);
 }
+
+#[test]
+fn kmeans_update_waits_twice_per_point() {
+    // examples/kernels/kmeans.cl: llvm-spirv rejects its -O2 output (a vector reduction in
+    // kmeans_assign), so it takes the -O0 + opt path where `opt` is found; that path must
+    // unroll kmeans_update's `for (d = 0; d < DIMS; d++) sum[d] += points[...]` as -O2 and
+    // the GPU's compiler do, or the four point loads wait one after the other.
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/kernels/kmeans.cl"
+    ))
+    .unwrap();
+    let spv = compile_source(&src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");
+    let m = load_module(&spv).expect("load");
+    let npoints = 4096u32;
+    let points: Vec<u8> = (0..4 * npoints).flat_map(|i| i.to_le_bytes()).collect();
+    let mut args = vec![
+        ArgValue::Buffer(points),
+        ArgValue::Buffer(vec![0; npoints as usize * 4]), // every point in cluster 0
+        ArgValue::Buffer(vec![0; 8 * 4 * 4]),
+        ArgValue::Scalar(npoints.to_le_bytes().to_vec()),
+    ];
+    let st = emulate(
+        &m,
+        "kmeans_update",
+        &LaunchShape::new(&[512], &[64], None),
+        [0, 0, 0],
+        &mut args,
+        &EmuConfig::default(),
+    )
+    .expect("emulate");
+    // 64 work-items, 64 points each: 2 warps × 64 iterations of 1 + 4 loads
+    assert_eq!(st.global_loads.requests, 2 * 64 * 5);
+    assert_eq!(st.load_waits, 2 * 64 * 2, "{st:?}");
+}
