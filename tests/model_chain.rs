@@ -92,8 +92,8 @@ fn uncoalesced_hits_cost_a_clock_per_line_not_the_l2() {
         // charged the row walk's hits more than the departure delay does.
         assert!(l2 > l1 + 31.0 * clock_ns, "{name}");
         let wg = bytes(&row, &p);
-        let old = memory::latency_chain_ns(&row, &wg, &p, 1, false, false).unwrap();
-        let new = memory::latency_chain_ns(&row, &wg, &p, 1, false, true).unwrap();
+        let old = memory::latency_chain_ns(&row, &wg, &p, 1, false, false, false).unwrap();
+        let new = memory::latency_chain_ns(&row, &wg, &p, 1, false, true, false).unwrap();
         let first = wg.unique_read / wg.load;
         assert!(first > 0.0 && first < 0.5, "{first}");
         let per_request = first * lat + (1.0 - first) * l1 + (row_lines - 1.0) * clock_ns;
@@ -106,8 +106,8 @@ fn uncoalesced_hits_cost_a_clock_per_line_not_the_l2() {
         assert!(new < old, "{name}: {new} >= {old}");
         // Coalesced: nothing to depart, the same chain either way.
         let wg = bytes(&col, &p);
-        let a = memory::latency_chain_ns(&col, &wg, &p, 1, false, false).unwrap();
-        let b = memory::latency_chain_ns(&col, &wg, &p, 1, false, true).unwrap();
+        let a = memory::latency_chain_ns(&col, &wg, &p, 1, false, false, false).unwrap();
+        let b = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, false).unwrap();
         assert!(((a - b) / a).abs() < 1e-12, "{name}: {a} {b}");
         // Through the projection: the option lowers the row walk's latency-bound time, and
         // only through the chain.
