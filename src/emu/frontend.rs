@@ -133,8 +133,13 @@ fn make(clang: PathBuf, spirv: PathBuf, opt: Option<PathBuf>) -> Option<Toolchai
     Some(Toolchain {
         clang,
         llvm_spirv: spirv,
+        // The passes of the -O0 fallback are part of what the tools make of a source: a
+        // cache filled with other passes is not reused.
+        identity: match opt {
+            Some(_) => format!("{v1} | {v2} | {OPT_PASSES}"),
+            None => format!("{v1} | {v2}"),
+        },
         opt,
-        identity: format!("{v1} | {v2}"),
     })
 }
 
@@ -379,9 +384,17 @@ impl CompilePath {
     }
 }
 
-/// The `opt` passes of [`CompilePath::O0Opt`].
+/// The `opt` passes of [`CompilePath::O0Opt`]: -O2's scalar clean-up, then the full
+/// unrolling of loops with a small constant trip count and the promotion to registers of the
+/// private arrays it leaves indexed by constants, as -O2 (and a GPU vendor's compiler) does.
+/// Without them Rodinia kmeans_update's `for (d = 0; d < DIMS; d++) sum[d] += points[...]`
+/// stays a loop over a private array, one basic block per load, and its warps wait once per
+/// load instead of once for the four (`WorkGroupStats::load_waits`; session 27b). No
+/// `indvars`: its closed forms of loop exit values are `i33` arithmetic, which llvm-spirv
+/// rejects.
 pub const OPT_PASSES: &str =
-    "sroa,early-cse,simplifycfg,instsimplify,loop-mssa(licm),gvn,simplifycfg";
+    "sroa,early-cse,simplifycfg,instsimplify,loop-mssa(licm),gvn,simplifycfg,\
+     loop(loop-rotate,loop-unroll-full),sroa,early-cse,instsimplify,simplifycfg";
 
 /// clang's arguments for OpenCL C on stdin at `olevel` with the app's filtered `opts`,
 /// bitcode (or LLVM IR text when `text`) on stdout.

@@ -91,6 +91,15 @@ pub struct WorkGroupStats {
     pub local_loads: LocalTraffic,
     /// Local memory stores.
     pub local_stores: LocalTraffic,
+    /// Memory waiting periods of the work-group's warps, summed: the times a warp, issuing
+    /// in order, waits for its global (and constant) loads because an instruction reads a
+    /// value one of them loads; the loads issued before that wait are in flight together.
+    /// A warp whose loads all depend on the one before waits once per load request; one
+    /// whose loop body makes `k` independent loads waits once per iteration. 0 in logs
+    /// written before it was recorded (then unknown, not none). Hong & Kim ISCA'09 §3's
+    /// memory waiting period; `emu::interp::deps`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub load_waits: u64,
     /// Warp-level conditional branches whose active lanes disagreed.
     pub divergent_branches: u64,
     /// Work-group barriers executed (counted once per barrier, not per warp).

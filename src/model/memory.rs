@@ -376,6 +376,22 @@ pub fn cache_traffic(
 /// its own, follow the latency used. `departure`: every request also waits
 /// `(lines per request − 1)` SM clocks (one line per clock through the L1), and its hits
 /// are at the L1's latency (the L2's without an L1), not interpolated towards the L2's.
+///
+/// `waits`: the chain is the warp's memory waiting periods (`WorkGroupStats::load_waits`,
+/// when the statistics have them) instead of its load requests (`load_waits` of
+/// [`super::project::ModelOptions`]). Hong & Kim ISCA'09 §3 (Figure 3, the memory waiting
+/// period; §4's `Mem_cycles = Mem_L × #Mem_insts` when MWP is 1) charge one waiting
+/// period per memory instruction, i.e. every load depends on the one before; Sim et al.
+/// (PPoPP'12, GPUPerf, not in /work/shared/papers) divide the memory instructions by the
+/// warp's memory-level parallelism, the requests per waiting period. The emulator counts
+/// the periods themselves (`emu::interp::deps`). A period lasts as long as the slowest of
+/// its `r = requests / waits` requests: it reaches DRAM unless every one of them hits,
+/// `1 − (1 − m)^r` with `m` the first-touch share of the requests ([`latency_chain_ns`]'s
+/// `m`, independent requests), and with `departure` its lines pass the L1 one per clock,
+/// `(lines / waits − 1)` clocks (Hong & Kim §3's departure delay between the requests of a
+/// warp that are in flight together). With one request per period both reduce to the
+/// per-request chain.
+#[allow(clippy::too_many_arguments)]
 pub fn latency_chain_ns(
     stats: &WorkGroupStats,
     wg: &WorkGroupBytes,
@@ -383,6 +399,7 @@ pub fn latency_chain_ns(
     rounds: u64,
     streaming: bool,
     departure: bool,
+    waits: bool,
 ) -> Option<f64> {
     let lat = match streaming.then(|| streaming_latency(p)).flatten() {
         Some(l) => l,
@@ -398,12 +415,22 @@ pub fn latency_chain_ns(
     if requests <= 0.0 {
         return None;
     }
-    let chain = requests / warps as f64;
+    // Waiting periods of the warp: one per request unless the statistics say how many
+    // requests were in flight together.
+    let periods = if waits && stats.load_waits > 0 {
+        (stats.load_waits as f64).min(requests)
+    } else {
+        requests
+    };
+    let chain = periods / warps as f64;
+    let per_period = requests / periods;
     let first_touch = if wg.unique_read > 0.0 && wg.load > 0.0 {
         (wg.unique_read / wg.load).min(1.0)
     } else {
         1.0
     };
+    // A period reaches DRAM when any of its requests does.
+    let first_touch = 1.0 - (1.0 - first_touch).powf(per_period);
     // Re-reads of the work-group's own sectors hit its L1 when there is one, else the L2.
     // An uncoalesced request is served one line after the other (Hong & Kim's departure
     // delay of uncoalesced accesses): from the L1's latency for one line per request to
@@ -412,7 +439,7 @@ pub fn latency_chain_ns(
     let lines = stats.global_loads.lines as f64 / requests;
     if departure {
         // Every line of a request passes the L1 one per clock, hit or miss.
-        let extra = (lines - 1.0).max(0.0) * 1e3 / p.clock_mhz.max(1.0);
+        let extra = (lines * per_period - 1.0).max(0.0) * 1e3 / p.clock_mhz.max(1.0);
         let hit = if has_l1(p) { l1_latency(p, lat) } else { l2 };
         let l = first_touch * lat + (1.0 - first_touch) * hit + extra;
         return Some(rounds.max(1) as f64 * chain * l);

@@ -211,6 +211,12 @@ pub struct ModelOptions {
     /// and every store request passes its pipeline on the way to the L2; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub l1_stores: bool,
+    /// With `latency_bound`: the serialised-latency chain counts a warp's memory waiting
+    /// periods (`WorkGroupStats::load_waits`: loads in flight together wait once) instead
+    /// of one per load request, where the statistics have them
+    /// ([`super::memory::latency_chain_ns`]; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub load_waits: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -244,6 +250,7 @@ impl ModelOptions {
         "in_flight_dram",
         "departure_delay",
         "l1_stores",
+        "load_waits",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -264,6 +271,7 @@ impl ModelOptions {
             "in_flight_dram" => &mut self.in_flight_dram,
             "departure_delay" => &mut self.departure_delay,
             "l1_stores" => &mut self.l1_stores,
+            "load_waits" => &mut self.load_waits,
             _ => return None,
         })
     }
@@ -320,6 +328,7 @@ impl ModelOptions {
             in_flight_dram: true,
             departure_delay: true,
             l1_stores: true,
+            load_waits: true,
         }
     }
 
@@ -761,6 +770,7 @@ pub fn project(
             waves,
             opts.streaming_latency,
             opts.departure_delay,
+            opts.load_waits,
         )
         .unwrap_or(0.0)
     } else {

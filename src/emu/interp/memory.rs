@@ -178,6 +178,8 @@ impl<'m> Machine<'m> {
                     }
                 }
             });
+            self.global_load |= !store;
+            self.global_store |= store;
             let sectors = count_distinct(&mut self.scratch);
             let lines = count_distinct(&mut self.scratch2);
             let g = if store {

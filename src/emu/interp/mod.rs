@@ -38,6 +38,7 @@ macro_rules! lanes {
     }};
 }
 
+mod deps;
 mod ext;
 mod memory;
 mod numeric;
@@ -77,6 +78,16 @@ struct Warp {
     async_seq: u64,
     /// Warp-level instructions this warp has executed (for extrapolation).
     instrs: u64,
+    /// Per register slot: the memory waiting period at whose end its value is ready
+    /// (`deps`).
+    ready: Vec<u32>,
+    /// Memory waiting periods this warp has had (`deps`).
+    epoch: u32,
+    /// `epoch` when the current basic block began (or the last fence): loads of the block
+    /// can be issued from there on (`deps`).
+    block_start: u32,
+    /// The latest level of a load this warp issued (`deps`).
+    last_load: u32,
 }
 
 enum Yield {
@@ -107,6 +118,8 @@ struct Acc {
     atomics: u64,
     /// per arg: (read, written) ranges
     fp: Vec<(Vec<[u64; 2]>, Vec<[u64; 2]>)>,
+    /// Memory waiting periods of the warps (`deps`).
+    load_waits: u64,
 }
 
 #[inline(always)]
@@ -155,6 +168,14 @@ pub(crate) struct Machine<'m> {
     skipped: u64,
     /// Per argument: a skipped loop may have read it.
     skipped_reads: Vec<bool>,
+    /// Per pc: the slots the instruction reads and writes (`deps`).
+    deps: Vec<deps::Dep>,
+    /// The current instruction loads global (or constant) memory.
+    global_load: bool,
+    /// The current instruction stores to global memory.
+    global_store: bool,
+    /// Scratch for the readiness of φ copies.
+    ready_tmp: Vec<u32>,
 }
 
 /// Result of one emulation before conversion to public statistics.
@@ -246,6 +267,10 @@ pub(crate) fn run(
         skips: cfg.skip_write_free_loops.then_some(&k.loop_skips),
         skipped: 0,
         skipped_reads: vec![false; args.len()],
+        deps: deps::deps(m),
+        global_load: false,
+        global_store: false,
+        ready_tmp: Vec::new(),
     };
     // Warps.
     let (template, arg_err) =
@@ -510,6 +535,10 @@ fn make_warps(
             started: false,
             async_seq: 0,
             instrs: 0,
+            ready: vec![0; m.nslots as usize],
+            epoch: 0,
+            block_start: 0,
+            last_load: 0,
         });
     }
     warps
@@ -606,6 +635,7 @@ fn statistics(
         requests: sc(a.ls.requests),
         bank_conflict_replays: sc(a.ls.bank_conflict_replays),
     };
+    st.load_waits = sc(a.load_waits);
     st.divergent_branches = sc(a.divergent);
     st.barriers = sc(a.barriers);
     st.atomics = sc(a.atomics);
@@ -664,7 +694,10 @@ impl<'m> Machine<'m> {
                         any_barrier = true;
                         all_done = false;
                     }
-                    Yield::Done => warps[wi].done = true,
+                    Yield::Done => {
+                        warps[wi].done = true;
+                        self.acc.load_waits += warps[wi].retire();
+                    }
                     Yield::Budget => {
                         // statistics only: a footprint derivation (loops skipped) that runs
                         // out is refused whatever its progress
@@ -702,6 +735,7 @@ impl<'m> Machine<'m> {
         wp.instrs += after - before;
         if let Yield::Done = y? {
             wp.done = true;
+            self.acc.load_waits += wp.retire();
         }
         Ok(())
     }
@@ -756,6 +790,7 @@ impl<'m> Machine<'m> {
         }
         let w = self.w;
         let copies = &self.m.phis[r.start as usize..(r.start + r.len) as usize];
+        wp.phi_ready(copies, &mut self.ready_tmp);
         if copies.len() == 1 {
             let (d, s) = copies[0];
             lanes!(mask, l, {

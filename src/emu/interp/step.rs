@@ -29,6 +29,8 @@ impl<'m> Machine<'m> {
             let (c, w) = (m.class[pc] as usize, m.issues[pc] as u64);
             self.acc.cnt[c][0] += w;
             self.acc.cnt[c][1] += w * mask.count_ones() as u64;
+            self.global_load = false;
+            self.global_store = false;
             let flow = match inst {
                 Inst::Bin { .. }
                 | Inst::VecTimesScalar { .. }
@@ -75,6 +77,12 @@ impl<'m> Machine<'m> {
                 }
                 Inst::Nop => Flow::Next,
             };
+            let global_load =
+                self.global_load && matches!(inst, Inst::Load { .. } | Inst::VLoad { .. });
+            // Later loads stay behind a branch, a barrier, a call or return, and a global
+            // store or atomic (which they may alias).
+            let fence = !matches!(flow, Flow::Next) || self.global_store;
+            self.acc.load_waits += wp.issue(&self.deps[pc], global_load, fence);
             match flow {
                 Flow::Next => wp.pc += 1,
                 Flow::Jump => {}
@@ -493,6 +501,7 @@ impl<'m> Machine<'m> {
                         };
                     }
                     if ptr >> TAG_SHIFT == TAG_GLOBAL {
+                        self.global_store = true;
                         let b = ((ptr >> BUF_SHIFT) & 0xfffff) as usize;
                         let off = ptr & OFF_MASK;
                         if let Some(fp) = self.acc.fp.get_mut(b) {
@@ -521,6 +530,7 @@ impl<'m> Machine<'m> {
                 args,
                 k2,
                 bcast,
+                ..
             } => {
                 if *bcast == 0 && *k == Sc::F32 && matches!(op, spirv::CLOp::mad | spirv::CLOp::fma)
                 {

@@ -97,6 +97,7 @@ impl<'a> Decoder<'a> {
                 args,
                 k2,
                 bcast,
+                nargs: nargs as u8,
             },
             c,
         );

@@ -436,6 +436,8 @@ pub(crate) enum Inst {
         k2: Sc,
         /// Bit j set: argument j is a scalar broadcast over the `n` components.
         bcast: u8,
+        /// Arguments in `args` (the others are 0).
+        nargs: u8,
     },
     /// `shuffle(x, mask)` / `shuffle2(x, y, mask)` built-ins.
     DynShuffle {
