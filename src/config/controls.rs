@@ -508,6 +508,20 @@ opening costs an app that exits soon after at most what splitting could have gai
 (`devices_ready_ms` 427-579 ms). `0`: open at the second launch of a kernel long enough to \
 split.",
     }
+    balance_split_floor_us: u64 {
+        name: "CLPRISM_BALANCE_SPLIT_FLOOR",
+        reader: Library,
+        values: "MICROSECONDS",
+        default: "1000" => |_| 1000,
+        parse: |v, _| v.parse::<u64>().ok(),
+        example: "500",
+        usage: "balance auto: what a split launch is assumed to cost at least on a GPU before one is measured",
+        doc: "`CLPRISM_SPLIT=auto` estimates no split launch below this much wall time while none \
+was measured on a GPU or accelerator app device (the barrier on the app's queue, an enqueue and a \
+completion per device): a launch shorter than about twice it is kept whole until a split of \
+another kernel measures the real floor. Once splits are measured, the shortest of them replaces \
+it (`exec::launch::split_floor`). CPU app devices assume 50 us.",
+    }
     balance_siblings: crate::config::Siblings {
         name: "CLPRISM_BALANCE_SIBLINGS",
         reader: Library,

@@ -64,6 +64,8 @@ pub(super) struct Known<'a> {
     pub link_latency_ns: f64,
     /// The shortest split launch measured in this process, ns (0: none yet).
     pub split_floor_ns: f64,
+    /// Whether `split_floor_ns` is the prior assumed before a split was measured.
+    pub split_floor_assumed: bool,
     /// What trying a split first costs, ns: the build on the balance devices and the
     /// footprint derivation, estimated by the app's own build of the program. Read only for
     /// a kernel never split (`memo` none); the caller may leave it 0 otherwise.
@@ -216,6 +218,7 @@ pub(super) fn early(
         link_latency_ns: k.link_latency_ns,
         min_gain: 0.05,
         split_floor_ns: k.split_floor_ns,
+        split_floor_assumed: k.split_floor_assumed,
         merge_by_diff,
         measured_merge_ns: k.merge_ns,
     };
@@ -530,6 +533,7 @@ mod tests {
             host_bytes_per_ns: 10.0,
             link_latency_ns: 0.0,
             split_floor_ns: ASSUMED_SPLIT_FLOOR_NS,
+            split_floor_assumed: true,
             trial_cost_ns: 0.0,
             forgone_ns: 0.0,
             memo,
@@ -696,6 +700,7 @@ mod tests {
             let j = launch(id, &program, &args, 64 * 4096);
             let k = Known {
                 split_floor_ns: 0.0,
+                split_floor_assumed: false,
                 ..known(1000.0, Some(&rates), Some(&memo), &last)
             };
             early(&j, 2, 0, &k, &mut None, pool)

@@ -68,6 +68,10 @@ pub struct SplitInputs {
     /// smallest split costs; 0 before one is measured). No split is estimated below it
     /// (PoCL, 3 CPU devices: 390 µs for 4,096 work-items of CLBlast's axpy).
     pub split_floor_ns: f64,
+    /// Whether `split_floor_ns` is the prior assumed before any split was measured
+    /// (`CLPRISM_BALANCE_SPLIT_FLOOR` on a GPU) rather than a measured split: the reason
+    /// says which.
+    pub split_floor_assumed: bool,
 }
 
 /// The verdict, with the estimates behind it (for the `schedule` record).
@@ -131,7 +135,15 @@ pub fn decide(i: &SplitInputs) -> SplitDecision {
                 String::new()
             },
             if floor_binds {
-                format!("; no split launch takes less than {:.2} ms (the shortest split so far)", ms(i.split_floor_ns))
+                format!(
+                    "; no split launch takes less than {:.2} ms ({})",
+                    ms(i.split_floor_ns),
+                    if i.split_floor_assumed {
+                        "assumed before a split is measured, CLPRISM_BALANCE_SPLIT_FLOOR"
+                    } else {
+                        "the shortest split so far"
+                    }
+                )
             } else {
                 String::new()
             },
@@ -160,6 +172,7 @@ mod tests {
             host_bytes_per_ns: 10.0,
             min_gain: 0.05,
             split_floor_ns: 0.0,
+            split_floor_assumed: false,
         }
     }
 

@@ -166,7 +166,7 @@ pub(super) struct WorkerState {
     split_floor_ns: f64,
     /// The shortest first split of a kernel without its one-time phases (build, footprint,
     /// snapshot, upload ring), ns (0: none): a bound on the floor that a GPU's prior
-    /// ([`GPU_SPLIT_FLOOR_PRIOR_NS`]) gives way to before a kernel split twice.
+    /// ([`gpu_split_floor_prior_ns`]) gives way to before a kernel split twice.
     trial_floor_ns: f64,
     /// Kernels (`kernel_id`) split at least once.
     split_once: rustc_hash::FxHashSet<String>,
@@ -264,12 +264,15 @@ pub(super) enum AsyncOutcome {
 type HistoryKey = (String, u64, Vec<usize>);
 
 /// What a split launch is assumed to cost at least on a GPU app device before one was
-/// measured, ns: 1 ms. Resident jacobi-2d launches over 4 H200s took 1.28 ms (median) with
-/// only 0.11-0.33 ms of chunks (results/session19-2026-11-27): the barrier on the app's
-/// queue, an enqueue and a completion per device. With the CPU devices' 50 µs instead,
-/// `auto` tried a split of jacobi-2d's 1 ms launches once per kernel, and the try's
-/// one-time costs made the run 1.24-1.42x native (not re-measured with this prior).
-const GPU_SPLIT_FLOOR_PRIOR_NS: f64 = 1e6;
+/// measured, ns (`CLPRISM_BALANCE_SPLIT_FLOOR`, default 1 ms). Resident jacobi-2d launches
+/// over 4 H200s took 1.28 ms (median) with only 0.11-0.33 ms of chunks
+/// (results/session19-2026-11-27): the barrier on the app's queue, an enqueue and a
+/// completion per device. With the CPU devices' 50 µs instead, `auto` tried a split of
+/// jacobi-2d's 1 ms launches once per kernel, and the try's one-time costs made the run
+/// 1.24-1.42x native (not re-measured with this prior).
+fn gpu_split_floor_prior_ns() -> f64 {
+    crate::config::get().balance_split_floor_us as f64 * 1e3
+}
 
 /// The transfer figures of a split whose remote devices' links are `links`: the host rate
 /// `host_rate` (bytes per ns) or the slowest link's, whichever is lower, and the slowest
@@ -298,15 +301,15 @@ fn moved_arrays(fetched: Option<u64>, resident: Option<u64>) -> bool {
 /// The split floor from the shortest later split (`later_ns`) and the shortest first split
 /// without its one-time phases (`first_ns`), ns, 0 meaning none of that kind yet: the shorter
 /// of the two once a later split was measured; before, the prior of the app's device kind
-/// ([`GPU_SPLIT_FLOOR_PRIOR_NS`] on a GPU or accelerator, lowered by a shorter first split;
-/// `decide::ASSUMED_SPLIT_FLOOR_NS` otherwise).
-fn split_floor(later_ns: f64, first_ns: f64, gpu: bool) -> f64 {
+/// (`gpu_prior_ns` on a GPU or accelerator, lowered by a shorter first split;
+/// `decide::ASSUMED_SPLIT_FLOOR_NS` otherwise). The flag says whether the floor is a prior.
+fn split_floor(later_ns: f64, first_ns: f64, gpu: bool, gpu_prior_ns: f64) -> (f64, bool) {
     match (later_ns > 0.0, first_ns > 0.0) {
-        (true, true) => later_ns.min(first_ns),
-        (true, false) => later_ns,
-        (false, true) if gpu => first_ns.min(GPU_SPLIT_FLOOR_PRIOR_NS),
-        (false, _) if gpu => GPU_SPLIT_FLOOR_PRIOR_NS,
-        (false, _) => super::decide::ASSUMED_SPLIT_FLOOR_NS,
+        (true, true) => (later_ns.min(first_ns), false),
+        (true, false) => (later_ns, false),
+        (false, true) if gpu => (first_ns.min(gpu_prior_ns), first_ns >= gpu_prior_ns),
+        (false, _) if gpu => (gpu_prior_ns, true),
+        (false, _) => (super::decide::ASSUMED_SPLIT_FLOOR_NS, true),
     }
 }
 
@@ -667,7 +670,7 @@ impl WorkerState {
     }
 
     /// The shortest split launch measured so far, ns; before one, what a split is assumed to
-    /// cost at least: [`GPU_SPLIT_FLOOR_PRIOR_NS`] when the app's device is a GPU or an
+    /// cost at least: [`gpu_split_floor_prior_ns`] when the app's device is a GPU or an
     /// accelerator (or the shortest first split without its one-time work, when shorter:
     /// fdtd-2d's kernel 3 split in 0.80 ms at its first split, 0.93 ms later, on 2 H200s,
     /// results/session20 `f-logs`), else `decide::ASSUMED_SPLIT_FLOOR_NS`.
@@ -679,9 +682,14 @@ impl WorkerState {
     /// kernel 3 (halo fetches) split in 1.37 ms after kernel 2's first split had taken
     /// 0.63 ms, and every later launch of all three kernels was kept whole as "no split
     /// launch takes less than 1.37 ms" (results/session22-2026-11-28, call a).
-    fn split_floor_or_prior(&self, app_device: cl_device_id) -> f64 {
+    fn split_floor_or_prior(&self, app_device: cl_device_id) -> (f64, bool) {
         let gpu = crate::registry::device::is_gpu_like(app_device);
-        split_floor(self.split_floor_ns, self.trial_floor_ns, gpu)
+        split_floor(
+            self.split_floor_ns,
+            self.trial_floor_ns,
+            gpu,
+            gpu_split_floor_prior_ns(),
+        )
     }
 
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
@@ -741,6 +749,7 @@ impl WorkerState {
         } else {
             0.0
         };
+        let (floor_ns, floor_assumed) = self.split_floor_or_prior(job.app_device);
         let known = super::decide::Known {
             home_ns_per_work_group: self
                 .whole
@@ -751,7 +760,8 @@ impl WorkerState {
             merge_ns: self.merge_cost.get(kid).copied(),
             host_bytes_per_ns,
             link_latency_ns,
-            split_floor_ns: self.split_floor_or_prior(job.app_device),
+            split_floor_ns: floor_ns,
+            split_floor_assumed: floor_assumed,
             trial_cost_ns,
             forgone_ns: self.forgone.get(&*job.program.hash).copied().unwrap_or(0.0),
             split_effect: self.split_effect.get(&*job.program.hash).copied(),
@@ -1284,17 +1294,18 @@ mod tests {
     /// (a single slow later split does not raise the floor above a faster first split).
     #[test]
     fn the_split_floor_is_the_shortest_split_of_either_kind() {
-        let prior = GPU_SPLIT_FLOOR_PRIOR_NS;
-        assert_eq!(split_floor(0.0, 0.0, true), prior);
-        assert_eq!(split_floor(0.0, 0.63e6, true), 0.63e6);
-        assert_eq!(split_floor(0.0, 3e6, true), prior);
-        assert_eq!(split_floor(1.37e6, 0.63e6, true), 0.63e6);
-        assert_eq!(split_floor(0.5e6, 0.63e6, true), 0.5e6);
-        assert_eq!(split_floor(1.37e6, 0.0, true), 1.37e6);
+        let prior = 1e6;
+        let floor = |later, first, gpu| split_floor(later, first, gpu, prior);
+        assert_eq!(floor(0.0, 0.0, true), (prior, true));
+        assert_eq!(floor(0.0, 0.63e6, true), (0.63e6, false));
+        assert_eq!(floor(0.0, 3e6, true), (prior, true));
+        assert_eq!(floor(1.37e6, 0.63e6, true), (0.63e6, false));
+        assert_eq!(floor(0.5e6, 0.63e6, true), (0.5e6, false));
+        assert_eq!(floor(1.37e6, 0.0, true), (1.37e6, false));
         assert_eq!(
-            split_floor(0.0, 0.01e6, false),
-            crate::exec::decide::ASSUMED_SPLIT_FLOOR_NS
+            floor(0.0, 0.01e6, false),
+            (crate::exec::decide::ASSUMED_SPLIT_FLOOR_NS, true)
         );
-        assert_eq!(split_floor(0.4e6, 0.2e6, false), 0.2e6);
+        assert_eq!(floor(0.4e6, 0.2e6, false), (0.2e6, false));
     }
 }

@@ -869,6 +869,13 @@ impl WorkerState {
             .map(|b| b.size as u64)
             .sum();
         let (host_bytes_per_ns, link_latency_ns) = self.transfer_figures(plan.devs.iter().copied());
+        // (on CPU devices the full decision assumes no floor before a split measured one)
+        let (floor_ns, floor_assumed) =
+            if self.split_floor_ns > 0.0 || crate::registry::device::is_gpu_like(job.app_device) {
+                self.split_floor_or_prior(job.app_device)
+            } else {
+                (0.0, false)
+            };
         sched::split::SplitInputs {
             work_groups: plan.shape.units * plan.shape.wgs_per_unit,
             home_whole_ns_per_work_group: self
@@ -893,13 +900,8 @@ impl WorkerState {
             link_latency_ns,
             min_gain: 0.05,
             // (on CPU devices the full decision assumes no floor before a split measured one)
-            split_floor_ns: if self.split_floor_ns > 0.0
-                || crate::registry::device::is_gpu_like(job.app_device)
-            {
-                self.split_floor_or_prior(job.app_device)
-            } else {
-                0.0
-            },
+            split_floor_ns: floor_ns,
+            split_floor_assumed: floor_assumed,
             merge_by_diff: plan.home_d.is_none(),
             measured_merge_ns: self.merge_cost.get(&kid).copied(),
         }
