@@ -512,15 +512,17 @@ split.",
         name: "CLPRISM_BALANCE_SPLIT_FLOOR",
         reader: Library,
         values: "MICROSECONDS",
-        default: "1000" => |_| 1000,
+        default: "500" => |_| 500,
         parse: |v, _| v.parse::<u64>().ok(),
         example: "500",
         usage: "balance auto: what a split launch is assumed to cost at least on a GPU before one is measured",
         doc: "`CLPRISM_SPLIT=auto` estimates no split launch below this much wall time while none \
 was measured on a GPU or accelerator app device (the barrier on the app's queue, an enqueue and a \
 completion per device): a launch shorter than about twice it is kept whole until a split of \
-another kernel measures the real floor. Once splits are measured, the shortest of them replaces \
-it (`exec::launch::split_floor`). CPU app devices assume 50 us.",
+another kernel measures the real floor. A shorter measured split replaces it at once, and once \
+four later splits (not a kernel's first) were measured, the shortest split replaces it even when \
+longer (`exec::launch::floor`). The default is about what a split launch issued behind the one \
+before took on 2 and 4 H200s (0.55-0.70 ms). CPU app devices assume 50 us.",
     }
     balance_siblings: crate::config::Siblings {
         name: "CLPRISM_BALANCE_SIBLINGS",

@@ -17,6 +17,7 @@
 
 mod ahead;
 mod chunks;
+mod floor;
 mod forecast;
 mod gates;
 mod issue;
@@ -160,14 +161,8 @@ pub(super) struct WorkerState {
     /// kernel (`kernel_id`) → what its last full split decision found, for the early
     /// decision ([`super::decide`]).
     split_memo: FxHashMap<String, super::decide::SplitMemo>,
-    /// The shortest wall time of a launch split over >= 2 devices so far, ns (0: none);
-    /// a kernel's first split (which includes the driver's compile at first enqueue) is
-    /// left out.
-    split_floor_ns: f64,
-    /// The shortest first split of a kernel without its one-time phases (build, footprint,
-    /// snapshot, upload ring), ns (0: none): a bound on the floor that a GPU's prior
-    /// ([`gpu_split_floor_prior_ns`]) gives way to before a kernel split twice.
-    trial_floor_ns: f64,
+    /// The shortest split launches so far, first and later ones ([`floor`]).
+    split_floor: floor::SplitFloor,
     /// Kernels (`kernel_id`) split at least once.
     split_once: rustc_hash::FxHashSet<String>,
     /// program source (`ProgramInfo::hash`) → what splitting would have saved on the
@@ -263,13 +258,15 @@ pub(super) enum AsyncOutcome {
 /// (kernel (`Job::kernel_id`), work-groups along the split dimension, participating devices).
 type HistoryKey = (String, u64, Vec<usize>);
 
-/// What a split launch is assumed to cost at least on a GPU app device before one was
-/// measured, ns (`CLPRISM_BALANCE_SPLIT_FLOOR`, default 1 ms). Resident jacobi-2d launches
-/// over 4 H200s took 1.28 ms (median) with only 0.11-0.33 ms of chunks
-/// (results/session19-2026-11-27): the barrier on the app's queue, an enqueue and a
-/// completion per device. With the CPU devices' 50 µs instead, `auto` tried a split of
-/// jacobi-2d's 1 ms launches once per kernel, and the try's one-time costs made the run
-/// 1.24-1.42x native (not re-measured with this prior).
+/// What a split launch is assumed to cost at least on a GPU app device before enough were
+/// measured ([`floor`]), ns (`CLPRISM_BALANCE_SPLIT_FLOOR`, default 0.5 ms). A split launch
+/// issued behind the one before costs what it adds after that one's end: fdtd-2d's took
+/// about 0.55 ms over 4 H200s (session 27) and 0.70 ms on average over 2. Resident jacobi-2d
+/// launches over 4 H200s, one at a time, took 1.28 ms (median) with only 0.11-0.33 ms of
+/// chunks (results/session19-2026-11-27); that was the prior (1 ms) before launches were
+/// issued ahead, and it kept jacobi-2d and a third of fdtd-2d's launches whole in `auto`
+/// (2 H200s: fdtd-2d 1.37-1.39x native at 1 ms, 1.52-1.53x at 0.5 ms, 1.47-1.51x at 0.3 ms;
+/// results/session28-2026-11-28, call a).
 fn gpu_split_floor_prior_ns() -> f64 {
     crate::config::get().balance_split_floor_us as f64 * 1e3
 }
@@ -295,21 +292,6 @@ fn moved_arrays(fetched: Option<u64>, resident: Option<u64>) -> bool {
     match (fetched, resident) {
         (Some(f), Some(r)) => f > 0 && f.saturating_mul(4) >= r,
         _ => false,
-    }
-}
-
-/// The split floor from the shortest later split (`later_ns`) and the shortest first split
-/// without its one-time phases (`first_ns`), ns, 0 meaning none of that kind yet: the shorter
-/// of the two once a later split was measured; before, the prior of the app's device kind
-/// (`gpu_prior_ns` on a GPU or accelerator, lowered by a shorter first split;
-/// `decide::ASSUMED_SPLIT_FLOOR_NS` otherwise). The flag says whether the floor is a prior.
-fn split_floor(later_ns: f64, first_ns: f64, gpu: bool, gpu_prior_ns: f64) -> (f64, bool) {
-    match (later_ns > 0.0, first_ns > 0.0) {
-        (true, true) => (later_ns.min(first_ns), false),
-        (true, false) => (later_ns, false),
-        (false, true) if gpu => (first_ns.min(gpu_prior_ns), first_ns >= gpu_prior_ns),
-        (false, _) if gpu => (gpu_prior_ns, true),
-        (false, _) => (super::decide::ASSUMED_SPLIT_FLOOR_NS, true),
     }
 }
 
@@ -684,12 +666,7 @@ impl WorkerState {
     /// launch takes less than 1.37 ms" (results/session22-2026-11-28, call a).
     fn split_floor_or_prior(&self, app_device: cl_device_id) -> (f64, bool) {
         let gpu = crate::registry::device::is_gpu_like(app_device);
-        split_floor(
-            self.split_floor_ns,
-            self.trial_floor_ns,
-            gpu,
-            gpu_split_floor_prior_ns(),
-        )
+        self.split_floor.get(gpu, gpu_split_floor_prior_ns())
     }
 
     /// A footprint derivation for `job` took `ns`: the ratio of that to the kernel's time per
@@ -1000,14 +977,8 @@ impl WorkerState {
     /// driver's first enqueue of the kernel on each device).
     fn note_split(&mut self, kid: &str, schedule: &Schedule, wall_ns: u64) {
         let w = super::decide::split_wall_without_one_time_work(schedule, wall_ns);
-        let floor = if self.split_once.insert(kid.to_string()) {
-            &mut self.trial_floor_ns
-        } else {
-            &mut self.split_floor_ns
-        };
-        if *floor == 0.0 || w < *floor {
-            *floor = w;
-        }
+        let first = self.split_once.insert(kid.to_string());
+        self.split_floor.note(first, w);
     }
 
     /// Builds the launch's kernel on every balance device (once per program variant).
@@ -1287,25 +1258,5 @@ mod tests {
         assert!(!moved_arrays(Some(gib), None));
         assert!(!moved_arrays(Some(0), Some(0)));
         assert!(!moved_arrays(None, Some(gib)));
-    }
-
-    /// The split floor: the GPU prior until a split was measured, lowered by a shorter first
-    /// split; once later splits were measured, the shorter of theirs and the first splits'
-    /// (a single slow later split does not raise the floor above a faster first split).
-    #[test]
-    fn the_split_floor_is_the_shortest_split_of_either_kind() {
-        let prior = 1e6;
-        let floor = |later, first, gpu| split_floor(later, first, gpu, prior);
-        assert_eq!(floor(0.0, 0.0, true), (prior, true));
-        assert_eq!(floor(0.0, 0.63e6, true), (0.63e6, false));
-        assert_eq!(floor(0.0, 3e6, true), (prior, true));
-        assert_eq!(floor(1.37e6, 0.63e6, true), (0.63e6, false));
-        assert_eq!(floor(0.5e6, 0.63e6, true), (0.5e6, false));
-        assert_eq!(floor(1.37e6, 0.0, true), (1.37e6, false));
-        assert_eq!(
-            floor(0.0, 0.01e6, false),
-            (crate::exec::decide::ASSUMED_SPLIT_FLOOR_NS, true)
-        );
-        assert_eq!(floor(0.4e6, 0.2e6, false), (0.2e6, false));
     }
 }

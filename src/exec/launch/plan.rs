@@ -870,12 +870,13 @@ impl WorkerState {
             .sum();
         let (host_bytes_per_ns, link_latency_ns) = self.transfer_figures(plan.devs.iter().copied());
         // (on CPU devices the full decision assumes no floor before a split measured one)
-        let (floor_ns, floor_assumed) =
-            if self.split_floor_ns > 0.0 || crate::registry::device::is_gpu_like(job.app_device) {
-                self.split_floor_or_prior(job.app_device)
-            } else {
-                (0.0, false)
-            };
+        let (floor_ns, floor_assumed) = if self.split_floor.measured()
+            || crate::registry::device::is_gpu_like(job.app_device)
+        {
+            self.split_floor_or_prior(job.app_device)
+        } else {
+            (0.0, false)
+        };
         sched::split::SplitInputs {
             work_groups: plan.shape.units * plan.shape.wgs_per_unit,
             home_whole_ns_per_work_group: self
