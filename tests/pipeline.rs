@@ -169,3 +169,46 @@ fn halos_pushed_for_the_expected_launch_are_in_place_when_it_comes() {
         "off: only {fetching} launches fetched halos"
     );
 }
+
+/// `clFinish` after each launch (jacobi-2d's pattern): the app's finish of a queue that holds
+/// only launches the launch thread has finished is served by clprism (`CLPRISM_DEBUG=1`
+/// counts them at exit), with a write by the app half-way (`finish-write`), and the app reads
+/// the native run's bytes; with `CLPRISM_BALANCE_EARLY_FINISH=off` every finish goes to the
+/// driver.
+#[test]
+fn finish_of_a_queue_of_finished_launches_is_served_without_the_driver() {
+    let served = |stderr: &str| -> (usize, usize) {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("balance: clFinish: "))
+            .unwrap_or_else(|| panic!("no clFinish count at exit:\n{stderr}"));
+        let n = |after: &str| -> usize {
+            let tail = &line[line.find(after).expect(after) + after.len()..];
+            let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().expect("a count")
+        };
+        let by_driver = line.rsplit(", ").next().unwrap_or("");
+        let driver: String = by_driver.chars().take_while(char::is_ascii_digit).collect();
+        (n("clFinish: "), driver.parse().expect("a count"))
+    };
+    for mode in ["finish", "finish-write"] {
+        let (s, err) = run_resident_stderr(mode, &[("CLPRISM_DEBUG", "1")]);
+        let (clprism, driver) = served(&err);
+        let threaded = s.iter().filter(|x| x["launch_thread"] == true).count();
+        eprintln!("{mode}: {clprism} finishes served by clprism, {driver} by the driver, {threaded} launches on the launch thread");
+        assert!(
+            clprism >= ITERS * 3 / 4,
+            "{mode}: only {clprism} of {ITERS} finishes served by clprism ({driver} by the driver)"
+        );
+    }
+    let (_, err) = run_resident_stderr(
+        "finish",
+        &[
+            ("CLPRISM_DEBUG", "1"),
+            ("CLPRISM_BALANCE_EARLY_FINISH", "off"),
+        ],
+    );
+    let (clprism, driver) = served(&err);
+    assert_eq!(clprism, 0, "served by clprism with the option off");
+    assert!(driver >= ITERS, "only {driver} finishes went to the driver");
+}

@@ -49,6 +49,9 @@ pub extern "C" fn clprism_exit(_: *mut c_void) {
         if let Some(line) = crate::exec::directory_summary() {
             crate::config::eprintln_safe(&format!("clprism: balance: {line}"));
         }
+        if let Some(line) = crate::exec::finish_summary() {
+            crate::config::debug(|| line);
+        }
         crate::log::shutdown();
     });
 }

@@ -647,6 +647,21 @@ guess only moves bytes. Not over PoCL-Remote devices (as \
 `CLPRISM_BALANCE_PIPELINE`, which it needs). The record says `schedule.pushed_bytes` \
 (`exec::launch::forecast`).",
     }
+    balance_early_finish: bool {
+        name: "CLPRISM_BALANCE_EARLY_FINISH",
+        reader: Library,
+        values: "on|off",
+        default: "on" => |_| true,
+        parse: on_off,
+        example: "off",
+        usage: "balance: serve the app's clFinish when its queue holds only finished balanced launches",
+        doc: "`on`: the app's `clFinish` of a queue whose latest commands are balanced launches \
+handed to the launch thread (nothing else enqueued there since, no event of theirs given to \
+the app) returns once the launch thread has finished them, without asking the driver: the driver \
+would wait for the user events that gate the app's queue to be delivered (about 60 us per \
+wait on NVIDIA's driver), which an app that waits at every time step pays at each. \
+`off`: every `clFinish` goes to the driver (`exec::pipeline::Pipeline::finish_early`).",
+    }
     balance_issue_parallel: Option<bool> {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,

@@ -701,6 +701,48 @@ pub fn note_app_command(q: usize) {
     }
 }
 
+/// The app got the event of a balanced launch it enqueued on queue `q`
+/// (`pipeline::Pipeline::note_event_handed`).
+pub fn note_event_handed(q: usize) {
+    if let Some(Ok(e)) = balance().engine.get() {
+        e.pipeline.note_event_handed(q);
+    }
+}
+
+/// The app's `clFinish` of queue `q`: true when clprism served it, every launch on the queue
+/// done and nothing else pending there but clprism's opened barriers
+/// (`pipeline::Pipeline::finish_early`, `CLPRISM_BALANCE_EARLY_FINISH`); false: the caller
+/// goes to the driver.
+pub fn finish_early(q: usize) -> bool {
+    if !crate::config::get().balance_early_finish {
+        return false;
+    }
+    match balance().engine.get() {
+        Some(Ok(e)) => e.pipeline.finish_early(q),
+        _ => false,
+    }
+}
+
+/// The line `CLPRISM_DEBUG=1` prints at exit on how the app's `clFinish` calls were served
+/// (`None`: the devices were not opened).
+pub fn finish_summary() -> Option<String> {
+    let Some(Ok(e)) = balance().engine.get() else {
+        return None;
+    };
+    let (served, driver) = e.pipeline.finish_counts();
+    Some(format!(
+        "balance: clFinish: {served} served by clprism (CLPRISM_BALANCE_EARLY_FINISH), {driver} by the driver"
+    ))
+}
+
+/// The driver's `clFinish` of queue `q` returned `CL_SUCCESS`
+/// (`pipeline::Pipeline::note_driver_finish`).
+pub fn note_driver_finish(q: usize) {
+    if let Some(Ok(e)) = balance().engine.get() {
+        e.pipeline.note_driver_finish(q);
+    }
+}
+
 /// Waits until clprism's launch thread has finished every balanced launch submitted so far
 /// (`exec::pipeline`); returns at once when none is in flight. Called before an app command
 /// that uses buffers outside a balanced launch.

@@ -549,6 +549,7 @@ unsafe fn balance_rest(
                 cl::release_event(end);
             } else {
                 *event = end;
+                exec::note_event_handed(q as usize);
             }
             crate::config::debug(|| format!("launch {}: handed to the launch thread", rec.seq));
             return Ok(CL_SUCCESS);

@@ -312,6 +312,23 @@ unsafe fn answer(value: &[u8], size: usize, out: *mut c_void, size_ret: *mut usi
     CL_SUCCESS
 }
 
+/// `clFinish`: in balance mode, served by clprism when the queue holds only balanced launches
+/// the launch thread has finished (`exec::finish_early`); otherwise the driver's.
+pub unsafe fn clFinish(q: cl_command_queue) -> cl_int {
+    let f = real!(clFinish, crate::loader::UNAVAILABLE);
+    if passthrough() || crate::config::get().mode != crate::config::Mode::Balance {
+        return f(q);
+    }
+    if crate::exec::finish_early(q as usize) {
+        return CL_SUCCESS;
+    }
+    let r = f(q);
+    if r == CL_SUCCESS {
+        crate::exec::note_driver_finish(q as usize);
+    }
+    r
+}
+
 pub unsafe fn clGetCommandQueueInfo(
     q: cl_command_queue,
     param: cl_command_queue_info,
