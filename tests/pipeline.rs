@@ -172,9 +172,10 @@ fn halos_pushed_for_the_expected_launch_are_in_place_when_it_comes() {
 
 /// `clFinish` after each launch (jacobi-2d's pattern): the app's finish of a queue that holds
 /// only launches the launch thread has finished is served by clprism (`CLPRISM_DEBUG=1`
-/// counts them at exit), with a write by the app half-way (`finish-write`), and the app reads
-/// the native run's bytes; with `CLPRISM_BALANCE_EARLY_FINISH=off` every finish goes to the
-/// driver.
+/// counts them at exit), with a write by the app half-way (`finish-write`) and with the
+/// launch thread and the finish polling before they sleep (`CLPRISM_BALANCE_SPIN=on`), and
+/// the app reads the native run's bytes; with `CLPRISM_BALANCE_EARLY_FINISH=off` every finish
+/// goes to the driver.
 #[test]
 fn finish_of_a_queue_of_finished_launches_is_served_without_the_driver() {
     let served = |stderr: &str| -> (usize, usize) {
@@ -191,8 +192,16 @@ fn finish_of_a_queue_of_finished_launches_is_served_without_the_driver() {
         let driver: String = by_driver.chars().take_while(char::is_ascii_digit).collect();
         (n("clFinish: "), driver.parse().expect("a count"))
     };
-    for mode in ["finish", "finish-write"] {
-        let (s, err) = run_resident_stderr(mode, &[("CLPRISM_DEBUG", "1")]);
+    // polling before sleeping (GPU-only engines by default) on PoCL's devices too
+    for (mode, spin) in [
+        ("finish", "auto"),
+        ("finish-write", "auto"),
+        ("finish", "on"),
+    ] {
+        let (s, err) = run_resident_stderr(
+            mode,
+            &[("CLPRISM_DEBUG", "1"), ("CLPRISM_BALANCE_SPIN", spin)],
+        );
         let (clprism, driver) = served(&err);
         let threaded = s.iter().filter(|x| x["launch_thread"] == true).count();
         eprintln!("{mode}: {clprism} finishes served by clprism, {driver} by the driver, {threaded} launches on the launch thread");

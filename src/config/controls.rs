@@ -662,6 +662,26 @@ would wait for the user events that gate the app's queue to be delivered (about 
 wait on NVIDIA's driver), which an app that waits at every time step pays at each. \
 `off`: every `clFinish` goes to the driver (`exec::pipeline::Pipeline::finish_early`).",
     }
+    balance_spin: Option<bool> {
+        name: "CLPRISM_BALANCE_SPIN",
+        reader: Library,
+        values: "auto|on|off",
+        default: "auto" => |_| None,
+        parse: |v, _| match v {
+            "on" | "1" => Some(Some(true)),
+            "off" | "0" => Some(Some(false)),
+            "auto" => Some(None),
+            _ => None,
+        },
+        example: "off",
+        usage: "balance: the launch thread and a served clFinish poll before they sleep",
+        doc: "`on`: after a launch ends, the launch thread polls for the app's next launch for \
+up to 300 us before it sleeps, and a `clFinish` served by clprism (`CLPRISM_BALANCE_EARLY_FINISH`) \
+polls for up to 2 ms, so neither pays a thread's wake-up (30-45 us on the H200 hosts) once per \
+time step of an app that waits at each. `auto` (the default): on when every balance device is a \
+GPU or an accelerator; on CPU devices the polling would take the cores the kernels run on \
+(`exec::pipeline::SPIN`).",
+    }
     balance_issue_parallel: Option<bool> {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,

@@ -813,6 +813,11 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
             let ready_ms = crate::config::since_first_call().as_secs_f64() * 1e3;
             crate::config::debug(|| format!("engine ready at {ready_ms:.1} ms"));
             let (scheduler, boyer) = scheduler_settings(cfg);
+            let pipeline = pipeline::Pipeline::default();
+            pipeline.set_spin(cfg.balance_spin.unwrap_or_else(|| {
+                devs.iter()
+                    .all(|d| crate::registry::device::is_gpu_like(d.id))
+            }));
             Ok(Engine {
                 state: Mutex::new(launch::WorkerState::seeded(&devs)),
                 devices: devs,
@@ -823,7 +828,7 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
                 done_rx,
                 tracked: Default::default(),
                 traffic: Default::default(),
-                pipeline: Default::default(),
+                pipeline,
             })
         })
         .as_ref()

@@ -152,6 +152,37 @@ pub struct Pipeline {
     /// to the driver (`CLPRISM_DEBUG=1` prints both at exit).
     finishes_served: AtomicUsize,
     finishes_driver: AtomicUsize,
+    /// Every balance device is a GPU or an accelerator: the launch thread and a served
+    /// `clFinish` poll before they sleep ([`SPIN`]); on CPU devices the polling would take
+    /// the cores the kernels run on.
+    spin: std::sync::atomic::AtomicBool,
+}
+
+/// How long the launch thread polls for the app's next launch after one ends before sleeping,
+/// on GPU-only engines: a thread woken from a sleep starts 30-45 µs later on the H200 hosts
+/// (the hand-off to the launch thread, `bench/timeline.py`, results/session28-2026-11-28 call
+/// b), once per time step of an app that waits at each; its next launch came 45-90 µs after
+/// the last one's end there.
+pub const SPIN: std::time::Duration = std::time::Duration::from_micros(300);
+
+/// How long a served `clFinish` polls for the gates before sleeping, on GPU-only engines: the
+/// app waits there for the whole of its latest launch (0.3-1 ms per launch for PolyBench-ACC's
+/// stencils at 16384² over 2-4 H200s), and its wake-up after the launch's end took 44 µs from
+/// a sleep (results/session28-2026-11-28 call b). The driver's own `clFinish` polls too.
+pub const FINISH_SPIN: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Polls `ready` with `yield_now` for at most `budget`; returns whether it became true.
+fn poll_for(budget: std::time::Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + budget;
+    loop {
+        if ready() {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// A launch's start on the app's device clock, for the profiling queries of the event the
@@ -178,6 +209,11 @@ impl Pipeline {
         if self.last_queue.load(Ordering::Acquire) == q {
             self.quiet.store(false, Ordering::Release);
         }
+    }
+
+    /// Every balance device is a GPU or an accelerator (set once the engine is open).
+    pub fn set_spin(&self, gpus_only: bool) {
+        self.spin.store(gpus_only, Ordering::Relaxed);
     }
 
     /// The app got the event of a launch it enqueued on queue `q`.
@@ -211,7 +247,8 @@ impl Pipeline {
             return false;
         }
         let target = self.submitted.load(Ordering::Acquire);
-        {
+        let done = || self.opened.load(Ordering::Acquire) >= target || !self.busy();
+        if !(self.spin.load(Ordering::Relaxed) && poll_for(FINISH_SPIN, done)) {
             let mut g = self.lock.lock();
             while self.opened.load(Ordering::Acquire) < target && self.busy() {
                 self.idle.wait(&mut g);
@@ -350,6 +387,20 @@ impl Pipeline {
         v
     }
 
+    /// The app's next launch when it comes within [`SPIN`] (GPU-only engines; `None` at once
+    /// otherwise): the launch thread then starts it without a wake-up.
+    fn poll_next(&self, rx: &Receiver<Submitted>) -> Option<Submitted> {
+        if !self.spin.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut next = None;
+        poll_for(SPIN, || {
+            next = rx.try_recv().ok();
+            next.is_some()
+        });
+        next
+    }
+
     /// The launch thread's input, starting the thread at the first call. `run` runs one
     /// submitted launch (on the launch thread).
     fn sender(
@@ -369,7 +420,10 @@ impl Pipeline {
                         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000) };
                         loop {
                             let put_back = self.next.lock().take();
-                            let Some(s) = put_back.or_else(|| rx.recv().ok()) else {
+                            let Some(s) = put_back
+                                .or_else(|| self.poll_next(&rx))
+                                .or_else(|| rx.recv().ok())
+                            else {
                                 break;
                             };
                             let _ =
