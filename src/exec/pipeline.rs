@@ -39,7 +39,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Submitted {
     /// The launch.
     pub job: Job,
-    /// The start barrier on the app's queue (clprism's reference).
+    /// The start barrier on the app's queue (clprism's reference); null when the queue was
+    /// quiet and does not profile (nothing to wait for, no times to read).
     pub start: cl_event,
     /// The user event the end barrier waits for (clprism's reference).
     pub gate: cl_event,
@@ -455,11 +456,34 @@ impl Pipeline {
         let Ok(tx) = self.sender(run) else {
             return Err(Refused::Synchronous(Box::new(job)));
         };
-        let start = cl::barrier(q, wait).map_err(|e| Refused::Driver(e.code))?;
+        // the queue is quiet: its previous command is the end barrier of the launch the
+        // launch thread runs just before this one (a launch refused below is run on the app's
+        // thread, which notes it as an app command)
+        let quiet = wait.is_empty()
+            && self.last_queue.swap(q as usize, Ordering::AcqRel) == q as usize
+            && self.quiet.swap(true, Ordering::AcqRel);
+        // nothing to wait for on a quiet queue: the start barrier is left out unless the
+        // app's profiling queries need its times ([`Pipeline::note_span`])
+        let profiles = crate::registry::TABLES
+            .queues
+            .with(q as Key, |i| {
+                i.app_properties & CL_QUEUE_PROFILING_ENABLE != 0
+            })
+            .unwrap_or(true);
+        let start = if quiet && !profiles {
+            std::ptr::null_mut()
+        } else {
+            cl::barrier(q, wait).map_err(|e| Refused::Driver(e.code))?
+        };
+        let release_start = || {
+            if !start.is_null() {
+                cl::release_event(start);
+            }
+        };
         let gate = match cl::user_event(job.app_context) {
             Ok(g) => g,
             Err(_) => {
-                cl::release_event(start);
+                release_start();
                 return Err(Refused::Synchronous(Box::new(job)));
             }
         };
@@ -468,7 +492,7 @@ impl Pipeline {
             Err(_) => {
                 let _ = cl::set_user_event(gate, CL_COMPLETE);
                 cl::release_event(gate);
-                cl::release_event(start);
+                release_start();
                 return Err(Refused::Synchronous(Box::new(job)));
             }
         };
@@ -476,11 +500,6 @@ impl Pipeline {
         let held = Held::take(&job);
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.submitted.fetch_add(1, Ordering::AcqRel);
-        // the queue is quiet: its previous command is the end barrier of the launch the
-        // launch thread runs just before this one
-        let quiet = wait.is_empty()
-            && self.last_queue.swap(q as usize, Ordering::AcqRel) == q as usize
-            && self.quiet.swap(true, Ordering::AcqRel);
         let s = Submitted {
             job,
             start,
@@ -516,14 +535,16 @@ impl Submitted {
     /// released. The launch's span is noted first ([`Pipeline::note_span`]).
     pub fn open_gate(self, pipeline: Option<&Pipeline>, status: cl_int) {
         // the start barrier has completed: the launch thread finished the launch before
-        if let Some(p) = pipeline {
+        if let (Some(p), false) = (pipeline, self.start.is_null()) {
             p.note_span(self.end, self.start);
         }
         // SAFETY: clprism's user event and start barrier references, released once.
         unsafe {
             let _ = cl::set_user_event(self.gate, status);
             cl::release_event(self.gate);
-            cl::release_event(self.start);
+            if !self.start.is_null() {
+                cl::release_event(self.start);
+            }
         }
         self.pipeline.gate_opened();
         drop(self.held);
