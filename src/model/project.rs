@@ -217,6 +217,16 @@ pub struct ModelOptions {
     /// ([`super::memory::latency_chain_ns`]; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub load_waits: bool,
+    /// With `latency_bound`: `t_compute` is issued by the warp schedulers that have a warp,
+    /// `min(S, warps per busy compute unit)` of the profile's `schedulers_per_cu` = `S`
+    /// (a warp stays on one processing block of the SM; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub issue_partitions: bool,
+    /// The emulator's `other` class (copies, composite construction and extraction,
+    /// vector shuffles, built-in variable reads) costs no issue slot: Wang §III-A.1 keeps
+    /// only arithmetic and memory operations in the trace (module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prune_other: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -251,6 +261,8 @@ impl ModelOptions {
         "departure_delay",
         "l1_stores",
         "load_waits",
+        "issue_partitions",
+        "prune_other",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -272,6 +284,8 @@ impl ModelOptions {
             "departure_delay" => &mut self.departure_delay,
             "l1_stores" => &mut self.l1_stores,
             "load_waits" => &mut self.load_waits,
+            "issue_partitions" => &mut self.issue_partitions,
+            "prune_other" => &mut self.prune_other,
             _ => return None,
         })
     }
@@ -329,6 +343,8 @@ impl ModelOptions {
             departure_delay: true,
             l1_stores: true,
             load_waits: true,
+            issue_partitions: true,
+            prune_other: true,
         }
     }
 
@@ -574,6 +590,9 @@ fn compute_ns_per_wg(stats: &WorkGroupStats, profile: &Profile, opts: &ModelOpti
             } else {
                 tp
             };
+            if opts.prune_other && name == "other" {
+                return 0.0;
+            }
             let n = if opts.issue_slots && c.warp > 0 {
                 c.warp as f64 * ww
             } else {
@@ -708,6 +727,17 @@ pub fn project(
         // throughputs are whole-device figures).
         let cus = profile.compute_units.max(1) as u64;
         t_compute *= cus as f64 / launch.work_groups.min(cus) as f64;
+        // `issue_partitions`: a compute unit with fewer warps than warp schedulers issues
+        // from that many of them only.
+        if let (true, Some(s)) = (opts.issue_partitions, profile.schedulers_per_cu) {
+            let s = s.max(1) as u64;
+            let per_cu = launch
+                .work_groups
+                .div_ceil(cus)
+                .min(occ.active_work_groups_per_cu.max(1));
+            let warps = (per_cu * occ.warps_per_work_group).max(1);
+            t_compute *= s as f64 / warps.min(s) as f64;
+        }
     }
 
     let wg = WorkGroupBytes {
