@@ -10,7 +10,8 @@ Per spec: MAPE per GPU over both corpora (55 kernels each), pooled (110 pairs), 
 Panwar's relative-performance error (per kernel, || unit(meas) - unit(proj) || / sqrt 2;
 mean, median, max), the anchored MAPE (the other GPU's measured time x the model's ratio,
 DESIGN.md §9), projected best = measured best (or within 3 %); -v: per-kernel table of
-every spec (signed error per GPU)."""
+every spec (signed error per GPU). STATS=DIR: a statistics tree of the same layout instead
+of the tgz (results/session28-model/stats-unroll.tgz unpacked)."""
 import math, os, statistics, sys
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv, args = [sys.argv[0]], sys.argv[1:]
@@ -20,6 +21,10 @@ import importlib.util
 spec_ = importlib.util.spec_from_file_location("abl", os.path.join(here, "../session27-model-b/ablation.py"))
 # ablation.py runs its table at import time; take its functions without running it
 src = open(spec_.origin).read().split("mean = lambda")[0]
+if os.environ.get("STATS"):
+    # another statistics tree of the same layout (examples/{h100,h200}/logs, pocl/)
+    src = src.replace("with tarfile.open", "if False:\n  with tarfile.open").replace(
+        'tmp = tempfile.mkdtemp(prefix="clprism-s27b-")', "tmp = os.environ['STATS']")
 g = {"__file__": spec_.origin}
 exec(compile(src, spec_.origin, "exec"), g)
 mean = lambda xs: sum(xs) / len(xs)
