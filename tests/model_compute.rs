@@ -41,13 +41,13 @@ fn schedulers_without_a_warp_issue_nothing() {
     let on = opts("recommended,+issue_partitions");
     // nbody_step's shape: 32 work-groups of 64 work-items on 132 SMs, one work-group and
     // two warps per busy SM: two of its four schedulers issue, the time doubles.
-    let s = compute_only(64, 20_000);
+    let s = compute_only(64, 200_000);
     let a = project(&s, &launch(32, 64), &h100, &base).unwrap();
     let b = project(&s, &launch(32, 64), &h100, &on).unwrap();
     assert_eq!(a.bound, Bound::Compute);
     assert!(close(b.t_compute_ns, 2.0 * a.t_compute_ns), "{a:?} {b:?}");
     // One warp per SM: a quarter of the SM issues.
-    let s1 = compute_only(32, 20_000);
+    let s1 = compute_only(32, 200_000);
     let a = project(&s1, &launch(132, 32), &h100, &base).unwrap();
     let b = project(&s1, &launch(132, 32), &h100, &on).unwrap();
     assert!(close(b.t_compute_ns, 4.0 * a.t_compute_ns));
