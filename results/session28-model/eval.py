@@ -11,7 +11,8 @@ Panwar's relative-performance error (per kernel, || unit(meas) - unit(proj) || /
 mean, median, max), the anchored MAPE (the other GPU's measured time x the model's ratio,
 DESIGN.md §9), projected best = measured best (or within 3 %); -v: per-kernel table of
 every spec (signed error per GPU). STATS=DIR: a statistics tree of the same layout instead
-of the tgz (results/session28-model/stats-unroll.tgz unpacked)."""
+of the tgz (made by results/session28-model/make-stats.sh); PROFILES=DIR: another profiles
+folder (e.g. main's: `git show main:profiles/h100-sxm.json`)."""
 import math, os, statistics, sys
 here = os.path.dirname(os.path.abspath(__file__))
 sys.argv, args = [sys.argv[0]], sys.argv[1:]
@@ -25,6 +26,10 @@ if os.environ.get("STATS"):
     # another statistics tree of the same layout (examples/{h100,h200}/logs, pocl/)
     src = src.replace("with tarfile.open", "if False:\n  with tarfile.open").replace(
         'tmp = tempfile.mkdtemp(prefix="clprism-s27b-")', "tmp = os.environ['STATS']")
+if os.environ.get("PROFILES"):
+    # another profiles folder (e.g. main's, for the before figures)
+    src = src.replace('os.path.join(repo, "profiles")', 'os.environ["PROFILES"]')
+    os.environ["MODEL_STATS_PROFILES"] = os.environ["PROFILES"]
 g = {"__file__": spec_.origin}
 exec(compile(src, spec_.origin, "exec"), g)
 mean = lambda xs: sum(xs) / len(xs)

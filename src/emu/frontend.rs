@@ -408,19 +408,23 @@ pub const OPT_PASSES: &str =
 ///   with a known trip count" (CUDA C++ Programming Guide, `#pragma unroll`). Without it a
 ///   16-step tile loop (`examples/kernels/matmul_local.cl`: 12 LLVM instructions per
 ///   step) stays a loop: 13 instructions per multiply-add emulated where the GPU issues 3.
-/// * partial and run-time unrolling at a quarter of that threshold: LLVM's NVPTX target
-///   enables both (`NVPTXTTIImpl::getUnrollingPreferences`,
-///   llvm/lib/Target/NVPTX/NVPTXTargetTransformInfo.cpp: "This partially unrolls small
-///   loops which are often unrolled by the PTX to SASS compiler"); the SPIR target does not.
-pub const UNROLL: [&str; 8] = [
+/// * partial unrolling of loops of known trip count too large to unroll fully, at a
+///   quarter of that threshold: LLVM's NVPTX target enables it
+///   (`NVPTXTTIImpl::getUnrollingPreferences`, llvm/lib/Target/NVPTX/NVPTXTargetTransformInfo.cpp:
+///   "This partially unrolls small loops which are often unrolled by the PTX to SASS
+///   compiler"); the SPIR target does not.
+///
+/// NVPTX's run-time unrolling (loops whose trip count is a kernel argument) is left out:
+/// the remainder loop it adds hides the loop from the write-free loop skip
+/// (`emu::dataflow`'s `loop_skips`, which balance mode's footprints need;
+/// tests/emu_loop_skip.rs fails with it), so such loops keep their per-iteration overhead.
+pub const UNROLL: [&str; 6] = [
     "-mllvm",
     "-unroll-threshold=300",
     "-mllvm",
     "-unroll-allow-partial",
     "-mllvm",
     "-unroll-partial-threshold=75",
-    "-mllvm",
-    "-unroll-runtime",
 ];
 
 /// clang's arguments for OpenCL C on stdin at `olevel` with the app's filtered `opts`,
