@@ -10,6 +10,10 @@
 //! (newest first), else unversioned `clang` + `llvm-spirv`. Processes are run without a
 //! shell; the source goes in on stdin and the bitcode/SPIR-V come out on stdout.
 //!
+//! Every optimised compile also gets the loop-unrolling preferences of a GPU's compiler
+//! ([`UNROLL`]: small loops of known trip count unrolled, as the emulated statistics should
+//! count what the GPU executes).
+//!
 //! llvm-spirv 15 rejects some of clang's `-O2` output (a `switch` narrowed to `i2`,
 //! intrinsics such as `llvm.uadd.sat` or `llvm.vector.reduce.add`, `freeze`); then the
 //! source is compiled along the fallbacks of [`CompilePath`]: at `-O0 -Xclang
