@@ -52,8 +52,8 @@ PY
   STATS=/tmp/s28-unroll PROFILES=$d python3 $here/eval.py recommended | tail -1
 done
 echo
-echo "## per kernel, before (main: stored statistics, main's profiles and model) and after"
+echo "## per kernel, before (main at b30a5c8: stored statistics, its profiles and model) and after"
 true_main=$(mktemp -d)
-for p in profiles/*.json; do git show main:$p > $true_main/$(basename $p); done
+for p in profiles/*.json; do git show b30a5c8:$p > $true_main/$(basename $p); done
 PROFILES=$true_main python3 $here/eval.py $old -v | sed -n '/## per kernel/,$p'
 STATS=/tmp/s28-unroll python3 $here/eval.py recommended -v | sed -n '/## per kernel/,$p'
