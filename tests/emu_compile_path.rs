@@ -342,3 +342,60 @@ fn a_mixbench_sweep_compiles_without_opt() {
         assert!(lf["requests"].as_u64().unwrap() > 0);
     }
 }
+
+/// `frontend::UNROLL`: the tile loop of `examples/kernels/matmul_local.cl` (16 steps of a
+/// multiply-add from two `__local` tiles) is unrolled as a GPU vendor's compiler does with a
+/// small loop of known trip count (CUDA C++ Programming Guide, `#pragma unroll`; LLVM's
+/// `-O3` threshold), so the emulated work-group issues about one branch per tile, not one
+/// per step, and its lane instructions per multiply-add fall from 13 (clang's `-O2` for
+/// `spir64` keeps the loop) to about 4. The memory counts are the same either way.
+#[test]
+fn small_loops_of_known_trip_count_are_unrolled() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/kernels/matmul_local.cl"
+    ))
+    .unwrap();
+    let spv = compile_source(&src, "", &fe()).expect("compile (needs clang-N + llvm-spirv-N)");
+    let m = load_module(&spv).expect("load");
+    let n = 256u32;
+    let mat = || ArgValue::Buffer(vec![0; (n * n * 4) as usize]);
+    let mut args = vec![
+        mat(),
+        mat(),
+        mat(),
+        ArgValue::Scalar(n.to_le_bytes().to_vec()),
+        ArgValue::Local(16 * 16 * 4),
+    ];
+    let st = emulate(
+        &m,
+        "matmul_local",
+        &LaunchShape::new(&[n as u64, n as u64], &[16, 16], None),
+        [0, 0, 0],
+        &mut args,
+        &EmuConfig::default(),
+    )
+    .expect("emulate");
+    let fma = st.instructions.fp32.lane as f64;
+    assert_eq!(fma, 256.0 * n as f64, "one multiply-add per step: {st:?}");
+    // 8 warps × 16 tiles: two local loads per step, one store of each tile per tile.
+    assert_eq!(st.local_loads.requests, 8 * 16 * 16 * 2);
+    let lanes: u64 = [
+        st.instructions.int,
+        st.instructions.fp32,
+        st.instructions.conversion,
+        st.instructions.branch,
+        st.instructions.memory,
+        st.instructions.other,
+    ]
+    .iter()
+    .map(|c| c.lane)
+    .sum();
+    assert!(
+        lanes as f64 / fma < 6.0,
+        "{} lane instructions per multiply-add: {st:?}",
+        lanes as f64 / fma
+    );
+    // about one branch per tile and work-item, not one per step
+    assert!(st.instructions.branch.lane < 256 * 16 * 3, "{st:?}");
+}

@@ -183,7 +183,7 @@ fn no_launch_is_projected_below_the_kernel_floor() {
 }
 
 /// Round-number profile: flat curves (read 32, write 16, local 64 B/ns), 10 CUs, L2 read
-/// 100 B/ns, 256 KiB of L1 per CU.
+/// 100 B/ns, 256 KiB of L1 per CU, L1 and L2 latencies estimated from the global one.
 fn simple() -> Profile {
     let mut p = profile("h100-sxm.json");
     p.compute_units = 10;
@@ -206,6 +206,12 @@ fn simple() -> Profile {
     p.l1_bytes_per_cu = Some(256 << 10);
     for k in ["l2_read_bytes_per_ns", "l1_bytes_per_cu"] {
         p.sources.insert(k.into(), "test".into());
+    }
+    // the L1 and L2 latencies are the estimates from the global latency (1/16, 1/2)
+    p.l1_latency_ns = None;
+    p.l2_latency_ns = None;
+    for k in ["l1_latency_ns", "l2_latency_ns"] {
+        p.sources.remove(k);
     }
     p.validate().unwrap();
     p

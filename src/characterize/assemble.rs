@@ -514,6 +514,7 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
         l1_latency_ns: None,
         l2_read_bytes_per_ns: None,
         l1_bytes_per_cu: None,
+        schedulers_per_cu: None,
         host_to_device_bytes_per_ns: round_sig(m.h2d),
         device_to_host_bytes_per_ns: round_sig(m.d2h),
         sources: src,

@@ -10,6 +10,10 @@
 //! (newest first), else unversioned `clang` + `llvm-spirv`. Processes are run without a
 //! shell; the source goes in on stdin and the bitcode/SPIR-V come out on stdout.
 //!
+//! Every optimised compile also gets the loop-unrolling preferences of a GPU's compiler
+//! ([`UNROLL`]: small loops of known trip count unrolled, as the emulated statistics should
+//! count what the GPU executes).
+//!
 //! llvm-spirv 15 rejects some of clang's `-O2` output (a `switch` narrowed to `i2`,
 //! intrinsics such as `llvm.uadd.sat` or `llvm.vector.reduce.add`, `freeze`); then the
 //! source is compiled along the fallbacks of [`CompilePath`]: at `-O0 -Xclang
@@ -135,9 +139,10 @@ fn make(clang: PathBuf, spirv: PathBuf, opt: Option<PathBuf>) -> Option<Toolchai
         llvm_spirv: spirv,
         // The passes of the -O0 fallback are part of what the tools make of a source: a
         // cache filled with other passes is not reused.
+        // So are the unrolling preferences of the optimised paths.
         identity: match opt {
-            Some(_) => format!("{v1} | {v2} | {OPT_PASSES}"),
-            None => format!("{v1} | {v2}"),
+            Some(_) => format!("{v1} | {v2} | {OPT_PASSES} | {}", UNROLL.join(" ")),
+            None => format!("{v1} | {v2} | {}", UNROLL.join(" ")),
         },
         opt,
     })
@@ -396,6 +401,36 @@ pub const OPT_PASSES: &str =
     "sroa,early-cse,simplifycfg,instsimplify,loop-mssa(licm),gvn,simplifycfg,\
      loop(loop-rotate,loop-unroll-full),sroa,early-cse,instsimplify,simplifycfg";
 
+/// LLVM's loop-unrolling preferences of a GPU vendor's compiler, given to every optimised
+/// compile (clang's `-O2`, the lowered `-O2`, and `opt` after `-O0`), so that the emulated
+/// code's loop overhead (induction variable, compare, branch, address arithmetic per
+/// iteration) is what the GPU executes:
+///
+/// * `-unroll-threshold=300`: full unrolling of loops with a known trip count up to the
+///   size -O3 allows (LLVM's default at `-O3`; clang's `-O2` allows 150). CUDA device code
+///   is compiled at `-O3` by default, and "by default, the compiler unrolls small loops
+///   with a known trip count" (CUDA C++ Programming Guide, `#pragma unroll`). Without it a
+///   16-step tile loop (`examples/kernels/matmul_local.cl`: 12 LLVM instructions per
+///   step) stays a loop: 13 instructions per multiply-add emulated where the GPU issues 3.
+/// * partial unrolling of loops of known trip count too large to unroll fully, at a
+///   quarter of that threshold: LLVM's NVPTX target enables it
+///   (`NVPTXTTIImpl::getUnrollingPreferences`, llvm/lib/Target/NVPTX/NVPTXTargetTransformInfo.cpp:
+///   "This partially unrolls small loops which are often unrolled by the PTX to SASS
+///   compiler"); the SPIR target does not.
+///
+/// NVPTX's run-time unrolling (loops whose trip count is a kernel argument) is left out:
+/// the remainder loop it adds hides the loop from the write-free loop skip
+/// (`emu::dataflow`'s `loop_skips`, which balance mode's footprints need;
+/// tests/emu_loop_skip.rs fails with it), so such loops keep their per-iteration overhead.
+pub const UNROLL: [&str; 6] = [
+    "-mllvm",
+    "-unroll-threshold=300",
+    "-mllvm",
+    "-unroll-allow-partial",
+    "-mllvm",
+    "-unroll-partial-threshold=75",
+];
+
 /// clang's arguments for OpenCL C on stdin at `olevel` with the app's filtered `opts`,
 /// bitcode (or LLVM IR text when `text`) on stdout.
 fn clang_args(opts: &[String], olevel: &[&str], text: bool) -> Vec<String> {
@@ -447,7 +482,16 @@ fn compile_o0_opt(
     let o0 = ["-O0", "-Xclang", "-disable-O0-optnone"];
     let bc0 = run_pipe(&tc.clang, &clang_args(opts, &o0, false), source.as_bytes())?;
     let passes = format!("-passes={OPT_PASSES}");
-    let bc1 = run_pipe(opt, &[passes, "-o".into(), "-".into(), "-".into()], &bc0)?;
+    // `opt` takes the unrolling options without clang's `-mllvm`.
+    let mut args: Vec<String> = vec![passes];
+    args.extend(
+        UNROLL
+            .iter()
+            .filter(|a| **a != "-mllvm")
+            .map(|a| a.to_string()),
+    );
+    args.extend(["-o".into(), "-".into(), "-".into()]);
+    let bc1 = run_pipe(opt, &args, &bc0)?;
     translate(tc, &bc1)
 }
 
@@ -455,13 +499,16 @@ fn compile_o0_opt(
 fn compile_lowered(tc: &Toolchain, opts: &[String], source: &str) -> Result<Vec<u32>, String> {
     // no vectorizers (`freeze`, `llvm.vector.reduce.*`), no closed forms of loop exit
     // values (a sum over the induction variable becomes `i33` arithmetic: InvalidBitWidth)
-    let o2 = [
+    let o2: Vec<&str> = [
         "-O2",
         "-fno-slp-vectorize",
         "-fno-vectorize",
         "-mllvm",
         "-replexitval=never",
-    ];
+    ]
+    .into_iter()
+    .chain(UNROLL)
+    .collect();
     let ll = run_pipe(&tc.clang, &clang_args(opts, &o2, true), source.as_bytes())?;
     let (widened, _) = super::lower::widen_switches(&String::from_utf8_lossy(&ll));
     let lowered = super::lower::lower(&widened);
@@ -493,12 +540,9 @@ pub fn compile_path_with(
     options: &str,
 ) -> Result<(Vec<u32>, CompilePath), EmuError> {
     let opts = filter_options(options);
-    let bc = run_pipe(
-        &tc.clang,
-        &clang_args(&opts, &["-O2"], false),
-        source.as_bytes(),
-    )
-    .map_err(EmuError::Frontend)?;
+    let o2: Vec<&str> = ["-O2"].into_iter().chain(UNROLL).collect();
+    let bc = run_pipe(&tc.clang, &clang_args(&opts, &o2, false), source.as_bytes())
+        .map_err(EmuError::Frontend)?;
     let first = match translate(tc, &bc) {
         Ok(w) => return Ok((w, CompilePath::O2)),
         Err(e) => e,

@@ -355,6 +355,13 @@ pub struct Profile {
     /// within a work-group is credited to the L2 only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l1_bytes_per_cu: Option<u64>,
+    /// Warp schedulers per compute unit: the processing blocks (partitions) an NVIDIA SM
+    /// is divided into since Maxwell, each with its own scheduler and dispatch unit (one
+    /// warp instruction per clock) and its own share of the SM's lanes; a warp is issued
+    /// by one of them for its lifetime. Used by `ModelOptions::issue_partitions`; absent:
+    /// no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedulers_per_cu: Option<u32>,
     /// Host→device copy throughput, bytes/ns.
     pub host_to_device_bytes_per_ns: f64,
     /// Device→host copy throughput, bytes/ns.
@@ -483,6 +490,7 @@ const OPTIONAL_SOURCED_FIELDS: &[&str] = &[
     "l1_latency_ns",
     "l2_read_bytes_per_ns",
     "l1_bytes_per_cu",
+    "schedulers_per_cu",
 ];
 
 fn covered(sources: &BTreeMap<String, String>, field: &str) -> bool {
@@ -628,6 +636,7 @@ impl Profile {
             ("l1_latency_ns", self.l1_latency_ns),
             ("l2_read_bytes_per_ns", self.l2_read_bytes_per_ns),
             ("l1_bytes_per_cu", self.l1_bytes_per_cu.map(|b| b as f64)),
+            ("schedulers_per_cu", self.schedulers_per_cu.map(f64::from)),
         ] {
             if let Some(v) = v {
                 if !(v.is_finite() && v > 0.0) {
@@ -668,6 +677,7 @@ impl Profile {
             self.l1_latency_ns.is_some(),
             self.l2_read_bytes_per_ns.is_some(),
             self.l1_bytes_per_cu.is_some(),
+            self.schedulers_per_cu.is_some(),
         ];
         for (f, is_present) in OPTIONAL_SOURCED_FIELDS.iter().zip(present) {
             if is_present && !covered(&self.sources, f) {

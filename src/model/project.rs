@@ -127,6 +127,26 @@
 //!   One line each is charged (the lower bound). The row walks that write what they read
 //!   (PolyBench-ACC `adi` kernels 1 and 3: 32 lines per request, loads and stores) go from
 //!   −30 / −21 % to −10 / −2 % on both GPUs (results/session27-model). On since session 27.
+//! * `issue_partitions` (with `latency_bound`): the instruction throughputs are whole-device
+//!   figures, measured with every warp scheduler of every compute unit busy. An NVIDIA SM
+//!   is four processing blocks since Maxwell, each with its own warp scheduler and
+//!   dispatch unit (one warp instruction per clock) and its own quarter of the SM's INT32,
+//!   FP32, FP64 and special-function lanes, and a warp is issued by one of them for its
+//!   lifetime (NVIDIA H100 whitepaper, "H100 SM architecture"; the profile's
+//!   `schedulers_per_cu`). A compute unit holding `w` < `S` warps therefore issues from `w`
+//!   schedulers only, and `t_compute` is multiplied by `S / min(S, w)`, `w` being the warps
+//!   of the work-groups a busy compute unit holds (`min(ceil(W / CUs), active WGs per
+//!   CU)` of them). This is the issue side of Hong & Kim's CWP (ISCA'09 §3: too few warps to
+//!   cover the pipeline). Example apps' `nbody_step` (32 work-groups of two warps on 132
+//!   SMs, compute-bound by its special-function `rsqrt`) goes from 34 % too fast to 9-10 %
+//!   too slow with `prune_other` (results/session28-model). On since session 28.
+//! * `prune_other`: the emulator's `other` class (copies, composite construction and
+//!   extraction, vector shuffles, reads of built-in variables) costs no issue slot. Wang
+//!   §III-A.1 keeps only the arithmetic and memory operations in the trace and drops what
+//!   costs no time (address arithmetic, conversions "and so on"); vector components are
+//!   registers to a GPU, so a `float4`'s construction and extraction are renamings. Alone
+//!   it moves only `nbody_step` (its `other` lanes equal its fp32 lanes: −34 → −36 %), with
+//!   `issue_partitions` see above. On since session 28.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -217,6 +237,16 @@ pub struct ModelOptions {
     /// ([`super::memory::latency_chain_ns`]; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub load_waits: bool,
+    /// With `latency_bound`: `t_compute` is issued by the warp schedulers that have a warp,
+    /// `min(S, warps per busy compute unit)` of the profile's `schedulers_per_cu` = `S`
+    /// (a warp stays on one processing block of the SM; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub issue_partitions: bool,
+    /// The emulator's `other` class (copies, composite construction and extraction,
+    /// vector shuffles, built-in variable reads) costs no issue slot: Wang §III-A.1 keeps
+    /// only arithmetic and memory operations in the trace (module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prune_other: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -251,6 +281,8 @@ impl ModelOptions {
         "departure_delay",
         "l1_stores",
         "load_waits",
+        "issue_partitions",
+        "prune_other",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -272,6 +304,8 @@ impl ModelOptions {
             "departure_delay" => &mut self.departure_delay,
             "l1_stores" => &mut self.l1_stores,
             "load_waits" => &mut self.load_waits,
+            "issue_partitions" => &mut self.issue_partitions,
+            "prune_other" => &mut self.prune_other,
             _ => return None,
         })
     }
@@ -329,6 +363,8 @@ impl ModelOptions {
             departure_delay: true,
             l1_stores: true,
             load_waits: true,
+            issue_partitions: true,
+            prune_other: true,
         }
     }
 
@@ -349,7 +385,11 @@ impl ModelOptions {
     /// session 27 also `departure_delay` and `l1_stores`: pooled MAPE 25.8 → 23.9 %,
     /// PolyBench's row walks (atax, mvt, bicg, gemver, gesummv, adi) closer on both GPUs
     /// and at the measured H200/H100 ratio, the examples unchanged
-    /// (results/session27-model/model-ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// (results/session27-model/model-ablation.txt). Since session 28 also
+    /// `issue_partitions` and `prune_other`: pooled MAPE 23.3 → 22.8 % on the statistics of
+    /// the unrolling front end (`emu::frontend::UNROLL`; 24.0 → 23.5 % on the stored ones),
+    /// `nbody_step` from 34 % too fast to 9-10 % too slow, PolyBench unchanged
+    /// (results/session28-model). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -364,6 +404,8 @@ impl ModelOptions {
             in_flight_dram: true,
             departure_delay: true,
             l1_stores: true,
+            issue_partitions: true,
+            prune_other: true,
             ..Self::panwar()
         }
     }
@@ -574,6 +616,9 @@ fn compute_ns_per_wg(stats: &WorkGroupStats, profile: &Profile, opts: &ModelOpti
             } else {
                 tp
             };
+            if opts.prune_other && name == "other" {
+                return 0.0;
+            }
             let n = if opts.issue_slots && c.warp > 0 {
                 c.warp as f64 * ww
             } else {
@@ -708,6 +753,17 @@ pub fn project(
         // throughputs are whole-device figures).
         let cus = profile.compute_units.max(1) as u64;
         t_compute *= cus as f64 / launch.work_groups.min(cus) as f64;
+        // `issue_partitions`: a compute unit with fewer warps than warp schedulers issues
+        // from that many of them only.
+        if let (true, Some(s)) = (opts.issue_partitions, profile.schedulers_per_cu) {
+            let s = s.max(1) as u64;
+            let per_cu = launch
+                .work_groups
+                .div_ceil(cus)
+                .min(occ.active_work_groups_per_cu.max(1));
+            let warps = (per_cu * occ.warps_per_work_group).max(1);
+            t_compute *= s as f64 / warps.min(s) as f64;
+        }
     }
 
     let wg = WorkGroupBytes {
