@@ -37,7 +37,9 @@ fn a_queued_launch_costs_the_queued_floor() {
     let on = opts("recommended,+queued_floor");
     for name in ["h100-sxm.json", "h200.json"] {
         let p = profile(name);
-        let q = p.kernel_floor_queued_ns.expect("the H100/H200 profiles have it");
+        let q = p
+            .kernel_floor_queued_ns
+            .expect("the H100/H200 profiles have it");
         assert!(q > 3000.0 && q < kernel_floor(&p), "{name}: {q}");
         let idle = launch(4, 64);
         let queued = LaunchShape {

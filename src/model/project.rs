@@ -162,6 +162,9 @@
 //!   3.33 µs on the H100 (13 launches) and 3.23 µs on the H200 (43), against 5.95 / 5.66
 //!   µs for the same kernel's launches on an idle GPU (787 / 757 launches; the profiles'
 //!   `bench/latency.c` floors are 6.02 / 5.79 µs; results/session28-model/queued-floor.py).
+//!   The queue state is read from GPU records only (PoCL's idle `START − SUBMIT` is 7.5-20
+//!   µs) and is unknown at the enqueue, so project mode's own projections keep the idle
+//!   floor; `clprism accuracy` sets it from the projected log. On since session 28b.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -413,7 +416,11 @@ impl ModelOptions {
     /// `issue_partitions` and `prune_other`: pooled MAPE 23.3 → 22.8 % on the statistics of
     /// the unrolling front end (`emu::frontend::UNROLL`; 24.0 → 23.5 % on the stored ones),
     /// `nbody_step` from 34 % too fast to 9-10 % too slow, PolyBench unchanged
-    /// (results/session28-model). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// (results/session28-model). Since session 28b also `queued_floor`: pooled MAPE 22.2 →
+    /// 19.8 % (H100 20.6 → 19.2 %, H200 23.7 → 20.5 %), the short launches the examples
+    /// enqueue behind other work (`fwt_stage`, `transpose`, `reduce`) from 50-66 % too slow
+    /// to −5…+30 %, PolyBench unchanged (its statistics come from PoCL, whose records carry
+    /// no GPU queue state; results/session28-model, "queued floor"). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -430,6 +437,7 @@ impl ModelOptions {
             l1_stores: true,
             issue_partitions: true,
             prune_other: true,
+            queued_floor: true,
             ..Self::panwar()
         }
     }
