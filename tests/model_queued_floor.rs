@@ -89,7 +89,7 @@ fn the_queue_state_is_a_gpu_records_start_minus_submit() {
             .0
             .queued
     };
-    // an idle H100/H200: START − SUBMIT of 3.9-4.4 µs
+    // an idle H100/H200: START − SUBMIT of about 4 µs
     assert!(!queued("gpu", 4_100));
     assert!(!queued("gpu", QUEUED_BEHIND_NS));
     // behind earlier work (fwt_stage's launches: 100-580 µs)

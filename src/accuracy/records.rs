@@ -100,7 +100,7 @@ fn from_record(rec: schema::Launch) -> Result<Launch, String> {
         status: rec.status.to_string(),
         device_ns: rec.device_ns,
         // the queue state is read on GPUs only: the threshold is an NVIDIA GPU's idle
-        // START − SUBMIT (3.9-4.4 µs); PoCL's is 7.5-20 µs for launches the app waits
+        // START − SUBMIT (about 4 µs); PoCL's is 7.5-20 µs for launches the app waits
         // for (results/session28-model, "queued floor")
         queued_ns: rec.queued_ns.filter(|_| rec.device.kind == "gpu"),
         emulation_status: emu.and_then(|e| e.status.as_ref()).map(|s| s.to_string()),

@@ -226,10 +226,11 @@ pub fn kernel_floor_queued(p: &Profile) -> f64 {
 }
 
 /// `START − SUBMIT` above which a launch waited behind other work on its device, ns. On an
-/// idle H100 or H200 a launch's `START − SUBMIT` is 3.9-4.4 µs (median; at most 6.6 µs over
-/// the 1,544 idle `tag` and 510 `floyd_pass` launches of results/gpu-2026-11-22c and
-/// results/gpu-profile-2026-11-22), and the shortest launch that can run ahead of it takes
-/// about 3 µs (`kernel_floor_queued_ns`): 10 µs is the sum, rounded up.
+/// idle H100 or H200 a launch's `START − SUBMIT` is about 4 µs (the 2,624 launches of `tag`
+/// and `floyd_pass` in results/gpu-2026-11-22c and results/gpu-profile-2026-11-22: median
+/// 4.1 µs, 95 % below 5.7 µs; 77 above 10 µs), and the shortest launch that can run ahead
+/// of it takes about 3 µs (`kernel_floor_queued_ns`): 10 µs is more than their sum. The
+/// corpus's projections are the same for 7.5, 15 and 30 µs (results/session28-model).
 pub const QUEUED_BEHIND_NS: u64 = 10_000;
 
 /// Whether a launch whose log record has `START − SUBMIT` = `queued_ns` waited behind other
