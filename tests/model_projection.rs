@@ -87,6 +87,7 @@ fn launch(wgs: u64) -> LaunchShape {
             ..Default::default()
         },
         kernel_read_bytes: None,
+        queued: false,
     }
 }
 

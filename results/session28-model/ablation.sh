@@ -8,6 +8,8 @@
 # -prune_other`, or this branch's recommended).
 set -euo pipefail
 here=results/session28-model
+# session 28b added queued_floor to recommended; this script keeps session 28's figures
+# (its "recommended" = recommended,-queued_floor); session 28b's: ablation-queued.sh
 # "main's profiles": this branch's without the three measured fields (schedulers_per_cu,
 # the spec figure of issue_partitions, stays); the byte-exact main profiles give the same
 # figures with main's model, which does not read schedulers_per_cu
@@ -22,18 +24,19 @@ json.dump(p, open(sys.argv[2], "w"), indent=2, ensure_ascii=False)
 PY
 done
 bash $here/make-stats.sh /tmp/s28-unroll > /dev/null
-old=recommended,-issue_partitions,-prune_other
+R=recommended,-queued_floor
+old=$R,-issue_partitions,-prune_other
 echo "## 2 x 2 x 2: statistics, profiles, model (pooled = 110 (kernel, GPU) pairs)"
 for stats in stored unroll; do for prof in main measured; do
   env=(); [ $stats = unroll ] && env+=(STATS=/tmp/s28-unroll); [ $prof = main ] && env+=(PROFILES=$main_prof)
   echo "# statistics: $stats, profiles: $prof"
-  env "${env[@]}" python3 $here/eval.py $old recommended | tail -2
+  env "${env[@]}" python3 $here/eval.py $old $R | tail -2
 done; done
 echo
 echo "## this branch (unroll statistics, measured profiles): each option on and off"
-STATS=/tmp/s28-unroll python3 $here/eval.py recommended recommended,-issue_partitions recommended,-prune_other \
-  recommended,-issue_partitions,-prune_other recommended,+load_waits recommended,+load_waits,-bytes_in_flight \
-  recommended,+streaming_latency recommended,+request_in_flight
+STATS=/tmp/s28-unroll python3 $here/eval.py $R $R,-issue_partitions $R,-prune_other \
+  $R,-issue_partitions,-prune_other $R,+load_waits $R,+load_waits,-bytes_in_flight \
+  $R,+streaming_latency $R,+request_in_flight
 echo
 echo "## the measured profile fields one at a time (unroll statistics, this branch's recommended)"
 for f in l1_latency_ns l2_latency_ns l2_read_bytes_per_ns; do
@@ -49,11 +52,11 @@ PY
   done
   for p in $main_prof/*.json; do [ -e $d/$(basename $p) ] || cp $p $d/; done
   echo "# main's profiles + $f"
-  STATS=/tmp/s28-unroll PROFILES=$d python3 $here/eval.py recommended | tail -1
+  STATS=/tmp/s28-unroll PROFILES=$d python3 $here/eval.py $R | tail -1
 done
 echo
 echo "## per kernel, before (main at b30a5c8: stored statistics, its profiles and model) and after"
 true_main=$(mktemp -d)
 for p in profiles/*.json; do git show b30a5c8:$p > $true_main/$(basename $p); done
 PROFILES=$true_main python3 $here/eval.py $old -v | sed -n '/## per kernel/,$p'
-STATS=/tmp/s28-unroll python3 $here/eval.py recommended -v | sed -n '/## per kernel/,$p'
+STATS=/tmp/s28-unroll python3 $here/eval.py $R -v | sed -n '/## per kernel/,$p'

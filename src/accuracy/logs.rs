@@ -31,7 +31,7 @@
 
 use crate::log::schema::{self, Projection};
 use crate::model::metrics::{absolute_percentage_error, KernelAccuracy};
-use crate::model::{find_profile, project_all, ModelOptions, Profile};
+use crate::model::{find_profile, project_all, LaunchShape, ModelOptions, Profile};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -220,7 +220,10 @@ fn reprojected(
     opts: &ModelOptions,
 ) -> Option<schema::Projection> {
     let p = l.projection.as_ref()?;
-    let shape = p.launch_shape?;
+    let shape = LaunchShape {
+        queued: l.device.kind == "gpu" && crate::model::memory::queued_behind_work(l.queued_ns),
+        ..p.launch_shape?
+    };
     let stats = l.emulation.as_ref()?.stats.clone()?;
     let set = project_all(&[stats], &shape, profiles, opts).ok()?;
     Some(schema::Projection {
@@ -1059,6 +1062,7 @@ mod tests {
                 ..Default::default()
             },
             kernel_read_bytes: None,
+            queued: false,
         };
         let mut pr = launch(&pt, "p1", "k", Some(150));
         pr.projection = Some(Projection {

@@ -34,6 +34,9 @@ pub struct Launch {
     pub status: String,
     /// Measured device time (`END − START`), ns.
     pub device_ns: Option<u64>,
+    /// `START − SUBMIT` of the launch, ns, on a GPU (`None` for other devices): whether it
+    /// waited behind other work on its device ([`crate::model::memory::queued_behind_work`]).
+    pub queued_ns: Option<u64>,
     /// `emulation.status`, when present.
     pub emulation_status: Option<String>,
     /// `emulation.stats`, when present.
@@ -96,6 +99,10 @@ fn from_record(rec: schema::Launch) -> Result<Launch, String> {
         device_name: dev(&rec.device.name),
         status: rec.status.to_string(),
         device_ns: rec.device_ns,
+        // the queue state is read on GPUs only: the threshold is an NVIDIA GPU's idle
+        // START − SUBMIT (about 4 µs); PoCL's is 7.5-20 µs for launches the app waits
+        // for (results/session28-model, "queued floor")
+        queued_ns: rec.queued_ns.filter(|_| rec.device.kind == "gpu"),
         emulation_status: emu.and_then(|e| e.status.as_ref()).map(|s| s.to_string()),
         stats: emu.and_then(|e| e.stats.clone()),
         shape,
@@ -125,14 +132,16 @@ pub fn read_log(path: &Path) -> Result<Vec<Launch>, String> {
 impl Launch {
     /// The shape to project with: the recorded one, else from the NDRange with no local
     /// memory (`None` when the local size is unknown).
+    /// Its queue state ([`LaunchShape::queued`]) is the record's `queued_ns`.
     pub fn projection_shape(&self) -> Option<(LaunchShape, bool)> {
+        let queued = crate::model::memory::queued_behind_work(self.queued_ns);
         if let Some(s) = self.shape {
-            return Some((s, true));
+            return Some((LaunchShape { queued, ..s }, true));
         }
         let l = self.local.as_ref()?;
         LaunchShape::from_ndrange(&self.global, l, 0)
             .ok()
-            .map(|s| (s, false))
+            .map(|s| (LaunchShape { queued, ..s }, false))
     }
 }
 

@@ -509,6 +509,7 @@ pub fn assemble(facts: &DeviceFacts, m: &Measurements, n: &Naming) -> Result<Pro
         },
         launch_overhead_ns: m.launch_device_ns.round(),
         kernel_floor_ns: None,
+        kernel_floor_queued_ns: None,
         global_latency_ns: None,
         l2_latency_ns: None,
         l1_latency_ns: None,

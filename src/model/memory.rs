@@ -216,6 +216,29 @@ pub fn kernel_floor(p: &Profile) -> f64 {
         .unwrap_or(p.launch_overhead_ns)
 }
 
+/// The shortest device time of a launch that waited behind other work on its device, ns:
+/// `kernel_floor_queued_ns`, else the idle floor ([`kernel_floor`]; `queued_floor` then
+/// changes nothing).
+pub fn kernel_floor_queued(p: &Profile) -> f64 {
+    p.kernel_floor_queued_ns
+        .filter(|f| *f > 0.0)
+        .unwrap_or_else(|| kernel_floor(p))
+}
+
+/// `START − SUBMIT` above which a launch waited behind other work on its device, ns. On an
+/// idle H100 or H200 a launch's `START − SUBMIT` is about 4 µs (the 2,624 launches of `tag`
+/// and `floyd_pass` in results/gpu-2026-11-22c and results/gpu-profile-2026-11-22: median
+/// 4.1 µs, 95 % below 5.7 µs; 77 above 10 µs), and the shortest launch that can run ahead
+/// of it takes about 3 µs (`kernel_floor_queued_ns`): 10 µs is more than their sum. The
+/// corpus's projections are the same for 7.5, 15 and 30 µs (results/session28-model).
+pub const QUEUED_BEHIND_NS: u64 = 10_000;
+
+/// Whether a launch whose log record has `START − SUBMIT` = `queued_ns` waited behind other
+/// work on its device (`false` when unknown).
+pub fn queued_behind_work(queued_ns: Option<u64>) -> bool {
+    queued_ns.is_some_and(|q| q > QUEUED_BEHIND_NS)
+}
+
 /// L2 read throughput, bytes/ns: `l2_read_bytes_per_ns`, else for GPUs the estimate
 /// [`L2_ESTIMATE_BYTES_PER_CLOCK_PER_CU`] × CUs × clock; `None` for CPU profiles without a
 /// measurement (the L2 level is then not modelled).

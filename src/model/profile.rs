@@ -325,6 +325,13 @@ pub struct Profile {
     /// measures the same way). `clprism characterize --only floor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_floor_ns: Option<f64>,
+    /// Shortest device time of a kernel that waited behind other work on the device, ns:
+    /// `END − START` of a near-empty kernel whose `START − SUBMIT` shows it queued behind
+    /// an earlier command (median). The GPU's front end prepares such a launch while the
+    /// launch ahead of it runs, so it is shorter than `kernel_floor_ns`; used by
+    /// `ModelOptions::queued_floor`. Absent: the idle floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_floor_queued_ns: Option<f64>,
     /// Latency of one dependent global load that misses every cache, ns (pointer chasing
     /// through a footprint far larger than the last-level cache, one work-item; Hong & Kim
     /// ISCA'09 `Mem_L`). Used by `ModelOptions::latency_bound`. Absent: estimated from the
@@ -485,6 +492,7 @@ const OPTIONAL_SOURCED_FIELDS: &[&str] = &[
     "global_load_granularity",
     "global_store_granularity",
     "kernel_floor_ns",
+    "kernel_floor_queued_ns",
     "global_latency_ns",
     "l2_latency_ns",
     "l1_latency_ns",
@@ -631,6 +639,7 @@ impl Profile {
         }
         for (f, v) in [
             ("kernel_floor_ns", self.kernel_floor_ns),
+            ("kernel_floor_queued_ns", self.kernel_floor_queued_ns),
             ("global_latency_ns", self.global_latency_ns),
             ("l2_latency_ns", self.l2_latency_ns),
             ("l1_latency_ns", self.l1_latency_ns),
@@ -672,6 +681,7 @@ impl Profile {
             self.global_load_granularity != Granularity::Sector,
             self.global_store_granularity != Granularity::Sector,
             self.kernel_floor_ns.is_some(),
+            self.kernel_floor_queued_ns.is_some(),
             self.global_latency_ns.is_some(),
             self.l2_latency_ns.is_some(),
             self.l1_latency_ns.is_some(),

@@ -31,5 +31,6 @@ pub fn launch(wgs: u64, size: u64) -> LaunchShape {
             ..Default::default()
         },
         kernel_read_bytes: None,
+        queued: false,
     }
 }
