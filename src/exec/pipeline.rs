@@ -464,13 +464,15 @@ impl Pipeline {
             && self.quiet.swap(true, Ordering::AcqRel);
         // nothing to wait for on a quiet queue: the start barrier is left out unless the
         // app's profiling queries need its times ([`Pipeline::note_span`])
-        let profiles = crate::registry::TABLES
-            .queues
-            .with(q as Key, |i| {
-                i.app_properties & CL_QUEUE_PROFILING_ENABLE != 0
-            })
-            .unwrap_or(true);
-        let start = if quiet && !profiles {
+        let profiles = || {
+            crate::registry::TABLES
+                .queues
+                .with(q as Key, |i| {
+                    i.app_properties & CL_QUEUE_PROFILING_ENABLE != 0
+                })
+                .unwrap_or(true)
+        };
+        let start = if quiet && !profiles() {
             std::ptr::null_mut()
         } else {
             cl::barrier(q, wait).map_err(|e| Refused::Driver(e.code))?
