@@ -27,23 +27,32 @@ runs() { # NAME LIB [env...]: one multi_gpu.sh invocation, its run lines as they
     RUN_TIMEOUT=${RUN_TIMEOUT:-60} bash bench/multi_gpu.sh "$OUT/$name" $APPS 2>&1 |
     while IFS= read -r l; do case $l in "  "[a-z]*" rc "*) echo "$name $l" ;; esac; done
 }
+# the table of every run that finished, written again after each invocation so that a caller's
+# `timeout` loses at most the runs in progress (it lost session 28 call c's whole table)
+table() {
+  for d in "$OUT"/*/; do
+    mkdir -p /tmp/gpu_lib_ab.$$ && tar xzf "$d/logs.tgz" -C /tmp/gpu_lib_ab.$$ 2>/dev/null || continue
+    for f in /tmp/gpu_lib_ab.$$/logs/*.out; do
+      [ -f "$f" ] || continue
+      printf '%-10s %-30s %-12s %s\n' "$(basename "$d")" "$(basename "$f" .out)" \
+        "$(grep -A1 'GPU Time' "$f" | tail -1)" "$(grep -o 'digest: [0-9a-f]*' "$f" | cut -c9-)"
+      # the owner-computes slabs the split launches used, and how many launches used each
+      j=${f%.out}.jsonl
+      [ -f "$j" ] && python3 bench/slab_shares.py "$j"
+    done
+    rm -rf /tmp/gpu_lib_ab.$$
+  done | tee "$OUT/kernel-times.txt"
+}
 runs native /nonexistent
+table > /dev/null
 for r in $(seq 1 "$ROUNDS"); do
   runs "a-$r" "$LIB_A" WARM=0 NATIVE=0 ${ENV_A:-}
+  table > /dev/null
   runs "b-$r" "$LIB_B" WARM=0 NATIVE=0 ${ENV_B:-}
+  table > /dev/null
 done
 if [ "${DEBUG_RUNS:-1}" = 1 ]; then
   APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-a "$LIB_A" WARM=0 NATIVE=0 CLPRISM_DEBUG=1 ${ENV_A:-}
   APPS=fdtd-2d GPUSETS=${GPUSETS##* } runs debug-b "$LIB_B" WARM=0 NATIVE=0 CLPRISM_DEBUG=1 ${ENV_B:-}
 fi
-for d in "$OUT"/*/; do
-  mkdir -p /tmp/gpu_lib_ab.$$ && tar xzf "$d/logs.tgz" -C /tmp/gpu_lib_ab.$$ 2>/dev/null || continue
-  for f in /tmp/gpu_lib_ab.$$/logs/*.out; do
-    printf '%-10s %-30s %-12s %s\n' "$(basename "$d")" "$(basename "$f" .out)" \
-      "$(grep -A1 'GPU Time' "$f" | tail -1)" "$(grep -o 'digest: [0-9a-f]*' "$f" | cut -c9-)"
-    # the owner-computes slabs the split launches used, and how many launches used each
-    j=${f%.out}.jsonl
-    [ -f "$j" ] && python3 bench/slab_shares.py "$j"
-  done
-  rm -rf /tmp/gpu_lib_ab.$$
-done | tee "$OUT/kernel-times.txt"
+table
