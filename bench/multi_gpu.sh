@@ -23,6 +23,10 @@
 #   CACHE=fresh       each clprism run gets an empty CLPRISM_CACHE (binaries, footprint models),
 #                     so every cell is a first run alike; CACHE=shared: clprism's usual cache,
 #                     filled by the runs before (the driver's own kernel cache is warm either way)
+#   NV_CACHE=fresh    each run (native too) gets an empty CUDA_CACHE_PATH: NVIDIA's own cache of
+#                     compiled programs, which also answers clprism's builds on the other GPUs
+#                     from an earlier run's (2mm on 4 H200s: 106 ms cold, 8 ms warm; session 29),
+#                     so every cell is a first run on the machine; default: the driver's cache
 #   MGPU=.gpu/mgpu    the corpus; LIB=.gpu/libOpenCL.so the interposer
 #   ICD=nvidia        restrict the ICD loader to /etc/OpenCL/vendors/nvidia.icd, so the apps'
 #                     "first platform" is NVIDIA's (as bench/gpu_corpus.sh); ICD=all leaves the
@@ -60,7 +64,7 @@ fi
   date -u; uname -n
   command -v nvidia-smi >/dev/null && nvidia-smi -L
   command -v clinfo >/dev/null && clinfo -l
-  echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-} POCL_DEVICES=${POCL_DEVICES:-} GPUSETS=$GPUSETS SPLITS=$SPLITS CACHE=${CACHE:-fresh} RUN_TIMEOUT=$RUN_TIMEOUT DEADLINE_S=$DEADLINE_S"
+  echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-} POCL_DEVICES=${POCL_DEVICES:-} GPUSETS=$GPUSETS SPLITS=$SPLITS CACHE=${CACHE:-fresh} NV_CACHE=${NV_CACHE:-} RUN_TIMEOUT=$RUN_TIMEOUT DEADLINE_S=$DEADLINE_S"
   if [ -f "$LIB" ]; then echo "LIB=$LIB $(stat -c %s "$LIB") bytes sha256 $(sha256sum < "$LIB" | cut -c1-16)"; else echo "LIB=$LIB missing"; fi
   env | grep '^CLPRISM_' | sort
 } >> "$OUT/env.txt" 2>&1
@@ -73,22 +77,24 @@ left() { echo $(( DEADLINE_S - ($(date +%s) - start) )); }
 # run APP MODE DEVICES CMD...: one run from the app's folder; appends to runs.tsv
 run() {
   local app=$1 mode=$2 devs=$3; shift 3
-  local tag=$mode t rc t0 ms cache=
+  local tag=$mode t rc t0 ms cache= nvc=
   [ "$mode" = native ] || tag=$mode.${devs//:/}
   t=$(left)
   if [ "$t" -lt 5 ]; then echo "skipped (deadline ${DEADLINE_S}s): $app $mode $devs" | tee -a "$OUT/table.txt"; return; fi
   [ "$t" -le "$RUN_TIMEOUT" ] || t=$RUN_TIMEOUT
+  [ "${NV_CACHE:-}" = fresh ] && nvc=$(mktemp -d /tmp/mgpu-nvcache.XXXXXX)
   t0=$(date +%s%N)
   if [ "$mode" = native ] || [ "$mode" = warm ]; then
-    (cd "$dir" && timeout -k 5 "$t" "$@") > "$L/$app.$tag.out" 2>&1
+    (cd "$dir" && env ${nvc:+CUDA_CACHE_PATH=$nvc} timeout -k 5 "$t" "$@") > "$L/$app.$tag.out" 2>&1
   else
     [ "${CACHE:-fresh}" = fresh ] && cache=$(mktemp -d /tmp/mgpu-cache.XXXXXX)
-    (cd "$dir" && env ${cache:+CLPRISM_CACHE=$cache} LD_PRELOAD="$LIB" CLPRISM_MODE=balance CLPRISM_SPLIT="$mode" CLPRISM_DEVICES="$devs" \
+    (cd "$dir" && env ${cache:+CLPRISM_CACHE=$cache} ${nvc:+CUDA_CACHE_PATH=$nvc} LD_PRELOAD="$LIB" CLPRISM_MODE=balance CLPRISM_SPLIT="$mode" CLPRISM_DEVICES="$devs" \
       CLPRISM_LOG="$L/$app.$tag.jsonl" CLPRISM_SUMMARY=off timeout -k 5 "$t" "$@") > "$L/$app.$tag.out" 2>&1
   fi
   rc=$?
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   [ -z "$cache" ] || rm -rf "$cache"
+  [ -z "$nvc" ] || rm -rf "$nvc"
   [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "timed out after ${t}s: $app $mode $devs" | tee -a "$OUT/table.txt"
   if [ "$mode" = warm ]; then rm -f "$L/$app.$tag.out"; return; fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$app" "$mode" "$devs" "$ms" "$rc" >> "$L/runs.tsv"

@@ -4,8 +4,12 @@
 
 use super::cl::{self, ClResult};
 use crate::registry::device::{describe, enumerate};
+use once_cell::sync::OnceCell;
 use opencl_sys::*;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// Which devices take part.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,8 +286,9 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
         .enumerate()
         .map(|(i, &(p, d, id))| (i, p, d, id as usize))
         .collect();
+    let rates = HostRates::default();
     let opened = super::background::get().in_parallel("device opening", items, |(i, p, d, id)| {
-        open_one(i, (p, d), id as cl_device_id, fault)
+        open_one(i, (p, d), id as cl_device_id, fault, &rates)
     });
     let mut out = Vec::new();
     for ((p, d, _), r) in chosen.iter().zip(opened) {
@@ -367,13 +372,36 @@ fn without_pocl_pthread_pairs(
         .collect()
 }
 
+/// The host-to-device rates measured while a set of devices opens, one per device name and
+/// driver version: like devices (the GPUs of one model on one host) share one measurement.
+/// The device whose context opens last is the application's own GPU when it is busy with
+/// the launch that started the opening (PolyBench 2mm on 2 H200s: its clprism context was
+/// created 115 ms after its sibling's, and its own 2 × 64 MiB measurement then kept the
+/// engine from being ready for 37 ms more; session 28, `a/mm-logs.tgz`). The figure only
+/// seeds the split decision's transfer estimates, which the measured transfers replace.
+#[derive(Default)]
+struct HostRates {
+    by_model: Mutex<FxHashMap<String, Arc<OnceCell<Option<f64>>>>>,
+}
+
+impl HostRates {
+    /// The rate of a device of `model` (its name and driver version), measured by `measure`
+    /// for the first such device only; the others wait for that one's figure.
+    fn of(&self, model: String, measure: impl FnOnce() -> Option<f64>) -> Option<f64> {
+        let cell = self.by_model.lock().entry(model).or_default().clone();
+        *cell.get_or_init(measure)
+    }
+}
+
 /// Opens device `id` (`platform:device` = `pd`, index `i` among the chosen devices): its
-/// own context and in-order profiling queue, and the figures balance mode reads from it.
+/// own context and in-order profiling queue, and the figures balance mode reads from it
+/// (the host-to-device rate once per model of device, [`HostRates`]).
 fn open_one(
     i: usize,
     (p, d): (usize, usize),
     id: cl_device_id,
     fault: Option<Fault>,
+    rates: &HostRates,
 ) -> Result<Device, String> {
     use crate::config::debug as dbg;
     dbg(|| format!("open: device {p}:{d}: creating context and queue"));
@@ -430,6 +458,14 @@ fn open_one(
         _ => None,
     };
     let r = describe(id);
+    let host_rate = (!r.kind.eq_ignore_ascii_case("cpu"))
+        .then(|| {
+            rates.of(format!("{}|{driver_version}", r.name), || {
+                // SAFETY: clprism's own context and queue of this device, just created.
+                unsafe { host_rate(context, queue) }
+            })
+        })
+        .flatten();
     Ok(Device {
         index: format!("{p}:{d}"),
         name: r.name.clone(),
@@ -447,10 +483,7 @@ fn open_one(
         inject_differ: fault == Some(Fault::Differ(i)),
         block_event,
         broken: AtomicBool::new(false),
-        host_rate: (!r.kind.eq_ignore_ascii_case("cpu"))
-            // SAFETY: clprism's own context and queue of this device, just created.
-            .then(|| unsafe { host_rate(context, queue) })
-            .flatten(),
+        host_rate,
         remote: platform_is_remote(id),
         link: platform_is_remote(id)
             // SAFETY: as above.

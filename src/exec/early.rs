@@ -29,7 +29,7 @@
 use super::balance;
 use crate::config::{Siblings, SplitPolicy};
 use crate::registry::tables::ProgramInfo;
-use opencl_sys::cl_device_id;
+use opencl_sys::{cl_device_id, cl_program};
 use std::sync::atomic::Ordering;
 
 /// How many like siblings of `dev` the `CLPRISM_BALANCE_SIBLINGS` policy counts (found once
@@ -86,14 +86,27 @@ pub fn note_build(app_device: cl_device_id) -> bool {
 /// opening. Returns whether the devices are open or opening afterwards.
 ///
 /// A launch that long also has its program compiled for the footprint derivation in the
-/// background ([`super::compile_for_footprint`]), whether the devices are open or not.
-pub fn open_for_long_launch(info: &ProgramInfo, app_device: cl_device_id, rest_ns: f64) -> bool {
+/// background ([`super::compile_for_footprint`]), whether the devices are open or not, and
+/// built on the devices (from the app's build of it, `app_program`, where the devices are of
+/// its device's model: [`super::app_binary`]) when they are open and it is not built there.
+///
+/// # Safety
+/// `app_program` is null or the app's valid program of `info`, built for `app_device`.
+pub unsafe fn open_for_long_launch(
+    info: &ProgramInfo,
+    (app_program, app_device): (cl_program, cl_device_id),
+    rest_ns: f64,
+) -> bool {
     let b = balance();
     let long = rest_ns >= crate::config::get().balance_open_cost_ms as f64 * 1e6;
+    let held = || super::app_binary::HeldProgram::hold(app_program, app_device);
     if long {
         super::compile_for_footprint(info, app_device);
     }
     if b.engine.get().is_some() || b.starting.load(Ordering::Acquire) {
+        if long && matches!(b.engine.get(), Some(Ok(_))) && super::device_build(info).is_none() {
+            super::prebuild_in_background(info, held());
+        }
         return true;
     }
     if !long {
@@ -106,7 +119,7 @@ pub fn open_for_long_launch(info: &ProgramInfo, app_device: cl_device_id, rest_n
         )
     });
     let _ = super::engine_for_launch();
-    super::prebuild_in_background(info);
+    super::prebuild_in_background(info, held());
     true
 }
 
@@ -137,6 +150,33 @@ pub fn devices_opening() -> bool {
 /// (PolyBench gemm on 2 H200s: the build took 90 ms after the devices opened; session 25).
 pub fn devices_preparing(info: &ProgramInfo) -> bool {
     devices_opening() || super::device_build(info) == Some(false)
+}
+
+/// Whether the balance devices are open and `info`'s program is built on them: a launch
+/// handed to the launch thread now starts its chunks without waiting for either.
+pub fn devices_ready(info: &ProgramInfo) -> bool {
+    matches!(balance().engine.get(), Some(Ok(_))) && super::device_build(info) == Some(true)
+}
+
+/// The rest of a first launch, as its scout puts it, from which the scout alone is the
+/// probe when the devices are ready, ns (20 ms: 40 times `CLPRISM_BALANCE_SPLIT_FLOOR`'s
+/// default, so that a scout that errs fourfold still leaves a launch ten floors long).
+///
+/// Once the devices are open and the program is built on them, the rest of the probe (the
+/// other seven eighths of Boyer's first chunk) would run on the app's device alone while
+/// the others wait: PolyBench 2mm's second kernel on 2 H200s ran a 55 ms probe, 48 ms of it
+/// after the scout (session 28, `a/mm-logs.tgz`). A rest this long splits whatever the
+/// scout's error: the split decision (`exec::decide`) gains from a launch of a few ms, and
+/// the balanced run's own first chunks (Boyer's β, dissertation §4.4) measure every device,
+/// the app's included, again. A shorter rest keeps the whole probe, whose figure then
+/// decides a launch near the threshold.
+pub const SCOUT_SUFFICES_NS: f64 = 20e6;
+
+/// Whether the probe of a first launch ends with its scout: the devices are `ready`
+/// ([`devices_ready`]) and the scout puts the rest of the launch at [`SCOUT_SUFFICES_NS`]
+/// or more.
+pub fn scout_suffices(ready: bool, rest_ns: f64) -> bool {
+    ready && rest_ns >= SCOUT_SUFFICES_NS
 }
 
 /// The device time of one chunk the app's device runs while the devices open, ns: once
@@ -187,6 +227,17 @@ pub fn probe_fraction(app_device: cl_device_id) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scout_is_the_probe_only_for_a_long_rest_on_ready_devices() {
+        assert!(scout_suffices(true, SCOUT_SUFFICES_NS));
+        assert!(scout_suffices(true, 700e6));
+        // not ready: the probe goes on (and the devices open meanwhile)
+        assert!(!scout_suffices(false, 700e6));
+        // a rest near the split threshold keeps the whole probe's figure
+        assert!(!scout_suffices(true, SCOUT_SUFFICES_NS * 0.99));
+        assert!(!scout_suffices(true, 2e6));
+    }
 
     #[test]
     fn continuation_chunks_run_about_25_ms_at_most_half_the_probe() {

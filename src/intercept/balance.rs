@@ -340,7 +340,11 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     let rest_ns = ns as f64 / scout as f64 * (along - scout) as f64;
     let program = kernel_and_program(whole.kernel).ok().map(|(_, p)| p);
     if let Some(prog) = &program {
-        exec::early::open_for_long_launch(prog, dev, rest_ns);
+        let handle = TABLES
+            .kernels
+            .with(whole.kernel as Key, |i| i.program)
+            .map_or(std::ptr::null_mut(), |p| p as cl_program);
+        exec::early::open_for_long_launch(prog, (handle, dev), rest_ns);
     }
     let preparing = || match &program {
         Some(prog) => exec::early::devices_preparing(prog),
@@ -348,8 +352,16 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     };
     // The rest of the probe: in one chunk, or, while the devices open, in short ones, so that
     // it ends soon after they are ready (gemm on 2 H200s: a 400 ms rest of the probe kept
-    // them waiting 120 ms; session 25), the probe then being the work-groups run so far.
-    let mut first = first;
+    // them waiting 120 ms; session 25), the probe then being the work-groups run so far; or
+    // not at all when the scout alone settles the decision (`exec::early::scout_suffices`).
+    let ready = program
+        .as_ref()
+        .is_some_and(|prog| exec::early::devices_ready(prog));
+    let mut first = if exec::early::scout_suffices(ready, rest_ns) {
+        scout
+    } else {
+        first
+    };
     let mut done = scout;
     while done < first {
         let opening = preparing();

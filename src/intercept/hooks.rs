@@ -774,7 +774,8 @@ pub unsafe fn clBuildProgram(
                     crate::exec::early::note_build(d);
                 }
                 if cfg.split == crate::config::SplitPolicy::Always {
-                    crate::exec::prebuild_in_background(&info);
+                    let app = dev.and_then(|d| crate::exec::app_binary::HeldProgram::hold(p, d));
+                    crate::exec::prebuild_in_background(&info, app);
                 }
             }
         });
