@@ -25,7 +25,7 @@
 #                     filled by the runs before (the driver's own kernel cache is warm either way)
 #   NV_CACHE=fresh    each run (native too) gets an empty CUDA_CACHE_PATH: NVIDIA's own cache of
 #                     compiled programs, which also answers clprism's builds on the other GPUs
-#                     from an earlier run's (2mm on 4 H200s: 106 ms cold, 8 ms warm; session 29),
+#                     from an earlier run's (4 H200s: 60-170 ms cold, 8 ms warm; session 29),
 #                     so every cell is a first run on the machine; default: the driver's cache
 #   MGPU=.gpu/mgpu    the corpus; LIB=.gpu/libOpenCL.so the interposer
 #   ICD=nvidia        restrict the ICD loader to /etc/OpenCL/vendors/nvidia.icd, so the apps'

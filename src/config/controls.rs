@@ -682,21 +682,6 @@ time step of an app that waits at each. `auto` (the default): on when every bala
 GPU or an accelerator; on CPU devices the polling would take the cores the kernels run on \
 (`exec::pipeline::SPIN`).",
     }
-    balance_app_binary: Option<bool> {
-        name: "CLPRISM_BALANCE_APP_BINARY",
-        reader: Library,
-        values: "auto|on|off",
-        default: "auto" => |_| None,
-        parse: |v, _| match v {
-            "on" | "1" => Some(Some(true)),
-            "off" | "0" => Some(Some(false)),
-            "auto" => Some(None),
-            _ => None,
-        },
-        example: "off",
-        usage: "balance: devices of the app's device's model build from the app's own binary",
-        doc: "`on`: the app's build of a program for its device is read back (`CL_PROGRAM_BINARIES`, on a background thread while the devices open) and the balance devices of the same name and driver load it instead of compiling the source again, when every kernel then answers `clGetKernelArgInfo` (else that device builds from source). NVIDIA compiled PolyBench 2mm's source with clprism's options in 60-170 ms on four H200s on a machine's first run. `auto` (the default): on when the app's device is a GPU or an accelerator (PoCL produces a CPU device's binary on request, which can take longer than the build). `off`: every device builds from source (`exec::app_binary`).",
-    }
     balance_issue_parallel: Option<bool> {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,

@@ -29,7 +29,7 @@
 use super::balance;
 use crate::config::{Siblings, SplitPolicy};
 use crate::registry::tables::ProgramInfo;
-use opencl_sys::{cl_device_id, cl_program};
+use opencl_sys::cl_device_id;
 use std::sync::atomic::Ordering;
 
 /// How many like siblings of `dev` the `CLPRISM_BALANCE_SIBLINGS` policy counts (found once
@@ -86,27 +86,14 @@ pub fn note_build(app_device: cl_device_id) -> bool {
 /// opening. Returns whether the devices are open or opening afterwards.
 ///
 /// A launch that long also has its program compiled for the footprint derivation in the
-/// background ([`super::compile_for_footprint`]), whether the devices are open or not, and
-/// built on the devices (from the app's build of it, `app_program`, where the devices are of
-/// its device's model: [`super::app_binary`]) when they are open and it is not built there.
-///
-/// # Safety
-/// `app_program` is null or the app's valid program of `info`, built for `app_device`.
-pub unsafe fn open_for_long_launch(
-    info: &ProgramInfo,
-    (app_program, app_device): (cl_program, cl_device_id),
-    rest_ns: f64,
-) -> bool {
+/// background ([`super::compile_for_footprint`]), whether the devices are open or not.
+pub fn open_for_long_launch(info: &ProgramInfo, app_device: cl_device_id, rest_ns: f64) -> bool {
     let b = balance();
     let long = rest_ns >= crate::config::get().balance_open_cost_ms as f64 * 1e6;
-    let held = || super::app_binary::HeldProgram::hold(app_program, app_device);
     if long {
         super::compile_for_footprint(info, app_device);
     }
     if b.engine.get().is_some() || b.starting.load(Ordering::Acquire) {
-        if long && matches!(b.engine.get(), Some(Ok(_))) && super::device_build(info).is_none() {
-            super::prebuild_in_background(info, held());
-        }
         return true;
     }
     if !long {
@@ -119,7 +106,7 @@ pub unsafe fn open_for_long_launch(
         )
     });
     let _ = super::engine_for_launch();
-    super::prebuild_in_background(info, held());
+    super::prebuild_in_background(info);
     true
 }
 
@@ -165,11 +152,12 @@ pub fn devices_ready(info: &ProgramInfo) -> bool {
 /// Once the devices are open and the program is built on them, the rest of the probe (the
 /// other seven eighths of Boyer's first chunk) would run on the app's device alone while
 /// the others wait: PolyBench 2mm's second kernel on 2 H200s ran a 55 ms probe, 48 ms of it
-/// after the scout (session 28, `a/mm-logs.tgz`). A rest this long splits whatever the
-/// scout's error: the split decision (`exec::decide`) gains from a launch of a few ms, and
-/// the balanced run's own first chunks (Boyer's β, dissertation §4.4) measure every device,
-/// the app's included, again. A shorter rest keeps the whole probe, whose figure then
-/// decides a launch near the threshold.
+/// after the scout (session 28, `a/mm-logs.tgz`); on 4 H200s its scout alone took 3.1 ms
+/// where the probe had taken 27 ms (session 29, calls a and b). A rest this long splits
+/// whatever the scout's error: the split decision (`exec::decide`) gains from a launch of a
+/// few ms, and the balanced run's own first chunks (Boyer's β, dissertation §4.4) measure
+/// every device, the app's included, again. A shorter rest keeps the whole probe, whose
+/// figure then decides a launch near the threshold.
 pub const SCOUT_SUFFICES_NS: f64 = 20e6;
 
 /// Whether the probe of a first launch ends with its scout: the devices are `ready`

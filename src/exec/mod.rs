@@ -14,7 +14,6 @@
 //! gets a marker enqueued after them. Chunk completions arrive through event callbacks into
 //! a channel; callbacks do nothing else. Launches are serialised by one lock.
 
-pub mod app_binary;
 pub mod background;
 pub mod best;
 mod binary_cache;
@@ -894,15 +893,7 @@ pub(crate) fn program_cell(variant: &str) -> std::sync::Arc<OnceCell<DeviceProgr
 /// Builds `source` with the app's `options` (plus `-cl-kernel-arg-info`, and
 /// `-cl-nv-verbose` where the device reports registers) on every balance device, one thread
 /// per device.
-///
-/// A device of the model `app` was built for (the app's own build, read back) loads that
-/// binary instead ([`app_binary`]), when its kernels answer the argument queries.
-pub(crate) fn build_on_devices(
-    e: &Engine,
-    source: &str,
-    options: &str,
-    app: Option<&app_binary::AppBinary>,
-) -> DevicePrograms {
+pub(crate) fn build_on_devices(e: &Engine, source: &str, options: &str) -> DevicePrograms {
     let options = format!("{options} -cl-kernel-arg-info");
     crate::config::debug(|| format!("build: {} devices", e.devices.len()));
     let items: Vec<_> = e
@@ -915,25 +906,22 @@ pub(crate) fn build_on_devices(
                 options.clone()
             };
             let key = binary_cache::key(source, &options, &d.name, &d.driver_version);
-            let same_model = app_binary::model(&d.name, &d.driver_version);
-            let app = app
-                .filter(|a| a.model == same_model)
-                .map(|a| a.bytes.as_slice());
             (
-                (d.context as usize, d.id as usize),
+                d.context as usize,
+                d.id as usize,
                 options,
                 key,
                 d.name.as_str(),
-                app,
             )
         })
         .collect();
-    let built = background::get().in_parallel("build", items, |(dev, options, key, name, app)| {
+    let built = background::get().in_parallel("build", items, |(ctx, id, options, key, name)| {
         // SAFETY: building on clprism's own context.
         unsafe {
             build_cached(
-                (dev.0 as cl_context, dev.1 as cl_device_id),
-                Sources { source, app },
+                ctx as cl_context,
+                id as cl_device_id,
+                source,
                 &options,
                 &key,
                 name,
@@ -944,27 +932,19 @@ pub(crate) fn build_on_devices(
     built
 }
 
-/// What a device's program is built from: the app's source, and the app's own binary when
-/// the device is of the model the app built it for.
-struct Sources<'a> {
-    source: &'a str,
-    app: Option<&'a [u8]>,
-}
-
-/// Builds the program for `dev` of `ctx` from the binary cached under `key` when there is one
-/// the driver accepts, else from the app's binary ([`app_binary::build`]), else from source
-/// (saving its binary); returns the program as an integer.
+/// Builds `source` for `dev` from the binary cached under `key` when there is one the
+/// driver accepts, else from source (saving its binary); returns the program as an integer.
 ///
 /// # Safety
 /// `ctx` holds `dev`; both are clprism's own.
 unsafe fn build_cached(
-    (ctx, dev): (cl_context, cl_device_id),
-    from: Sources,
+    ctx: cl_context,
+    dev: cl_device_id,
+    source: &str,
     options: &str,
     key: &str,
     device_name: &str,
 ) -> Result<usize, String> {
-    let source = from.source;
     if let Some(bin) = binary_cache::load(key) {
         match cl::build_binary(ctx, dev, &bin, options) {
             Ok(p) => {
@@ -976,19 +956,6 @@ unsafe fn build_cached(
             Err(e) => crate::config::debug(|| {
                 format!("build: {device_name}: cached binary {key} rejected ({e}); building from source")
             }),
-        }
-    }
-    if let Some(bin) = from.app {
-        match app_binary::build(ctx, dev, bin, options) {
-            Ok(p) => {
-                crate::config::debug(|| format!("build: {device_name}: from the app's binary"));
-                return Ok(p as usize);
-            }
-            Err(e) => {
-                crate::config::debug(|| {
-                    format!("build: {device_name}: the app's binary not used ({e}); building from source")
-                })
-            }
         }
     }
     let p = cl::build_source(ctx, dev, source, options)?;
@@ -1010,10 +977,7 @@ unsafe fn build_cached(
 /// variant does not depend on the launch shape: without NDRange queries, or whose queries
 /// read only the offset (built for a null offset, as nearly every app launches; see
 /// [`program::RangeQueries`]).
-///
-/// `app`: the app's own build of the program, held for its binary ([`app_binary`]), read on
-/// the background thread while the devices open.
-pub fn prebuild_in_background(info: &ProgramInfo, app: Option<app_binary::HeldProgram>) {
+pub fn prebuild_in_background(info: &ProgramInfo) {
     let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
     };
@@ -1034,43 +998,28 @@ pub fn prebuild_in_background(info: &ProgramInfo, app: Option<app_binary::HeldPr
             .store(true, std::sync::atomic::Ordering::Release);
     }
     spawn_background("clprism-build", move || {
-        std::thread::scope(|scope| {
-            // the app's binary is read, and the devices open, while the text is inspected
-            let read = scope.spawn(|| app.as_ref().and_then(|a| a.read()));
-            let open = scope.spawn(|| {
-                let started = engine();
-                balance()
-                    .starting
-                    .store(false, std::sync::atomic::Ordering::Release);
-                started
-            });
-            let text = if includes {
-                match program::inspected_text(&hash, &source, &options) {
-                    Ok(t) if !unsplittable(&t) => t,
-                    _ => return,
-                }
-            } else {
-                source.clone()
-            };
-            let queries = program::RangeQueries::of(&text);
-            let (variant, code, same_code) = if queries.any() {
-                let (suffix, code) = queries.variant(&source, [0; 3], [0; 3]);
-                (format!("{hash}|{options}|{suffix}"), code, false)
-            } else {
-                (format!("{hash}|{options}"), source.to_string(), true)
-            };
-            // the cell is taken before the devices are open, so that a launch reaching the
-            // launch thread meanwhile waits for this build instead of compiling the source
-            program_cell(&variant).get_or_init(|| {
-                let started = open.join().unwrap_or(Err("the opening thread panicked"));
-                // a program whose built source differs from the app's cannot use its binary
-                let app_binary = read.join().ok().flatten().filter(|_| same_code);
-                match started {
-                    Ok(e) => build_on_devices(e, &code, &options, app_binary.as_ref()),
-                    Err(_) => Vec::new(),
-                }
-            });
-        });
+        let started = engine();
+        balance()
+            .starting
+            .store(false, std::sync::atomic::Ordering::Release);
+        let text = if includes {
+            match program::inspected_text(&hash, &source, &options) {
+                Ok(t) if !unsplittable(&t) => t,
+                _ => return,
+            }
+        } else {
+            source.clone()
+        };
+        let queries = program::RangeQueries::of(&text);
+        let (variant, code) = if queries.any() {
+            let (suffix, code) = queries.variant(&source, [0; 3], [0; 3]);
+            (format!("{hash}|{options}|{suffix}"), code)
+        } else {
+            (format!("{hash}|{options}"), source.to_string())
+        };
+        if let Ok(e) = started {
+            program_cell(&variant).get_or_init(|| build_on_devices(e, &code, &options));
+        }
     });
 }
 
@@ -1256,7 +1205,7 @@ pub fn opening_deferred(
         )
     });
     if let Some(p) = program().and_then(|p| crate::registry::TABLES.programs.get(p)) {
-        prebuild_in_background(&p, None);
+        prebuild_in_background(&p);
     }
     None
 }

@@ -340,11 +340,7 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     let rest_ns = ns as f64 / scout as f64 * (along - scout) as f64;
     let program = kernel_and_program(whole.kernel).ok().map(|(_, p)| p);
     if let Some(prog) = &program {
-        let handle = TABLES
-            .kernels
-            .with(whole.kernel as Key, |i| i.program)
-            .map_or(std::ptr::null_mut(), |p| p as cl_program);
-        exec::early::open_for_long_launch(prog, (handle, dev), rest_ns);
+        exec::early::open_for_long_launch(prog, dev, rest_ns);
     }
     let preparing = || match &program {
         Some(prog) => exec::early::devices_preparing(prog),

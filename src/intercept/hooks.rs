@@ -774,8 +774,7 @@ pub unsafe fn clBuildProgram(
                     crate::exec::early::note_build(d);
                 }
                 if cfg.split == crate::config::SplitPolicy::Always {
-                    let app = dev.and_then(|d| crate::exec::app_binary::HeldProgram::hold(p, d));
-                    crate::exec::prebuild_in_background(&info, app);
+                    crate::exec::prebuild_in_background(&info);
                 }
             }
         });

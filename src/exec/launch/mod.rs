@@ -1042,12 +1042,10 @@ impl WorkerState {
             // the background when the app built the program; see `prebuild_in_background`)
             // a variant per global size is not kept past its kernels (launch shapes are many)
             let programs = if queries.size {
-                super::build_on_devices(engine, &text, &job.program.options, None)
+                super::build_on_devices(engine, &text, &job.program.options)
             } else {
                 super::program_cell(&variant)
-                    .get_or_init(|| {
-                        super::build_on_devices(engine, &text, &job.program.options, None)
-                    })
+                    .get_or_init(|| super::build_on_devices(engine, &text, &job.program.options))
                     .clone()
             };
             let mut per_dev = Vec::new();
