@@ -474,6 +474,10 @@ struct Balance {
     /// App device (handle as an integer) → how many like siblings of it
     /// `CLPRISM_BALANCE_SIBLINGS` counts, found once per device.
     sibling_devices: Mutex<FxHashMap<usize, usize>>,
+    /// Program variants for one launch shape (`hash|options|suffix`: programs that read
+    /// `get_global_size` or `get_num_groups`) whose build on the balance devices was started
+    /// in the background ([`build_shape_variant_in_background`]).
+    shape_builds: Mutex<rustc_hash::FxHashSet<String>>,
     /// Programs (`hash|emulation options`) whose SPIR-V for the footprint derivation is being
     /// compiled in the background (`false`) or was compiled there (`true`)
     /// ([`compile_for_footprint`]).
@@ -878,6 +882,24 @@ pub(crate) fn device_build(program: &ProgramInfo) -> Option<bool> {
         .lock()
         .get(&format!("{}|{}", program.hash, program.options))
         .map(|c| c.get().is_some())
+}
+
+/// Starts building `code`, the variant `variant` of a program for one launch shape, on the
+/// balance devices in the background, once per variant; its [`program_cell`] holds the
+/// builds when done. The launch thread runs such a variant's launches whole meanwhile,
+/// instead of making the app wait for the compiler: clpeak's `--compute-sp` program (its
+/// kernels read `get_global_size`) took 2.48 s to build on four H200s on a machine's first
+/// run, and every launch the app made meanwhile waited behind it (session 29, call d).
+pub(crate) fn build_shape_variant_in_background(variant: &str, code: String, options: String) {
+    if !balance().shape_builds.lock().insert(variant.to_string()) {
+        return;
+    }
+    let cell = program_cell(variant);
+    spawn_background("clprism-build", move || {
+        if let Ok(e) = engine() {
+            cell.get_or_init(|| build_on_devices(e, &code, &options));
+        }
+    });
 }
 
 /// The build cell of program variant `variant`.

@@ -1,6 +1,8 @@
 /* One kernel launched many times (argv[1], default 1000) on one NDRange: the compact
  * project-mode log (issue 19 item 4) writes its emulation once and a small reference per
- * launch. Self-checking; prints "launches: N". */
+ * launch. Self-checking; prints "launches: N"; argv[2], when given, is a file that receives
+ * the output array's bytes. The kernel reads get_global_size, so balance mode builds a
+ * variant of the program for the launch shape. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
@@ -38,6 +40,11 @@ int main(int argc, char **argv) {
     OK(clEnqueueReadBuffer(q, by, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL));
     for (int i = 0; i < N; i++)
         if (!(y[i] == y[i]) || y[i] < 0.0f || y[i] > 100.0f) { fprintf(stderr, "bad y[%d] = %f\n", i, y[i]); return 1; }
+    if (argc > 2) {
+        FILE *f = fopen(argv[2], "wb");
+        if (!f || fwrite(y, sizeof y, 1, f) != 1) { perror(argv[2]); return 1; }
+        fclose(f);
+    }
     printf("launches: %d\n", launches);
     return 0;
 }

@@ -298,6 +298,11 @@ fn moved_arrays(fetched: Option<u64>, resident: Option<u64>) -> bool {
 /// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
 const DEFAULT_HOST_RATE: f64 = 10.0;
 
+/// Why a launch ran whole while its program's variant for the launch shape (a program that
+/// reads `get_global_size` or `get_num_groups`, rebuilt per shape: `exec::program`) is built
+/// on the balance devices in the background (`exec::build_shape_variant_in_background`).
+pub(super) const SHAPE_VARIANT_BUILDING: &str = "its program's variant for this NDRange is being built on the balance devices in the background (CLPRISM_BALANCE_EARLY)";
+
 /// A buffer argument of a balanced launch.
 #[derive(Clone)]
 struct BufArg {
@@ -981,7 +986,9 @@ impl WorkerState {
         self.split_floor.note(first, w);
     }
 
-    /// Builds the launch's kernel on every balance device (once per program variant).
+    /// Builds the launch's kernel on every balance device (once per program variant); with
+    /// `CLPRISM_BALANCE_EARLY` on, a variant for one launch shape is built in the background
+    /// ([`SHAPE_VARIANT_BUILDING`]) and this launch runs whole meanwhile.
     /// Returns the variant key, the devices that can take chunks now, and for each device that
     /// sits this launch out, why (the record's `devices_excluded`).
     fn build(
@@ -1041,7 +1048,20 @@ impl WorkerState {
             // one build per program variant and device, shared by its kernels (started in
             // the background when the app built the program; see `prebuild_in_background`)
             // a variant per global size is not kept past its kernels (launch shapes are many)
-            let programs = if queries.size {
+            let programs = if queries.size && crate::config::get().balance_early {
+                // built in the background while this shape's launches run whole
+                match super::program_cell(&variant).get() {
+                    Some(built) => built.clone(),
+                    None => {
+                        super::build_shape_variant_in_background(
+                            &variant,
+                            text,
+                            job.program.options.to_string(),
+                        );
+                        return Err(SHAPE_VARIANT_BUILDING.into());
+                    }
+                }
+            } else if queries.size {
                 super::build_on_devices(engine, &text, &job.program.options)
             } else {
                 super::program_cell(&variant)
