@@ -350,9 +350,7 @@ unsafe fn probe_first_chunk(launch: &mut Launch, local: [usize; 3], kernel: &str
     // it ends soon after they are ready (gemm on 2 H200s: a 400 ms rest of the probe kept
     // them waiting 120 ms; session 25), the probe then being the work-groups run so far; or
     // not at all when the scout alone settles the decision (`exec::early::scout_suffices`).
-    let ready = program
-        .as_ref()
-        .is_some_and(|prog| exec::early::devices_ready(prog));
+    let ready = program.as_ref().is_some_and(exec::early::devices_ready);
     let mut first = if exec::early::scout_suffices(ready, rest_ns) {
         scout
     } else {
