@@ -165,6 +165,26 @@
 //!   The queue state is read from GPU records only (PoCL's idle `START − SUBMIT` is 7.5-20
 //!   µs) and is unknown at the enqueue, so project mode's own projections keep the idle
 //!   floor; `clprism accuracy` sets it from the projected log. On since session 28b.
+//! * `store_waits` (with `latency_bound`): the serialised-latency chain charges each of a
+//!   warp's global store requests a waiting period at the L2's latency, in proportion to
+//!   the share of its waiting periods that leave the L1 ([`super::memory::latency_chain_ns`]:
+//!   Hong & Kim ISCA'09 §3-4 count stores among `#Mem_insts`, Wang §IV-B charges every
+//!   memory read and write its latency; a store completes at the L2, and only a load that
+//!   misses the L1 waits behind it). PolyBench-ACC's accumulating column walks, which
+//!   store their accumulator every row (`mean_kernel`, `std_kernel`, `gramschmidt_kernel3`,
+//!   kernel 2 of atax/bicg/mvt/gemver: ~380 ns a row on both GPUs), were 38-51 % too fast
+//!   with one latency a row on the H100/H200; the row walks (loads in the L1) are left
+//!   where they were. With `load_waits` and `in_flight_measured`; session 29.
+//! * `in_flight_measured` (with `bytes_in_flight`): the request-size scale of
+//!   `bytes_in_flight` is applied only where the scaled warp fraction lies within the
+//!   measured `global_read` curve (at or above its first point, one warp per compute unit).
+//!   Below it the curve is `curve_at`'s linear extrapolation, Little's law at the
+//!   benchmark's requests in flight, i.e. a latency bound itself, and the kernel's own
+//!   chain (its requests and waits) is the better one (Hong & Kim ISCA'09 §4: with too few
+//!   warps for MWP the kernel is latency-bound). Without it, `load_waits` put
+//!   `kmeans_update` (16 warps on 132 SMs) on the H200 at 4.5× its H100 time: its shorter
+//!   chain crossed the curve's time there and the curve was re-read at a quarter of an
+//!   already extrapolated fraction. Alone it changes no kernel of the corpus; session 29.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -271,6 +291,18 @@ pub struct ModelOptions {
     /// launch ahead of it runs; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub queued_floor: bool,
+    /// With `latency_bound`: every global store request of a warp is a memory waiting
+    /// period of the serialised-latency chain as well, at the L2's latency (where a store
+    /// completes), exposed where the warp's next waiting period leaves the L1
+    /// ([`super::memory::latency_chain_ns`]; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub store_waits: bool,
+    /// With `bytes_in_flight`: the request-size scale is applied only where the scaled
+    /// warp fraction lies within the part of `global_read` that was measured (at or above
+    /// its first point); below it the curve is itself Little's law at the benchmark's
+    /// requests in flight and the kernel's own chain decides (module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub in_flight_measured: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -308,6 +340,8 @@ impl ModelOptions {
         "issue_partitions",
         "prune_other",
         "queued_floor",
+        "store_waits",
+        "in_flight_measured",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -332,6 +366,8 @@ impl ModelOptions {
             "issue_partitions" => &mut self.issue_partitions,
             "prune_other" => &mut self.prune_other,
             "queued_floor" => &mut self.queued_floor,
+            "store_waits" => &mut self.store_waits,
+            "in_flight_measured" => &mut self.in_flight_measured,
             _ => return None,
         })
     }
@@ -392,6 +428,8 @@ impl ModelOptions {
             issue_partitions: true,
             prune_other: true,
             queued_floor: true,
+            store_waits: true,
+            in_flight_measured: true,
         }
     }
 
@@ -867,6 +905,7 @@ pub fn project(
             opts.streaming_latency,
             opts.departure_delay,
             opts.load_waits,
+            opts.store_waits,
         )
         .unwrap_or(0.0)
     } else {
@@ -893,7 +932,14 @@ pub fn project(
     } else {
         t_global
     };
-    let t_global = if scale < 1.0 && chain < regime_ns {
+    // With `in_flight_measured`, only where the scaled fraction is within the measured curve.
+    let measured = !opts.in_flight_measured
+        || profile
+            .global_read
+            .0
+            .first()
+            .is_some_and(|q| occ_f * scale >= q[0]);
+    let t_global = if scale < 1.0 && chain < regime_ns && measured {
         let (d, c) = global_ns(&wg, launch, profile, &occ, occ_f, scale, n, capacity, opts);
         d.max(c) / share
     } else {
