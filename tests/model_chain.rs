@@ -212,7 +212,7 @@ fn independent_loads_are_one_waiting_period() {
         assert_eq!(a, old, "{name}");
         // Through the projection, only the latency bound moves.
         let launch = ModelLaunch::from_ndrange(&[N], &[32], 0).unwrap();
-        let off = ModelOptions::parse_spec("recommended").unwrap();
+        let off = ModelOptions::parse_spec("recommended,-load_waits").unwrap();
         let on = ModelOptions::parse_spec("recommended,+load_waits").unwrap();
         let (a, b) = (
             project(&col, &launch, &p, &off).unwrap(),

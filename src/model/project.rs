@@ -458,7 +458,15 @@ impl ModelOptions {
     /// 19.8 % (H100 20.6 → 19.2 %, H200 23.7 → 20.5 %), the short launches the examples
     /// enqueue behind other work (`fwt_stage`, `transpose`, `reduce`) from 50-66 % too slow
     /// to −5…+30 %, PolyBench unchanged (its statistics come from PoCL, whose records carry
-    /// no GPU queue state; results/session28-model, "queued floor"). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// no GPU queue state; results/session28-model, "queued floor"). Since session 29 also
+    /// `load_waits`, `store_waits` and `in_flight_measured` together: pooled MAPE 19.6 →
+    /// 14.9 % (H100 19.1 → 15.0 %, H200 20.1 → 14.7 %) on the statistics with the five
+    /// extrapolated PolyBench-ACC kernels emulated whole, the accumulating column walks
+    /// (38-51 % too fast) and `kmeans_update` (165-203 % too slow) within 6-33 %. Alone,
+    /// `store_waits` gives 18.4 %, `load_waits` 25.1 % (its shorter chain tips
+    /// `kmeans_update` on the H200 into `bytes_in_flight`'s scaled curve, which
+    /// `in_flight_measured` stops), `in_flight_measured` changes nothing
+    /// (results/session29-model/ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -476,6 +484,9 @@ impl ModelOptions {
             issue_partitions: true,
             prune_other: true,
             queued_floor: true,
+            load_waits: true,
+            store_waits: true,
+            in_flight_measured: true,
             ..Self::panwar()
         }
     }
