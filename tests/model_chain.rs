@@ -92,8 +92,8 @@ fn uncoalesced_hits_cost_a_clock_per_line_not_the_l2() {
         // charged the row walk's hits more than the departure delay does.
         assert!(l2 > l1 + 31.0 * clock_ns, "{name}");
         let wg = bytes(&row, &p);
-        let old = memory::latency_chain_ns(&row, &wg, &p, 1, false, false, false).unwrap();
-        let new = memory::latency_chain_ns(&row, &wg, &p, 1, false, true, false).unwrap();
+        let old = memory::latency_chain_ns(&row, &wg, &p, 1, false, false, false, false).unwrap();
+        let new = memory::latency_chain_ns(&row, &wg, &p, 1, false, true, false, false).unwrap();
         let first = wg.unique_read / wg.load;
         assert!(first > 0.0 && first < 0.5, "{first}");
         let per_request = first * lat + (1.0 - first) * l1 + (row_lines - 1.0) * clock_ns;
@@ -106,8 +106,8 @@ fn uncoalesced_hits_cost_a_clock_per_line_not_the_l2() {
         assert!(new < old, "{name}: {new} >= {old}");
         // Coalesced: nothing to depart, the same chain either way.
         let wg = bytes(&col, &p);
-        let a = memory::latency_chain_ns(&col, &wg, &p, 1, false, false, false).unwrap();
-        let b = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, false).unwrap();
+        let a = memory::latency_chain_ns(&col, &wg, &p, 1, false, false, false, false).unwrap();
+        let b = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, false, false).unwrap();
         assert!(((a - b) / a).abs() < 1e-12, "{name}: {a} {b}");
         // Through the projection: the option lowers the row walk's latency-bound time, and
         // only through the chain.
@@ -198,21 +198,21 @@ fn independent_loads_are_one_waiting_period() {
         let lines = col.global_loads.lines as f64 / col.load_waits as f64;
         let depart = (lines - 1.0) * 1e3 / p.clock_mhz;
         let want = col.load_waits as f64 * (miss * lat + (1.0 - miss) * l1 + depart);
-        let got = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, true).unwrap();
+        let got = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, true, false).unwrap();
         assert!(
             ((got - want) / want).abs() < 1e-9,
             "{name}: {got} against {want}"
         );
-        let old = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, false).unwrap();
+        let old = memory::latency_chain_ns(&col, &wg, &p, 1, false, true, false, false).unwrap();
         assert!(got < 0.75 * old, "{name}: {got} against {old}");
         // Statistics without waits: the per-request chain, option on or off.
         let mut unknown = col.clone();
         unknown.load_waits = 0;
-        let a = memory::latency_chain_ns(&unknown, &wg, &p, 1, false, true, true).unwrap();
+        let a = memory::latency_chain_ns(&unknown, &wg, &p, 1, false, true, true, false).unwrap();
         assert_eq!(a, old, "{name}");
         // Through the projection, only the latency bound moves.
         let launch = ModelLaunch::from_ndrange(&[N], &[32], 0).unwrap();
-        let off = ModelOptions::parse_spec("recommended").unwrap();
+        let off = ModelOptions::parse_spec("recommended,-load_waits").unwrap();
         let on = ModelOptions::parse_spec("recommended,+load_waits").unwrap();
         let (a, b) = (
             project(&col, &launch, &p, &off).unwrap(),

@@ -296,7 +296,7 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     // rest hit the L1: its latency (400 / 16) and, for the 1.5 lines per request, 0.5 /
     // 31 of the way to the L2's (200).
     let lat = with_latency(simple(), 400.0);
-    let chain = memory::latency_chain_ns(&st, &wg, &lat, 1, false, false, false).unwrap();
+    let chain = memory::latency_chain_ns(&st, &wg, &lat, 1, false, false, false, false).unwrap();
     let first = 8192.0 / 65536.0;
     let hit = 25.0 + 0.5 / 31.0 * (200.0 - 25.0);
     assert!(
@@ -305,7 +305,7 @@ fn emulated_naive_gemm_reads_its_matrices_once_from_dram() {
     );
     let mut no_l1 = lat.clone();
     no_l1.l1_bytes_per_cu = None;
-    let chain = memory::latency_chain_ns(&st, &wg, &no_l1, 1, false, false, false).unwrap();
+    let chain = memory::latency_chain_ns(&st, &wg, &no_l1, 1, false, false, false, false).unwrap();
     assert!(close(
         chain,
         128.0 * (first * 400.0 + (1.0 - first) * 200.0)

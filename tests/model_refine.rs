@@ -343,7 +343,12 @@ fn column_walk_chain_takes_the_streaming_latency() {
     };
     let (h100, h200) = (estimated("h100-sxm.json"), estimated("h200.json"));
     let l = OpenCL::model::project::LaunchShape::from_ndrange(&[512], &[128], 0).unwrap();
-    let off = ModelOptions::recommended();
+    // Without `departure_delay`: a clock per further line of a waiting period (two lines a
+    // period with `load_waits`) does not scale with the latency.
+    let off = ModelOptions {
+        departure_delay: false,
+        ..ModelOptions::recommended()
+    };
     assert!(!off.streaming_latency, "off by default (session 24)");
     let on = ModelOptions {
         streaming_latency: true,

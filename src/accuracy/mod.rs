@@ -75,7 +75,8 @@ MAPE, median APE, relative error and hits.
                    latency_bound, kernel_floor, bytes_in_flight, additive_floor,
                    conversion_as_int, streaming_latency, request_in_flight,
                    l2_store_cost, in_flight_dram, departure_delay, l1_stores,
-                   load_waits, issue_partitions, prune_other, queued_floor), e.g.
+                   load_waits, issue_partitions, prune_other, queued_floor,
+                   store_waits, in_flight_measured), e.g.
                    recommended,-bytes_in_flight (an ablation on the same logs)
 Exit status: 0 when every app ran (or every log was read) and at least one kernel was
 compared, 1 otherwise, 2 on usage errors.

@@ -414,6 +414,26 @@ pub fn cache_traffic(
 /// `(lines / waits − 1)` clocks (Hong & Kim §3's departure delay between the requests of a
 /// warp that are in flight together). With one request per period both reduce to the
 /// per-request chain.
+///
+/// `stores`: a warp's global store requests are waiting periods too (`store_waits` of
+/// [`super::project::ModelOptions`]). Hong & Kim ISCA'09 §3-4 count every global memory
+/// instruction, stores included, in `#Mem_insts`, each a `Mem_L` waiting period; Wang et
+/// al. §IV-B charge every memory read *and write* of the warp's trace its profiled hit or
+/// miss latency. A store completes at the L2: the L1 is write-through for global memory
+/// (`l1_stores`; session 26's Nsight Compute counters on an H200 count every stored
+/// sector of `gemm` at the L2, `lts__t_sectors_op_write`, on lines that stay there), so its
+/// latency is the L2's ([`l2_latency`]). The warp itself does not wait on a store
+/// (no register depends on it); what waits is its next load, and only a load that leaves
+/// the SM: an L1 hit is answered inside the SM, while an L1 miss travels to the L2 behind
+/// the store, and a thread's load must observe its own earlier stores, which an L1 that
+/// does not keep the stored data guarantees only at the L2. A store therefore adds
+/// `l2_latency × (the share of the warp's waiting periods that leave the L1)`, the chain's
+/// first-touch share of a period, per store request and warp. Of the stored corpus
+/// (results/session29-model): PolyBench-ACC's `mean_kernel` walks a column and stores its
+/// accumulator every row (383 ns a row on the H100 and on the H200, one DRAM load a row);
+/// `gramschmidt_kernel1` walks a column with the sum in a register (17 ns a load: the loads
+/// overlap); `atax_kernel1` walks rows, its loads hit the L1, and stores every step
+/// (106 ns a step).
 #[allow(clippy::too_many_arguments)]
 pub fn latency_chain_ns(
     stats: &WorkGroupStats,
@@ -423,6 +443,7 @@ pub fn latency_chain_ns(
     streaming: bool,
     departure: bool,
     waits: bool,
+    stores: bool,
 ) -> Option<f64> {
     let lat = match streaming.then(|| streaming_latency(p)).flatten() {
         Some(l) => l,
@@ -459,13 +480,21 @@ pub fn latency_chain_ns(
     // delay of uncoalesced accesses): from the L1's latency for one line per request to
     // the L2's for one line per lane.
     let l2 = l2_latency(p, lat);
+    // `stores` (`store_waits`): every store request of the warp is a waiting period at the
+    // L2's latency, exposed where the warp's next waiting period leaves the L1 (the
+    // period's DRAM share `first_touch`); a period served by the L1 does not wait for it.
+    let store_chain = if stores {
+        stats.global_stores.requests as f64 / warps as f64 * l2 * first_touch
+    } else {
+        0.0
+    };
     let lines = stats.global_loads.lines as f64 / requests;
     if departure {
         // Every line of a request passes the L1 one per clock, hit or miss.
         let extra = (lines * per_period - 1.0).max(0.0) * 1e3 / p.clock_mhz.max(1.0);
         let hit = if has_l1(p) { l1_latency(p, lat) } else { l2 };
         let l = first_touch * lat + (1.0 - first_touch) * hit + extra;
-        return Some(rounds.max(1) as f64 * chain * l);
+        return Some(rounds.max(1) as f64 * (chain * l + store_chain));
     }
     let hit = if has_l1(p) {
         let l1 = l1_latency(p, lat);
@@ -475,5 +504,5 @@ pub fn latency_chain_ns(
         l2
     };
     let l = first_touch * lat + (1.0 - first_touch) * hit;
-    Some(rounds.max(1) as f64 * chain * l)
+    Some(rounds.max(1) as f64 * (chain * l + store_chain))
 }

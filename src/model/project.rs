@@ -165,6 +165,28 @@
 //!   The queue state is read from GPU records only (PoCL's idle `START − SUBMIT` is 7.5-20
 //!   µs) and is unknown at the enqueue, so project mode's own projections keep the idle
 //!   floor; `clprism accuracy` sets it from the projected log. On since session 28b.
+//! * `store_waits` (with `latency_bound`): the serialised-latency chain charges each of a
+//!   warp's global store requests a waiting period at the L2's latency, in proportion to
+//!   the share of its waiting periods that leave the L1 ([`super::memory::latency_chain_ns`]:
+//!   Hong & Kim ISCA'09 §3-4 count stores among `#Mem_insts`, Wang §IV-B charges every
+//!   memory read and write its latency; a store completes at the L2, and only a load that
+//!   misses the L1 waits behind it). PolyBench-ACC's accumulating column walks store their
+//!   accumulator every row (~380 ns a row on both GPUs): `mean_kernel` and `std_kernel`
+//!   go from 38-51 % too fast to 6-33 %; kernel 2 of atax/bicg/mvt/gemver stay within
+//!   4-9 % on the H100 and get an H200/H100 ratio of 0.921 (0.860 before, 0.995
+//!   measured); the row walks
+//!   (loads in the L1) move by at most 10 points (atax/mvt kernel 1: 0 / −6 % → +10 / 0 %).
+//!   With `load_waits` and `in_flight_measured`; session 29.
+//! * `in_flight_measured` (with `bytes_in_flight`): the request-size scale of
+//!   `bytes_in_flight` is applied only where the scaled warp fraction lies within the
+//!   measured `global_read` curve (at or above its first point, one warp per compute unit).
+//!   Below it the curve is `curve_at`'s linear extrapolation, Little's law at the
+//!   benchmark's requests in flight, i.e. a latency bound itself, and the kernel's own
+//!   chain (its requests and waits) is the better one (Hong & Kim ISCA'09 §4: with too few
+//!   warps for MWP the kernel is latency-bound). Without it, `load_waits` put
+//!   `kmeans_update` (16 warps on 132 SMs) on the H200 at 4.5× its H100 time: its shorter
+//!   chain crossed the curve's time there and the curve was re-read at a quarter of an
+//!   already extrapolated fraction. Alone it changes no kernel of the corpus; session 29.
 
 use super::memory::{self, WorkGroupBytes};
 use super::occupancy::{occupancy, KernelResources, Limiter, OccupancyError};
@@ -271,6 +293,18 @@ pub struct ModelOptions {
     /// launch ahead of it runs; module docs).
     #[serde(default, skip_serializing_if = "is_false")]
     pub queued_floor: bool,
+    /// With `latency_bound`: every global store request of a warp is a memory waiting
+    /// period of the serialised-latency chain as well, at the L2's latency (where a store
+    /// completes), exposed where the warp's next waiting period leaves the L1
+    /// ([`super::memory::latency_chain_ns`]; module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub store_waits: bool,
+    /// With `bytes_in_flight`: the request-size scale is applied only where the scaled
+    /// warp fraction lies within the part of `global_read` that was measured (at or above
+    /// its first point); below it the curve is itself Little's law at the benchmark's
+    /// requests in flight and the kernel's own chain decides (module docs).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub in_flight_measured: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -308,6 +342,8 @@ impl ModelOptions {
         "issue_partitions",
         "prune_other",
         "queued_floor",
+        "store_waits",
+        "in_flight_measured",
     ];
 
     /// The flag called `name` ([`Self::FLAGS`]), `None` for an unknown name.
@@ -332,6 +368,8 @@ impl ModelOptions {
             "issue_partitions" => &mut self.issue_partitions,
             "prune_other" => &mut self.prune_other,
             "queued_floor" => &mut self.queued_floor,
+            "store_waits" => &mut self.store_waits,
+            "in_flight_measured" => &mut self.in_flight_measured,
             _ => return None,
         })
     }
@@ -392,6 +430,8 @@ impl ModelOptions {
             issue_partitions: true,
             prune_other: true,
             queued_floor: true,
+            store_waits: true,
+            in_flight_measured: true,
         }
     }
 
@@ -420,7 +460,15 @@ impl ModelOptions {
     /// 19.8 % (H100 20.6 → 19.2 %, H200 23.7 → 20.5 %), the short launches the examples
     /// enqueue behind other work (`fwt_stage`, `transpose`, `reduce`) from 50-66 % too slow
     /// to −5…+30 %, PolyBench unchanged (its statistics come from PoCL, whose records carry
-    /// no GPU queue state; results/session28-model, "queued floor"). Project mode, balance mode's projected-best device (`exec::best`) and
+    /// no GPU queue state; results/session28-model, "queued floor"). Since session 29 also
+    /// `load_waits`, `store_waits` and `in_flight_measured` together: pooled MAPE 19.6 →
+    /// 14.9 % (H100 19.1 → 15.0 %, H200 20.1 → 14.7 %) on the statistics with the five
+    /// extrapolated PolyBench-ACC kernels emulated whole, the accumulating column walks
+    /// (38-51 % too fast) and `kmeans_update` (165-203 % too slow) within 6-33 %. Alone,
+    /// `store_waits` gives 18.4 %, `load_waits` 25.1 % (its shorter chain tips
+    /// `kmeans_update` on the H200 into `bytes_in_flight`'s scaled curve, which
+    /// `in_flight_measured` stops), `in_flight_measured` changes nothing
+    /// (results/session29-model/ablation.txt). Project mode, balance mode's projected-best device (`exec::best`) and
     /// `clprism emu` use it; `clprism accuracy` reports every variant, the baseline
     /// included.
     pub fn recommended() -> Self {
@@ -438,6 +486,9 @@ impl ModelOptions {
             issue_partitions: true,
             prune_other: true,
             queued_floor: true,
+            load_waits: true,
+            store_waits: true,
+            in_flight_measured: true,
             ..Self::panwar()
         }
     }
@@ -867,6 +918,7 @@ pub fn project(
             opts.streaming_latency,
             opts.departure_delay,
             opts.load_waits,
+            opts.store_waits,
         )
         .unwrap_or(0.0)
     } else {
@@ -893,7 +945,14 @@ pub fn project(
     } else {
         t_global
     };
-    let t_global = if scale < 1.0 && chain < regime_ns {
+    // With `in_flight_measured`, only where the scaled fraction is within the measured curve.
+    let measured = !opts.in_flight_measured
+        || profile
+            .global_read
+            .0
+            .first()
+            .is_some_and(|q| occ_f * scale >= q[0]);
+    let t_global = if scale < 1.0 && chain < regime_ns && measured {
         let (d, c) = global_ns(&wg, launch, profile, &occ, occ_f, scale, n, capacity, opts);
         d.max(c) / share
     } else {
