@@ -682,6 +682,20 @@ time step of an app that waits at each. `auto` (the default): on when every bala
 GPU or an accelerator; on CPU devices the polling would take the cores the kernels run on \
 (`exec::pipeline::SPIN`).",
     }
+    balance_open_at_context: bool {
+        name: "CLPRISM_BALANCE_OPEN",
+        reader: Library,
+        values: "launch|context",
+        default: "launch" => |_| false,
+        parse: |v, _| match v {
+            "context" => Some(true),
+            "launch" => Some(false),
+            _ => None,
+        },
+        example: "context",
+        usage: "balance: open the like devices when the app creates its context (else: at the first long launch or build)",
+        doc: "`context`: when the app creates a context on a device that has like siblings (the other GPUs of its model, `CLPRISM_BALANCE_SIBLINGS`), the balance devices start opening on a background thread at once, while the driver creates the app's own context; the app's first `clBuildProgram` then waits for the opening to end (creating contexts while the app builds a program crashed NVIDIA's driver, `exec::wait_for_background_start`). Opening four H200 contexts takes 0.5-0.6 s, which `launch` (the default) spends after the app's first long launch (`auto`) or build (`always`) has begun, with the app's GPU running that launch alone. Needs `CLPRISM_BALANCE_EARLY` on (`exec::early::open_at_context`).",
+    }
     balance_issue_parallel: Option<bool> {
         name: "CLPRISM_BALANCE_ISSUE",
         reader: Library,

@@ -80,6 +80,32 @@ pub fn note_build(app_device: cl_device_id) -> bool {
     true
 }
 
+/// The app is creating a context on `devices` (`CLPRISM_BALANCE_OPEN=context`, balance
+/// mode, `CLPRISM_BALANCE_EARLY` on): when one of them has like siblings, start opening the
+/// balance devices in the background now, so that they open while the driver creates the
+/// app's own context (on four H200s each takes 0.5-0.6 s) instead of after the app's first
+/// long launch has begun. Returns whether the opening was started (or already was).
+pub fn open_at_context(devices: &[cl_device_id]) -> bool {
+    let cfg = crate::config::get();
+    if !cfg.balance_early || !cfg.balance_open_at_context {
+        return false;
+    }
+    let Some(&dev) = devices
+        .iter()
+        .find(|&&d| counted_siblings(d, cfg.balance_siblings) > 0)
+    else {
+        return false;
+    };
+    crate::config::debug(|| {
+        format!(
+            "balance: the app creates a context on a device with {} like siblings: opening the balance devices",
+            counted_siblings(dev, cfg.balance_siblings)
+        )
+    });
+    let _ = super::engine_for_launch();
+    true
+}
+
 /// A probe found that the rest of a launch of `info`'s program takes `rest_ns` on the app's
 /// device: when that is at least `CLPRISM_BALANCE_OPEN_COST`, start opening the balance
 /// devices (and building the program there) in the background now, unless they are open or
@@ -94,6 +120,11 @@ pub fn open_for_long_launch(info: &ProgramInfo, app_device: cl_device_id, rest_n
         super::compile_for_footprint(info, app_device);
     }
     if b.engine.get().is_some() || b.starting.load(Ordering::Acquire) {
+        // open before the program was built there (`CLPRISM_BALANCE_OPEN=context`): build it
+        // now, the app's device going on with the launch meanwhile (`devices_preparing`)
+        if long && matches!(b.engine.get(), Some(Ok(_))) && super::device_build(info).is_none() {
+            super::prebuild_in_background(info);
+        }
         return true;
     }
     if !long {

@@ -115,6 +115,15 @@ pub unsafe fn clCreateContext(
 ) -> cl_context {
     let f = real!(clCreateContext, fail_handle(errcode_ret));
     crate::exec::wait_for_background_start();
+    if !passthrough()
+        && crate::config::get().mode == crate::config::Mode::Balance
+        && n > 0
+        && !devices.is_null()
+    {
+        record("clCreateContext (balance opening)", || {
+            crate::exec::early::open_at_context(std::slice::from_raw_parts(devices, n as usize));
+        });
+    }
     let ctx = f(props, n, devices, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
         record("clCreateContext", || {

@@ -1,0 +1,60 @@
+//! `CLPRISM_BALANCE_OPEN=context` (issue 31 item 1): the balance devices start opening when
+//! the app creates its context on a device with like siblings, so they are open before the
+//! app's first launch; results stay byte-identical. With the default (`launch`) nothing opens
+//! at the context. On PoCL, two `pthread` devices are like siblings once
+//! `CLPRISM_BALANCE_SIBLINGS=any` counts CPU devices.
+mod common;
+use common::*;
+
+fn balanced(d: &std::path::Path, open: &str) -> String {
+    let dump = d.join(format!("{open}.bin"));
+    let out = run(
+        &examples().join("nbody"),
+        &["--dump", dump.to_str().unwrap()],
+        Via::Preload("balance"),
+        &[
+            ("POCL_DEVICES", "pthread pthread"),
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_SIBLINGS", "any"),
+            ("CLPRISM_BALANCE_OPEN", open),
+            ("CLPRISM_DEBUG", "1"),
+            ("CLPRISM_LOG", "off"),
+            ("CLPRISM_SUMMARY", "off"),
+        ],
+    );
+    assert_ok(&out, &format!("nbody, CLPRISM_BALANCE_OPEN={open}"));
+    assert!(
+        std::fs::read(d.join("native.bin")).unwrap() == std::fs::read(&dump).unwrap(),
+        "CLPRISM_BALANCE_OPEN={open}: differs from native"
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_devices_open_at_the_apps_context_before_its_first_launch() {
+    let d = scratch("open-at-context");
+    let native = d.join("native.bin");
+    let out = run(
+        &examples().join("nbody"),
+        &["--dump", native.to_str().unwrap()],
+        Via::Native,
+        &[("POCL_DEVICES", "pthread pthread")],
+    );
+    assert_ok(&out, "nbody native");
+    let at = |text: &str, what: &str| text.lines().position(|l| l.contains(what));
+    let stderr = balanced(&d, "context");
+    let opened = at(&stderr, "the app creates a context on a device with")
+        .unwrap_or_else(|| panic!("no opening at the context:\n{stderr}"));
+    let ready = at(&stderr, "engine ready at").expect("the engine never opened");
+    let first_launch = at(&stderr, "try_balance 0").expect("no launch reached balance mode");
+    assert!(
+        opened < ready && ready < first_launch,
+        "the devices were not open before the first launch:\n{stderr}"
+    );
+    let stderr = balanced(&d, "launch");
+    assert!(
+        at(&stderr, "the app creates a context").is_none(),
+        "the default opened at the context:\n{stderr}"
+    );
+}
