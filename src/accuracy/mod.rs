@@ -60,7 +60,10 @@ measured time, the model's and the anchored projection (the launch device's meas
 time x the model's ratio between the devices), the measured and projected ratio to the
 launch device (*), the APE (model; anchored off the launch device), Panwar's relative-
 performance error and whether the projected-best device is the measured best; then
-MAPE, median APE, relative error and hits.
+MAPE, median APE, relative error and hits. A figure that likely rests on a cold start
+(two launches whose median is > 1.10x the faster, or one launch, the first of its kernel
+in its process, under 120 us) ends in COLD with a reason line; the summary is printed
+with every row and again without the marked rows (docs/projection.md, Cold starts).
   --format F       table (default), csv (one line per kernel and device) or json
   --anchor A       the measured time anchored on: project-run (default: the project-mode
                    run's own launches, as its records hold) or measured-log (the measured
