@@ -1047,7 +1047,8 @@ impl WorkerState {
         if !self.kernels.contains_key(&key) {
             // one build per program variant and device, shared by its kernels (started in
             // the background when the app built the program; see `prebuild_in_background`)
-            // a variant per global size is not kept past its kernels (launch shapes are many)
+            // a variant per global size: built in the background with CLPRISM_BALANCE_EARLY
+            // (kept in its cell, as its kernels are kept here), else here for this launch
             let programs = if queries.size && crate::config::get().balance_early {
                 // built in the background while this shape's launches run whole
                 match super::program_cell(&variant).get() {
