@@ -270,7 +270,11 @@ pub fn parse_fault(s: &str) -> Result<Fault, String> {
 }
 
 /// Opens the selected devices. Errors when none can be opened.
-pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, String> {
+pub fn open(
+    sel: &DeviceSelection,
+    fault: Option<Fault>,
+    gate: &super::open_gate::OpenGate,
+) -> Result<Vec<Device>, String> {
     if let Some(Fault::OpenDelay(ms)) = fault {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
@@ -288,7 +292,7 @@ pub fn open(sel: &DeviceSelection, fault: Option<Fault>) -> Result<Vec<Device>, 
         .collect();
     let rates = HostRates::default();
     let opened = super::background::get().in_parallel("device opening", items, |(i, p, d, id)| {
-        open_one(i, (p, d), id as cl_device_id, fault, &rates)
+        open_one(i, (p, d), id as cl_device_id, fault, &rates, gate)
     });
     let mut out = Vec::new();
     for ((p, d, _), r) in chosen.iter().zip(opened) {
@@ -402,11 +406,21 @@ fn open_one(
     id: cl_device_id,
     fault: Option<Fault>,
     rates: &HostRates,
+    gate: &super::open_gate::OpenGate,
 ) -> Result<Device, String> {
     use crate::config::debug as dbg;
-    dbg(|| format!("open: device {p}:{d}: creating context and queue"));
-    let (context, queue) = DeviceRefOpen::open(id).map_err(|e| e.to_string())?;
-    dbg(|| format!("open: device {p}:{d}: context and queue created"));
+    let (context, queue) = gate
+        .creation(
+            || super::background::get().exiting(),
+            || {
+                dbg(|| format!("open: device {p}:{d}: creating context and queue"));
+                let opened = DeviceRefOpen::open(id);
+                dbg(|| format!("open: device {p}:{d}: context and queue created"));
+                opened
+            },
+        )
+        .ok_or("the application is exiting")?
+        .map_err(|e| e.to_string())?;
     let t = cl::rt().map_err(|e| e.to_string())?;
     let max_wg = t
         .clGetDeviceInfo

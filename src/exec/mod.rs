@@ -25,6 +25,7 @@ pub mod early;
 pub mod footprint;
 mod launch;
 pub mod merge;
+pub mod open_gate;
 pub mod pipeline;
 pub mod program;
 mod staging;
@@ -482,6 +483,9 @@ struct Balance {
     /// compiled in the background (`false`) or was compiled there (`true`)
     /// ([`compile_for_footprint`]).
     emu_compiles: Mutex<FxHashMap<String, bool>>,
+    /// Keeps the opening's context creations apart from the app's compiles
+    /// ([`open_gate`], [`app_compile`]).
+    open_gate: open_gate::OpenGate,
 }
 
 static BALANCE: Lazy<Balance> = Lazy::new(Balance::default);
@@ -805,7 +809,7 @@ pub fn engine() -> Result<&'static Engine, &'static str> {
                         None
                     }
                 });
-            let devs = devices::open(&sel, fault).map_err(|e| {
+            let devs = devices::open(&sel, fault, &balance().open_gate).map_err(|e| {
                 crate::config::error(&format!(
                     "balance mode unavailable: {e}; launches run natively"
                 ));
@@ -1345,6 +1349,37 @@ pub fn wait_for_background_start() {
     {
         let _ = engine();
     }
+}
+
+/// Runs the app's compile `call` (`clBuildProgram`, `clCompileProgram`, `clLinkProgram`)
+/// once no context creation of the opening is in flight ([`open_gate`]): the creations not
+/// yet begun wait for the compile instead. On NVIDIA's driver a context created during an
+/// app's compile crashed the process (results/gpu-2026-11-22f); before the gate the compile
+/// waited for the whole opening.
+///
+/// While the devices open, `CLPRISM_DEBUG` prints where each such compile begins and ends
+/// (inside the gate, so the lines are in the order of the events), and how long it waited.
+pub fn app_compile<T>(call: impl FnOnce() -> T) -> T {
+    let (out, waited) = balance().open_gate.app_compile(|| {
+        let opening = early::devices_opening();
+        if opening {
+            crate::config::debug(|| "open: the app's compile begins".into());
+        }
+        let out = call();
+        if opening {
+            crate::config::debug(|| "open: the app's compile ends".into());
+        }
+        out
+    });
+    if waited >= std::time::Duration::from_millis(1) {
+        crate::config::debug(|| {
+            format!(
+                "open: the app's compile waited {:.1} ms for a context creation in flight",
+                waited.as_secs_f64() * 1e3
+            )
+        });
+    }
+    out
 }
 
 extern "C" fn release_faults() {

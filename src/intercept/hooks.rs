@@ -752,9 +752,9 @@ pub unsafe fn clBuildProgram(
     if !passthrough() {
         record("clBuildProgram", || set_options(p, options));
     }
-    crate::exec::wait_for_background_start();
     let t = std::time::Instant::now();
-    let r = real!(clBuildProgram, crate::loader::UNAVAILABLE)(p, n, devices, options, notify, user);
+    let build = real!(clBuildProgram, crate::loader::UNAVAILABLE);
+    let r = crate::exec::app_compile(|| build(p, n, devices, options, notify, user));
     let cfg = crate::config::get();
     if r == CL_SUCCESS && !passthrough() && cfg.mode == crate::config::Mode::Balance {
         let build_ns = t.elapsed().as_nanos() as u64;
@@ -810,10 +810,8 @@ pub unsafe fn clCompileProgram(
                 .with_mut(p as Key, |i| i.embedded_headers = nh > 0);
         });
     }
-    crate::exec::wait_for_background_start();
-    real!(clCompileProgram, crate::loader::UNAVAILABLE)(
-        p, n, devices, options, nh, headers, names, notify, user,
-    )
+    let compile = real!(clCompileProgram, crate::loader::UNAVAILABLE);
+    crate::exec::app_compile(|| compile(p, n, devices, options, nh, headers, names, notify, user))
 }
 
 pub unsafe fn clLinkProgram(
@@ -827,18 +825,20 @@ pub unsafe fn clLinkProgram(
     user: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    crate::exec::wait_for_background_start();
-    let p = real!(clLinkProgram, fail_handle(errcode_ret))(
-        ctx,
-        n,
-        devices,
-        options,
-        ni,
-        inputs,
-        notify,
-        user,
-        errcode_ret,
-    );
+    let link = real!(clLinkProgram, fail_handle(errcode_ret));
+    let p = crate::exec::app_compile(|| {
+        link(
+            ctx,
+            n,
+            devices,
+            options,
+            ni,
+            inputs,
+            notify,
+            user,
+            errcode_ret,
+        )
+    });
     if !passthrough() && !p.is_null() {
         record("clLinkProgram", || {
             if ni == 1 {
