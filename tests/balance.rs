@@ -1396,7 +1396,8 @@ fn first_split_over_unlike_devices_is_checked_against_a_whole_run() {
 
 /// Runs `app ARGS --dump` natively and in balance mode with `CLPRISM_SPLIT=auto` and the
 /// devices opened early (`CLPRISM_BALANCE_EARLY=on`) on two like PoCL `pthread` devices, with
-/// `CLPRISM_BALANCE_SIBLINGS=SIBLINGS` and `CLPRISM_BALANCE_OPEN_COST=OPEN_COST_MS`; asserts both pass with identical output and returns
+/// `CLPRISM_BALANCE_SIBLINGS=SIBLINGS`, `CLPRISM_BALANCE_OPEN_COST=OPEN_COST_MS` and
+/// `CLPRISM_BALANCE_OPEN=launch`; asserts both pass with identical output and returns
 /// the balanced run's launch records.
 fn auto_over_like_devices(
     test: &str,
@@ -1440,6 +1441,8 @@ fn auto_over_like_devices_with(
         ("CLPRISM_BALANCE_EARLY", "on"),
         ("CLPRISM_BALANCE_SIBLINGS", siblings),
         ("CLPRISM_BALANCE_OPEN_COST", open_cost_ms),
+        // the opening at the first long launch (`tests/open_at_context.rs` has the default's)
+        ("CLPRISM_BALANCE_OPEN", "launch"),
     ];
     env.extend_from_slice(extra);
     let out = run(&exe, &a, Via::Preload("balance"), &env);

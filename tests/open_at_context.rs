@@ -1,32 +1,35 @@
-//! `CLPRISM_BALANCE_OPEN=context` (issue 31 item 1): the balance devices start opening when
-//! the app creates its context on a device with like siblings, so they are open before the
-//! app's first launch; results stay byte-identical. With the default (`launch`) nothing opens
-//! at the context. On PoCL, two `pthread` devices are like siblings once
+//! `CLPRISM_BALANCE_OPEN=context` (issue 31 item 1, the default): the balance devices start
+//! opening when the app creates its context on a device with like siblings, before the app's
+//! first launch, and no context creation of clprism's runs during an app's compile (the open
+//! gate); results stay byte-identical. With `launch` nothing opens at the context. On PoCL, two `pthread` devices are like siblings once
 //! `CLPRISM_BALANCE_SIBLINGS=any` counts CPU devices.
 mod common;
 use common::*;
 
-fn balanced(d: &std::path::Path, open: &str) -> String {
-    let dump = d.join(format!("{open}.bin"));
+/// nbody in balance mode over two PoCL `pthread` devices counted as like siblings, with
+/// `CLPRISM_BALANCE_OPEN=open` (`None`: the default); its stderr.
+fn balanced(d: &std::path::Path, open: Option<&str>) -> String {
+    let dump = d.join(format!("{}.bin", open.unwrap_or("default")));
+    let mut env = vec![
+        ("POCL_DEVICES", "pthread pthread"),
+        ("CLPRISM_SPLIT", "auto"),
+        ("CLPRISM_BALANCE_EARLY", "on"),
+        ("CLPRISM_BALANCE_SIBLINGS", "any"),
+        ("CLPRISM_DEBUG", "1"),
+        ("CLPRISM_LOG", "off"),
+        ("CLPRISM_SUMMARY", "off"),
+    ];
+    env.extend(open.map(|o| ("CLPRISM_BALANCE_OPEN", o)));
     let out = run(
         &examples().join("nbody"),
         &["--dump", dump.to_str().unwrap()],
         Via::Preload("balance"),
-        &[
-            ("POCL_DEVICES", "pthread pthread"),
-            ("CLPRISM_SPLIT", "auto"),
-            ("CLPRISM_BALANCE_EARLY", "on"),
-            ("CLPRISM_BALANCE_SIBLINGS", "any"),
-            ("CLPRISM_BALANCE_OPEN", open),
-            ("CLPRISM_DEBUG", "1"),
-            ("CLPRISM_LOG", "off"),
-            ("CLPRISM_SUMMARY", "off"),
-        ],
+        &env,
     );
-    assert_ok(&out, &format!("nbody, CLPRISM_BALANCE_OPEN={open}"));
+    assert_ok(&out, &format!("nbody, CLPRISM_BALANCE_OPEN={open:?}"));
     assert!(
         std::fs::read(d.join("native.bin")).unwrap() == std::fs::read(&dump).unwrap(),
-        "CLPRISM_BALANCE_OPEN={open}: differs from native"
+        "CLPRISM_BALANCE_OPEN={open:?}: differs from native"
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -43,7 +46,7 @@ fn the_devices_open_at_the_apps_context_before_its_first_launch() {
     );
     assert_ok(&out, "nbody native");
     let at = |text: &str, what: &str| text.lines().position(|l| l.contains(what));
-    let stderr = balanced(&d, "context");
+    let stderr = balanced(&d, None);
     let opened = at(&stderr, "the app creates a context on a device with")
         .unwrap_or_else(|| panic!("no opening at the context:\n{stderr}"));
     let first_launch = at(&stderr, "try_balance 0").expect("no launch reached balance mode");
@@ -56,10 +59,10 @@ fn the_devices_open_at_the_apps_context_before_its_first_launch() {
         "the engine never opened:\n{stderr}"
     );
     assert_no_creation_during_a_compile(&stderr);
-    let stderr = balanced(&d, "launch");
+    let stderr = balanced(&d, Some("launch"));
     assert!(
         at(&stderr, "the app creates a context").is_none(),
-        "the default opened at the context:\n{stderr}"
+        "`launch` opened at the context:\n{stderr}"
     );
 }
 

@@ -686,15 +686,15 @@ GPU or an accelerator; on CPU devices the polling would take the cores the kerne
         name: "CLPRISM_BALANCE_OPEN",
         reader: Library,
         values: "launch|context",
-        default: "launch" => |_| false,
+        default: "context" => |_| true,
         parse: |v, _| match v {
             "context" => Some(true),
             "launch" => Some(false),
             _ => None,
         },
-        example: "context",
-        usage: "balance: open the like devices when the app creates its context (else: at the first long launch or build)",
-        doc: "`context`: when the app creates a context on a device that has like siblings (the other GPUs of its model, `CLPRISM_BALANCE_SIBLINGS`), the balance devices start opening on a background thread at once, while the driver creates the app's own context; the app's first `clBuildProgram` then waits for the opening to end (creating contexts while the app builds a program crashed NVIDIA's driver, `exec::wait_for_background_start`). Opening four H200 contexts takes 0.5-0.6 s, which `launch` (the default) spends after the app's first long launch (`auto`) or build (`always`) has begun, with the app's GPU running that launch alone. Needs `CLPRISM_BALANCE_EARLY` on (`exec::early::open_at_context`).",
+        example: "launch",
+        usage: "balance: open the like devices when the app creates its context (launch: at the first long launch or build)",
+        doc: "`context` (the default): when the app creates a context on a device that has like siblings (the other GPUs of its model, `CLPRISM_BALANCE_SIBLINGS`), the balance devices start opening on a background thread at once, one context at a time, while the driver creates the app's own context and the app goes on; an app's compile waits only for the context creation in flight (0.14-0.34 s on an H200), and the creations not begun wait for the compile (creating contexts while the app built a program crashed NVIDIA's driver: `exec::open_gate`). On 4 H200s (first runs, `auto`) gemm 16384³ ran 2.62× faster than natively with `launch` and 3.26× with `context`, 3mm 1.58 → 2.61×, 2mm 1.26 → 1.97×; an app of about 1.5 s that never splits took 0.15-0.3 s longer (results/session30-2026-11-28). `launch`: the devices open once the app's first long launch (`auto`) or build (`always`) has begun, with the app's GPU running that launch alone meanwhile; for hosts that run many short processes. Nothing opens at the context when the app's device has no like sibling (PoCL's CPU devices unless `CLPRISM_BALANCE_SIBLINGS=any`). Needs `CLPRISM_BALANCE_EARLY` on (`exec::early::open_at_context`).",
     }
     balance_issue_parallel: Option<bool> {
         name: "CLPRISM_BALANCE_ISSUE",

@@ -15,6 +15,10 @@
 //!   CPU devices share the host's cores with the app and are counted only with
 //!   `CLPRISM_BALANCE_SIBLINGS=any`. (Opening at the first build, as first built, slowed
 //!   clpeak: see [`note_build`].)
+//! * **Open at the app's context** ([`open_at_context`], `CLPRISM_BALANCE_OPEN=context`, the
+//!   default since session 30): where the app's device has like siblings, the opening starts
+//!   when the app creates its context, one context at a time behind the open gate
+//!   (`exec::open_gate`), so that the devices are usually ready by the first long launch.
 //! * **Probe the first launch** ([`probe_wanted`], run by `intercept::balance`): Boyer's
 //!   algorithm measures each device on a first chunk of β = 7 % of the work-groups
 //!   (dissertation §4.4, Algorithm 4.1). The first launch of a kernel runs that chunk alone
@@ -80,11 +84,18 @@ pub fn note_build(app_device: cl_device_id) -> bool {
     true
 }
 
-/// The app is creating a context on `devices` (`CLPRISM_BALANCE_OPEN=context`, balance
-/// mode, `CLPRISM_BALANCE_EARLY` on): when one of them has like siblings, start opening the
-/// balance devices in the background now, so that they open while the driver creates the
-/// app's own context (on four H200s each takes 0.5-0.6 s) instead of after the app's first
-/// long launch has begun. Returns whether the opening was started (or already was).
+/// The app is creating a context on `devices` (`CLPRISM_BALANCE_OPEN=context`, the default;
+/// balance mode, `CLPRISM_BALANCE_EARLY` on): when one of them has like siblings, start
+/// opening the balance devices in the background now, so that they open while the driver
+/// creates the app's own context and the app prepares its data, instead of after the app's
+/// first long launch has begun. Returns whether the opening was started (or already was).
+///
+/// The first H200 context took 0.34 s beside the app's own, each later one 0.14-0.17 s, one
+/// at a time behind the open gate; the app's first compile waited 157 ms for the one in
+/// flight. On 4 H200s in `auto` (first runs) this took gemm 16384³ from 2.62× to 3.26×,
+/// 3mm 8192 from 1.58× to 2.61×, 2mm from 1.26× to 1.97×; apps of about 1.5 s that never split
+/// took 0.15-0.3 s longer than with `launch` (results/session30-2026-11-28, call g). Before
+/// the gate the compile waited for the whole opening: 0.55-0.75 s on those short apps.
 pub fn open_at_context(devices: &[cl_device_id]) -> bool {
     let cfg = crate::config::get();
     if !cfg.balance_early || !cfg.balance_open_at_context {

@@ -1337,11 +1337,12 @@ pub fn engine_for_launch() -> Option<Result<&'static Engine, &'static str>> {
         .map(|e| e.as_ref().map_err(|e| e.as_str()))
 }
 
-/// Waits until a background start of the engine (begun by [`prebuild_in_background`]) has
-/// opened its devices. The hooks of the app's context creation and program builds call it:
-/// on NVIDIA's driver (4×H200), creating contexts on one thread while the app builds a
-/// program on another crashed the process in 12 of 20 runs (results/gpu-2026-11-22f), so
-/// clprism's context creation never overlaps those calls.
+/// Waits until a background start of the engine (begun by [`prebuild_in_background`] or
+/// [`early::open_at_context`]) has opened its devices. The hooks of the app's context
+/// creations call it, so that a second context of the app is not created beside clprism's
+/// (the app's compiles go through [`app_compile`] instead): on NVIDIA's driver (4×H200),
+/// creating contexts on one thread while the app built a program on another crashed the
+/// process in 11 of 25 runs (results/gpu-2026-11-22f).
 pub fn wait_for_background_start() {
     if balance()
         .starting
