@@ -206,9 +206,9 @@ const SAMPLED_OPTIONS: usize = 16384;
 /// * every pair of flags on together on `panwar`, and off together on `all`;
 /// * [`SAMPLED_OPTIONS`] combinations drawn uniformly (each flag an independent fair coin)
 ///   by a splitmix64 generator with a fixed seed, so a failure reproduces; the seed is
-///   `CLPRISM_TEST_OPTIONS_SEED` when set (a different sample per run).
+///   `MODEL_OPTIONS_SEED` when set (a different sample per run).
 ///
-/// `CLPRISM_TEST_ALL_OPTIONS=1` enumerates all 2^`FLAGS.len()` instead (the exhaustive
+/// `MODEL_OPTIONS_ALL=1` enumerates all 2^`FLAGS.len()` instead (the exhaustive
 /// check, for a machine with the time). Duplicates are removed (about 17,000 combinations
 /// remain, 0.8 % of all; the four tests take ~16 s in a debug build on 2 cores). A property
 /// can therefore still fail on any single flag, any flag missing from `all`, any pair around
@@ -225,7 +225,7 @@ fn all_options() -> Vec<ModelOptions> {
         }
         o
     };
-    if std::env::var("CLPRISM_TEST_ALL_OPTIONS").is_ok_and(|v| v == "1") {
+    if std::env::var("MODEL_OPTIONS_ALL").is_ok_and(|v| v == "1") {
         return (0..1u64 << n).map(from_bits).collect();
     }
     let bits_of = |o: &ModelOptions| -> u64 {
@@ -257,7 +257,7 @@ fn all_options() -> Vec<ModelOptions> {
         }
     }
     let structured = set.len();
-    let mut x: u64 = std::env::var("CLPRISM_TEST_OPTIONS_SEED")
+    let mut x: u64 = std::env::var("MODEL_OPTIONS_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_0fc1_9215);
