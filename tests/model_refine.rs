@@ -96,7 +96,10 @@ fn model_spec_sets_and_clears_flags() {
     assert!(r.l2_store_cost && r.in_flight_dram);
     // Session 27 (results/session27-model).
     assert!(r.departure_delay && r.l1_stores);
-    assert!(!r.streaming_latency && !r.request_in_flight);
+    assert!(!r.request_in_flight);
+    // Session 30 (results/session30-model): the chain's first touches at the streaming
+    // latency.
+    assert!(r.streaming_latency);
 }
 
 #[test]
@@ -190,7 +193,18 @@ fn latency_bound_launches_keep_their_chain() {
     let l = launch(16, 256);
     let a = project(&s, &l, &h100, &off).unwrap();
     let b = project(&s, &l, &h100, &on).unwrap();
-    assert!(a.t_global_ns >= rows as f64 * h100.global_latency_ns.unwrap());
+    // the first touches' latency: the streaming loads' with `streaming_latency` (on since
+    // session 30), else the random chase's
+    let lat = if off.streaming_latency {
+        memory::streaming_latency(&h100).unwrap()
+    } else {
+        h100.global_latency_ns.unwrap()
+    };
+    assert!(
+        a.t_global_ns >= rows as f64 * lat,
+        "{} {lat}",
+        a.t_global_ns
+    );
     assert_eq!(a, b);
 }
 
@@ -347,9 +361,13 @@ fn column_walk_chain_takes_the_streaming_latency() {
     // period with `load_waits`) does not scale with the latency.
     let off = ModelOptions {
         departure_delay: false,
+        streaming_latency: false,
         ..ModelOptions::recommended()
     };
-    assert!(!off.streaming_latency, "off by default (session 24)");
+    assert!(
+        ModelOptions::recommended().streaming_latency,
+        "on since session 30"
+    );
     let on = ModelOptions {
         streaming_latency: true,
         ..off

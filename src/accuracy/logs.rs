@@ -93,6 +93,12 @@ struct Read {
     queued_ns: Option<u64>,
     first: bool,
     projection: Option<Projection>,
+    /// Whether the launch waited behind other work on its GPU
+    /// ([`crate::model::memory::queued_behind_work`] of its `queued_ns`).
+    queued: bool,
+    /// With re-projection: the projected time per profile with the launch shape's queue
+    /// state set to idle (`[0]`) and to queued (`[1]`), ns ([`QueueState::Measured`]).
+    by_state: Option<[BTreeMap<String, f64>; 2]>,
 }
 
 impl Read {
@@ -223,6 +229,20 @@ fn read_logs(
                 .flatten()
                 .filter(|t| *t > 0)
                 .map(|t| t as f64);
+            let queued =
+                l.device.kind == "gpu" && crate::model::memory::queued_behind_work(l.queued_ns);
+            let by_state = reproject.and_then(|opts| {
+                let at = |q: bool| {
+                    reprojected_as(&l, profiles, &opts, Some(q)).map(|p| {
+                        p.set
+                            .devices
+                            .iter()
+                            .map(|d| (d.device.clone(), d.projected_ns))
+                            .collect::<BTreeMap<String, f64>>()
+                    })
+                };
+                Some([at(false)?, at(true)?])
+            });
             let projection = if let Some(opts) = reproject {
                 reprojected(&l, profiles, &opts)
             } else {
@@ -241,6 +261,8 @@ fn read_logs(
                 queued_ns: l.queued_ns,
                 first: is_first,
                 projection,
+                queued,
+                by_state,
             });
         }
         out.push(LogRead { launches });
@@ -258,9 +280,22 @@ fn reprojected(
     profiles: &[Profile],
     opts: &ModelOptions,
 ) -> Option<schema::Projection> {
+    reprojected_as(l, profiles, opts, None)
+}
+
+/// [`reprojected`] with the launch's queue state ([`LaunchShape::queued`]) given (`None`:
+/// the record's own, from its `queued_ns` on a GPU).
+fn reprojected_as(
+    l: &schema::Launch,
+    profiles: &[Profile],
+    opts: &ModelOptions,
+    queued: Option<bool>,
+) -> Option<schema::Projection> {
     let p = l.projection.as_ref()?;
     let shape = LaunchShape {
-        queued: l.device.kind == "gpu" && crate::model::memory::queued_behind_work(l.queued_ns),
+        queued: queued.unwrap_or_else(|| {
+            l.device.kind == "gpu" && crate::model::memory::queued_behind_work(l.queued_ns)
+        }),
         ..p.launch_shape?
     };
     let stats = l.emulation.as_ref()?.stats.clone()?;
@@ -364,12 +399,21 @@ fn median_ns(v: &[Timed]) -> Option<f64> {
 #[derive(Debug, Default)]
 struct Measured {
     times: BTreeMap<String, HashMap<KernelId, Vec<Timed>>>,
+    /// Per device and kernel, whether each launch of `times` (same order) waited behind
+    /// other work on its GPU.
+    queued: BTreeMap<String, HashMap<KernelId, Vec<bool>>>,
     /// Per device, the full ids of each loose id.
     loose: BTreeMap<String, HashMap<LooseId, BTreeSet<KernelId>>>,
 }
 
 impl Measured {
-    fn add(&mut self, device: &str, id: &KernelId, t: Timed) {
+    fn add(&mut self, device: &str, id: &KernelId, t: Timed, queued: bool) {
+        self.queued
+            .entry(device.into())
+            .or_default()
+            .entry(id.clone())
+            .or_default()
+            .push(queued);
         self.times
             .entry(device.into())
             .or_default()
@@ -387,12 +431,23 @@ impl Measured {
     /// The times of `id` on `device`: by the full id, else by (name, global, local) when
     /// that names one kernel there.
     fn get(&self, device: &str, id: &KernelId) -> Option<&Vec<Timed>> {
+        self.times.get(device)?.get(self.resolve(device, id)?)
+    }
+
+    /// The queue state of each launch of [`Self::get`], in its order.
+    fn queue_states(&self, device: &str, id: &KernelId) -> Option<&Vec<bool>> {
+        self.queued.get(device)?.get(self.resolve(device, id)?)
+    }
+
+    /// `id` as the measured logs of `device` hold it: itself, else the one kernel of the
+    /// same (name, global, local).
+    fn resolve<'a>(&'a self, device: &str, id: &'a KernelId) -> Option<&'a KernelId> {
         let t = self.times.get(device)?;
-        if let Some(v) = t.get(id) {
-            return Some(v);
+        if t.contains_key(id) {
+            return Some(id);
         }
         match self.loose.get(device)?.get(&id.loose()) {
-            Some(s) if s.len() == 1 => t.get(s.iter().next()?),
+            Some(s) if s.len() == 1 => s.iter().next(),
             _ => None,
         }
     }
@@ -512,6 +567,9 @@ struct Projected {
     model: BTreeMap<String, Vec<f64>>,
     /// device_ns of the project-mode run's timed launches, per device.
     own: BTreeMap<String, Vec<Timed>>,
+    /// Per projected launch (re-projection only), its projections idle and queued
+    /// ([`Read::by_state`]).
+    by_state: Vec<[BTreeMap<String, f64>; 2]>,
 }
 
 /// Where the anchor (the measured time on the launch device) comes from.
@@ -533,6 +591,38 @@ impl Anchor {
         match s {
             "project-run" => Some(Anchor::ProjectRun),
             "measured-log" => Some(Anchor::MeasuredLog),
+            _ => None,
+        }
+    }
+}
+
+/// Whose queue state ([`LaunchShape::queued`], `queued_floor` of [`ModelOptions`]) a
+/// re-projection (`--reproject`, `--model`) uses for a device's model time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueState {
+    /// Each device's own measured launches: a device's model time is the median over its
+    /// measured launches of the kernel, each projected idle or queued as that launch was on
+    /// that device (`START − SUBMIT` over [`crate::model::memory::QUEUED_BEHIND_NS`] in
+    /// its GPU record). The projection is then compared with a launch in the conditions it
+    /// ran in: a launch that waited behind other work skips part of the fixed launch cost
+    /// whatever device it runs on (src/model/project.rs, `queued_floor`), and two runs of one
+    /// app need not queue the same launches (results/session30-model: `dct8x8` waited 24
+    /// and 40 µs on the H200, 4 µs on the H100). Devices without measured launches, and
+    /// logged projections (no re-projection), keep the projected launches' own state.
+    #[default]
+    Measured,
+    /// The projected (project-mode) launches' own queue state for every device, as project
+    /// mode itself must (it cannot know how another device would have queued them).
+    Projected,
+}
+
+impl QueueState {
+    /// `measured` or `projected`.
+    pub fn parse(s: &str) -> Option<QueueState> {
+        match s {
+            "measured" => Some(QueueState::Measured),
+            "projected" => Some(QueueState::Projected),
             _ => None,
         }
     }
@@ -569,6 +659,27 @@ pub fn compare_logs_with(
     anchor: Anchor,
     reproject: Option<ModelOptions>,
 ) -> Result<Report, String> {
+    compare_logs_queue(
+        measured,
+        projected,
+        profiles,
+        anchor,
+        reproject,
+        QueueState::default(),
+    )
+}
+
+/// [`compare_logs_with`] with the queue state of the re-projection chosen ([`QueueState`]).
+///
+/// Errors: a log that cannot be read or has an unreadable line.
+pub fn compare_logs_queue(
+    measured: &[PathBuf],
+    projected: &[PathBuf],
+    profiles: &[Profile],
+    anchor: Anchor,
+    reproject: Option<ModelOptions>,
+    queue: QueueState,
+) -> Result<Report, String> {
     let mut maps = Vec::new();
     let plogs = read_logs(projected, profiles, &HashMap::new(), &mut maps, reproject)?;
     // the profile project mode named per device name, for logs without device lines
@@ -584,7 +695,7 @@ pub fn compare_logs_with(
     let mut meas = Measured::default();
     for r in mlogs.iter().flat_map(|l| &l.launches) {
         if let Some(t) = r.timed() {
-            meas.add(&r.device, &r.id, t);
+            meas.add(&r.device, &r.id, t, r.queued);
         }
     }
     // the project-mode run's own times stand in on devices no measured log covers
@@ -609,6 +720,9 @@ pub fn compare_logs_with(
         if let Some(t) = r.timed() {
             e.own.entry(r.device.clone()).or_default().push(t);
         }
+        if let Some(b) = &r.by_state {
+            e.by_state.push(b.clone());
+        }
     }
     let mut devices: BTreeSet<String> = meas.times.keys().cloned().collect();
     let mut rows = Vec::new();
@@ -632,7 +746,15 @@ pub fn compare_logs_with(
             continue;
         }
         devices.insert(launch_device.clone());
-        match row(id, &id.label(&names), p, &launch_device, &meas, anchor) {
+        match row(
+            id,
+            &id.label(&names),
+            p,
+            &launch_device,
+            &meas,
+            anchor,
+            queue,
+        ) {
             Ok(r) => rows.push(r),
             Err(why) => unmatched.push((id.label(&names), why)),
         }
@@ -684,8 +806,31 @@ fn row(
     l: &str,
     meas: &Measured,
     how: Anchor,
+    queue: QueueState,
 ) -> Result<Row, String> {
-    let model = |d: &str| p.model.get(d).and_then(|v| median(v.clone()));
+    // `QueueState::Measured`: a device's model time is the median over its measured
+    // launches, each projected in the queue state that launch had on that device (the
+    // projected launches' statistics and shapes taken in turn); otherwise, and where the
+    // re-projection or the measured queue states are missing, the projected launches' own.
+    let model = |d: &str| {
+        if let (QueueState::Measured, false, Some(q)) =
+            (queue, p.by_state.is_empty(), meas.queue_states(d, id))
+        {
+            let v: Vec<f64> = q
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &q)| {
+                    p.by_state[i % p.by_state.len()][usize::from(q)]
+                        .get(d)
+                        .copied()
+                })
+                .collect();
+            if v.len() == q.len() && !v.is_empty() {
+                return median(v);
+            }
+        }
+        p.model.get(d).and_then(|v| median(v.clone()))
+    };
     let model_l = model(l).ok_or_else(|| format!("the projection has no figure for {l}"))?;
     // measured per device: the measured logs; the project-mode run on a device they lack
     let mut devs: Vec<String> = meas.times.keys().cloned().collect();
@@ -1289,6 +1434,136 @@ mod tests {
             assert_eq!(cells[1].model_ns, basic_ns, "reproject {reproject}");
         }
         assert_ne!(want_ns("pocl-basic"), 300.0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `QueueState`: a launch measured on the H200 after waiting 40 µs behind other work
+    /// (`START − SUBMIT`) gets the H200 model time of a queued launch (the profile's
+    /// `kernel_floor_queued_ns`) when each device's measured queue state is used, the idle
+    /// one when the project-mode launch's (idle, on the H100) is; the H100's cell is the
+    /// same either way, and the two H200 figures differ by the two floors' difference.
+    #[test]
+    fn a_device_is_projected_in_the_queue_state_it_was_measured_in() {
+        let dir = std::env::temp_dir().join(format!("clprism-acc-queue-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let profiles = crate::model::load_dir(&crate::model::profile::builtin_dir()).unwrap();
+        let gpu = |name: &str| {
+            let id = DeviceIdentity {
+                name: name.into(),
+                vendor: "NVIDIA Corporation".into(),
+                version: "OpenCL 3.0 CUDA".into(),
+                driver_version: "580.159.04".into(),
+                max_compute_units: 132,
+            };
+            let d = Device {
+                index: "0:0".into(),
+                name: id.name.clone(),
+                kind: "gpu".into(),
+                identity: None,
+            };
+            (d, id)
+        };
+        let write_gpu = |file: &str, name: &str, recs: &[Launch]| {
+            let (d, id) = gpu(name);
+            let mut text = serde_json::to_string(&DeviceDef::new(1, &d, &id)).unwrap() + "\n";
+            for r in recs {
+                text += &(serde_json::to_string(r).unwrap() + "\n");
+            }
+            let p = dir.join(file);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let (h100, _) = gpu("NVIDIA H100 80GB HBM3");
+        let (h200, _) = gpu("NVIDIA H200");
+        let timed = |d: &Device, seq: u64, ns: u64, queued_ns: u64| Launch {
+            seq,
+            queued_ns: Some(queued_ns),
+            ..launch(d, "p1", "k", Some(ns))
+        };
+        let mut st = crate::emu::stats::WorkGroupStats {
+            work_items: 64,
+            warp_width: 32,
+            ..Default::default()
+        };
+        st.instructions.int.lane = 64;
+        st.instructions.int.warp = 2;
+        let shape = crate::model::LaunchShape {
+            work_groups: 16,
+            resources: crate::model::KernelResources {
+                work_group_size: 64,
+                ..Default::default()
+            },
+            kernel_read_bytes: None,
+            queued: false,
+        };
+        // the project-mode run on the H100: idle launches (START - SUBMIT 4 µs)
+        let prs: Vec<Launch> = (1..=2)
+            .map(|seq| {
+                let mut pr = timed(&h100, seq, 6_000, 4_000);
+                pr.projection = Some(Projection {
+                    launch_shape: Some(shape),
+                    launch_device_profile: Some("h100-sxm".into()),
+                    ..projection()
+                });
+                pr.emulation = Some(crate::log::schema::Emulation {
+                    stats: Some(st.clone()),
+                    ..Default::default()
+                });
+                pr
+            })
+            .collect();
+        let pj = write_gpu("q.proj.jsonl", "NVIDIA H100 80GB HBM3", &prs);
+        let m1 = write_gpu(
+            "q.h100.jsonl",
+            "NVIDIA H100 80GB HBM3",
+            &[timed(&h100, 1, 6_000, 4_000), timed(&h100, 2, 6_100, 4_100)],
+        );
+        let m2 = write_gpu(
+            "q.h200.jsonl",
+            "NVIDIA H200",
+            &[
+                timed(&h200, 1, 3_900, 40_000),
+                timed(&h200, 2, 3_800, 41_000),
+            ],
+        );
+        let opts = ModelOptions::recommended();
+        let want = |dev: &str, queued: bool| {
+            let p = profiles.iter().find(|p| p.name == dev).unwrap();
+            let s = crate::model::LaunchShape { queued, ..shape };
+            crate::model::project(&st, &s, p, &opts)
+                .unwrap()
+                .projected_ns
+        };
+        let cells = |q: QueueState| {
+            let rep = compare_logs_queue(
+                &[m1.clone(), m2.clone()],
+                std::slice::from_ref(&pj),
+                &profiles,
+                Anchor::ProjectRun,
+                Some(opts),
+                q,
+            )
+            .unwrap();
+            assert_eq!(rep.rows.len(), 1, "{:?}", rep.unmatched);
+            let c = rep.rows[0].cells.clone();
+            assert_eq!(
+                (c[0].device.as_str(), c[1].device.as_str()),
+                ("h100-sxm", "h200")
+            );
+            (c[0].model_ns, c[1].model_ns)
+        };
+        let (m100, m200) = cells(QueueState::Measured);
+        let (p100, p200) = cells(QueueState::Projected);
+        assert_eq!(m100, want("h100-sxm", false));
+        assert_eq!(p100, m100);
+        assert_eq!(m200, want("h200", true));
+        assert_eq!(p200, want("h200", false));
+        let h200 = profiles.iter().find(|p| p.name == "h200").unwrap();
+        let gap = h200.kernel_floor_ns.unwrap() - h200.kernel_floor_queued_ns.unwrap();
+        assert!(
+            gap > 1_000.0 && (p200 - m200 - gap).abs() < 1e-6,
+            "{p200} {m200} {gap}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

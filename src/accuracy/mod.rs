@@ -35,6 +35,7 @@ usage: clprism accuracy [--examples DIR] [--profiles DIR] [--out DIR] [--lib PAT
        clprism accuracy --measured LOG[,LOG...] --projected LOG[,LOG...]
                         [--profiles DIR] [--format table|csv|json]
                         [--anchor project-run|measured-log] [--reproject]
+                        [--model SPEC] [--queue-state measured|projected]
 
 Runs each example app (default: those of examples/run_all.sh found in --examples,
 default examples/build) on every OpenCL device (or --devices), under the interposer
@@ -81,6 +82,12 @@ with every row and again without the marked rows (docs/projection.md, Cold start
                    load_waits, issue_partitions, prune_other, queued_floor,
                    store_waits, in_flight_measured), e.g.
                    recommended,-bytes_in_flight (an ablation on the same logs)
+  --queue-state Q  with --reproject: whose queue state (START - SUBMIT over 10 us: the
+                   launch waited behind other work; the queued_floor refinement) a
+                   device's model time uses: measured (default: each device's measured
+                   launches, each projected idle or queued as it ran there) or projected
+                   (the project-mode run's launches, for every device, as project mode
+                   itself must)
 Exit status: 0 when every app ran (or every log was read) and at least one kernel was
 compared, 1 otherwise, 2 on usage errors.
 ";
@@ -120,6 +127,8 @@ pub struct Options {
     pub reproject: bool,
     /// `--model`: the options of the re-projection (default: recommended).
     pub model: Option<crate::model::ModelOptions>,
+    /// `--queue-state`: whose queue state the re-projection uses per device.
+    pub queue_state: logs::QueueState,
 }
 
 impl Default for Options {
@@ -141,6 +150,7 @@ impl Default for Options {
             anchor: logs::Anchor::default(),
             reproject: false,
             model: None,
+            queue_state: logs::QueueState::default(),
         }
     }
 }
@@ -212,6 +222,11 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--anchor '{v}' is not project-run or measured-log"))?;
             }
             "--reproject" => o.reproject = true,
+            "--queue-state" => {
+                let v = val(a)?;
+                o.queue_state = logs::QueueState::parse(&v)
+                    .ok_or_else(|| format!("--queue-state '{v}' is not measured or projected"))?;
+            }
             "--model" => {
                 let v = val(a)?;
                 o.model = Some(crate::model::ModelOptions::parse_spec(&v)?);
@@ -364,7 +379,14 @@ pub fn accuracy_from_logs(o: &Options) -> Result<(String, usize), String> {
         o.model
             .unwrap_or_else(crate::model::ModelOptions::recommended)
     });
-    let rep = logs::compare_logs_with(&o.measured, &o.projected, &profiles, o.anchor, model)?;
+    let rep = logs::compare_logs_queue(
+        &o.measured,
+        &o.projected,
+        &profiles,
+        o.anchor,
+        model,
+        o.queue_state,
+    )?;
     let text = match o.format.as_str() {
         "csv" => logs::render_csv(&rep),
         "json" => serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())? + "\n",
@@ -483,5 +505,20 @@ mod tests {
         assert!(parse_args(&v(&["--measured", "a.jsonl"])).is_err());
         assert!(parse_args(&v(&["--format", "xml"])).is_err());
         assert!(parse_args(&v(&["--anchor", "x"])).is_err());
+        assert_eq!(o.queue_state, logs::QueueState::Measured);
+        let q = |s: &str| {
+            parse_args(&v(&[
+                "--measured",
+                "a,b",
+                "--projected",
+                "p",
+                "--queue-state",
+                s,
+            ]))
+            .map(|o| o.queue_state)
+        };
+        assert_eq!(q("projected"), Ok(logs::QueueState::Projected));
+        assert_eq!(q("measured"), Ok(logs::QueueState::Measured));
+        assert!(q("idle").is_err());
     }
 }
