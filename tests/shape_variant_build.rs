@@ -70,3 +70,56 @@ fn launches_run_whole_while_their_shape_variant_builds_then_split() {
         "a launch after the first split was still waiting for the build"
     );
 }
+
+/// A kernel that reads no global size, in a program whose other kernel does (clpeak's compute
+/// and bandwidth kernels): its launches of two shapes share one build of the program on the
+/// balance devices (`launch::Worker::range_queries`, from the kernel's SPIR-V), and only the
+/// kernel that reads `get_global_size` gets a variant for its shape: two builds in all, where
+/// a variant per launch shape of the program made three. Every launch splits, and the output
+/// is byte-identical to native.
+#[test]
+fn a_kernel_that_reads_no_global_size_shares_one_build_across_shapes() {
+    let d = scratch("shape-variant-mixed");
+    let (native, bal, log) = (
+        d.join("native.bin"),
+        d.join("balance.bin"),
+        d.join("b.jsonl"),
+    );
+    let exe = c_program("mixed_queries");
+    assert_ok(
+        &run(&exe, &["4", native.to_str().unwrap()], Via::Native, &[]),
+        "mixed_queries native",
+    );
+    let out = run(
+        &exe,
+        &["4", bal.to_str().unwrap()],
+        Via::Preload("balance"),
+        &[
+            ("CLPRISM_DEVICES", "all"),
+            ("CLPRISM_SPLIT", "always"),
+            ("CLPRISM_DEBUG", "1"),
+            ("CLPRISM_LOG", log.to_str().unwrap()),
+            ("CLPRISM_SUMMARY", "off"),
+        ],
+    );
+    assert_ok(&out, "mixed_queries balance");
+    assert!(
+        std::fs::read(&native).unwrap() == std::fs::read(&bal).unwrap(),
+        "balanced output differs from native"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let builds = stderr
+        .lines()
+        .filter(|l| l.contains("] build: ") && l.contains("devices"))
+        .count();
+    assert_eq!(builds, 2, "builds on the balance devices:\n{stderr}");
+    let recs = read_log(&log);
+    assert_eq!(recs.len(), 9, "{recs:?}");
+    for r in &recs {
+        assert!(
+            r["schedule"]["fallback"].is_null() && chunk_devices(r).len() >= 2,
+            "a launch did not split: {}",
+            r["schedule"]
+        );
+    }
+}

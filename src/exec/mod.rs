@@ -480,9 +480,9 @@ struct Balance {
     /// in the background ([`build_shape_variant_in_background`]).
     shape_builds: Mutex<rustc_hash::FxHashSet<String>>,
     /// Programs (`hash|emulation options`) whose SPIR-V for the footprint derivation is being
-    /// compiled in the background (`false`) or was compiled there (`true`)
-    /// ([`compile_for_footprint`]).
-    emu_compiles: Mutex<FxHashMap<String, bool>>,
+    /// compiled in the background (`None`), was compiled there (`Some(true)`) or failed to
+    /// compile (`Some(false)`) ([`compile_for_footprint`]).
+    emu_compiles: Mutex<FxHashMap<String, Option<bool>>>,
     /// Keeps the opening's context creations apart from the app's compiles
     /// ([`open_gate`], [`app_compile`]).
     open_gate: open_gate::OpenGate,
@@ -999,19 +999,19 @@ unsafe fn build_cached(
 
 /// The app built `info`'s program: build it on the balance devices in the background (the
 /// engine is started first when needed), so its first balanced launch does not wait for
-/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs whose
-/// variant does not depend on the launch shape: without NDRange queries, or whose queries
-/// read only the offset (built for a null offset, as nearly every app launches; see
-/// [`program::RangeQueries`]).
+/// the driver's compiler (Black-Scholes: 65 ms on four H200s). Only source programs; the
+/// variant built is the one for a null offset (as nearly every app launches; see
+/// [`program::RangeQueries`]) without the global size baked in: the kernels that read no
+/// global size or group count take it (those that do get a variant per launch shape,
+/// `launch::Worker::build`; clpeak builds one program for all its tests, and only its
+/// bandwidth kernels read `get_global_size`).
 pub fn prebuild_in_background(info: &ProgramInfo) {
     let crate::registry::tables::ProgramOrigin::Source(src) = &info.origin else {
         return;
     };
     // a program that includes files is checked on the background thread (the preprocessor
     // runs there, not in the app's clBuildProgram)
-    let unsplittable = |text: &str| {
-        program::unsplittable_reason(text).is_some() || program::RangeQueries::of(text).size
-    };
+    let unsplittable = |text: &str| program::unsplittable_reason(text).is_some();
     let includes = program::includes_files(src);
     if !includes && unsplittable(src) {
         return;
@@ -1036,7 +1036,10 @@ pub fn prebuild_in_background(info: &ProgramInfo) {
         } else {
             source.clone()
         };
-        let queries = program::RangeQueries::of(&text);
+        let queries = program::RangeQueries {
+            size: false,
+            ..program::RangeQueries::of(&text)
+        };
         let (variant, code) = if queries.any() {
             let (suffix, code) = queries.variant(&source, [0; 3], [0; 3]);
             (format!("{hash}|{options}|{suffix}"), code)
@@ -1067,15 +1070,13 @@ pub fn compile_for_footprint(info: &ProgramInfo, app_device: cl_device_id) {
         if started.contains_key(&key) {
             return;
         }
-        started.insert(key.clone(), false);
+        started.insert(key.clone(), None);
     }
     let source = src.clone();
     spawn_background("clprism-emu-compile", move || {
         let t = std::time::Instant::now();
         let r = crate::emu::compile_source(&source, &options, &frontend_options());
-        if r.is_ok() {
-            balance().emu_compiles.lock().insert(key, true);
-        }
+        balance().emu_compiles.lock().insert(key, Some(r.is_ok()));
         crate::config::debug(|| {
             format!(
                 "footprint: SPIR-V compiled ahead in {:.1} ms{}",
@@ -1100,8 +1101,17 @@ fn emulation_options(info: &ProgramInfo, app_device: cl_device_id) -> String {
 /// Whether [`compile_for_footprint`] compiled `info` for a launch on `app_device` already:
 /// its footprint derivation then only emulates the sampled work-groups.
 pub(crate) fn compiled_ahead(info: &ProgramInfo, app_device: cl_device_id) -> bool {
+    emu_compile_state(info, app_device) == Some(Some(true))
+}
+
+/// Where [`compile_for_footprint`] of `info` for a launch on `app_device` stands: `None` not
+/// begun, `Some(None)` running, `Some(Some(ok))` ended.
+pub(crate) fn emu_compile_state(
+    info: &ProgramInfo,
+    app_device: cl_device_id,
+) -> Option<Option<bool>> {
     let key = format!("{}|{}", info.hash, emulation_options(info, app_device));
-    balance().emu_compiles.lock().get(&key) == Some(&true)
+    balance().emu_compiles.lock().get(&key).copied()
 }
 
 /// Whether a launch of a kernel of the source program `program` can be split: `Err` with

@@ -281,6 +281,11 @@ pub fn unsplittable_reason(source: &str) -> Option<&'static str> {
     if source.contains("printf") {
         return Some("kernel source uses printf (output order would change)");
     }
+    if has_token(source, "get_global_linear_id") {
+        // OpenCL 3.0 §6.15.1: counted from the launch's global offset over its global size,
+        // which a chunk has of its own; the prelude does not rewrite it
+        return Some("kernel source uses get_global_linear_id (a chunk would see its own)");
+    }
     None
 }
 

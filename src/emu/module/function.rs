@@ -18,6 +18,8 @@ pub(super) struct Decoder<'a> {
     /// True once an instruction doing floating-point arithmetic was decoded
     /// ([`Inst::rounds_float`]).
     pub(super) float_arithmetic: bool,
+    /// The NDRange built-ins of extent or origin read so far ([`super::NdRangeReads`]).
+    pub(super) ndrange_reads: super::NdRangeReads,
     /// How the instruction being decoded counts in the global memory traffic, when it is a
     /// load or store (from [`super::vector::vector_groups`]).
     pub(super) traffic: Traffic,
@@ -26,6 +28,9 @@ pub(super) struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     pub(super) fn push(&mut self, i: Inst, c: u8) {
         self.float_arithmetic |= i.rounds_float();
+        if let Inst::Builtin { b, .. } = &i {
+            self.ndrange_reads = self.ndrange_reads.union(super::NdRangeReads::of(*b));
+        }
         self.code.push(i);
         self.class.push(c);
     }

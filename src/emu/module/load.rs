@@ -449,6 +449,7 @@ fn index_functions(
             unsupported: None,
             global_atomics: false,
             float_arithmetic: false,
+            ndrange_reads: Default::default(),
         });
         for b in &f.blocks {
             for i in &b.instructions {
@@ -527,6 +528,7 @@ fn decode_function(
         callees: Vec::new(),
         global_atomics: false,
         float_arithmetic: false,
+        ndrange_reads: Default::default(),
         traffic: Traffic::Own,
     };
     dec.funcs_ret = funcs[fi].ret;
@@ -568,6 +570,7 @@ fn decode_function(
     let unsupported = dec.unsupported.take();
     let global_atomics = dec.global_atomics;
     let float_arithmetic = dec.float_arithmetic;
+    let ndrange_reads = dec.ndrange_reads;
     let callees = std::mem::take(&mut dec.callees);
     let ipd = ipdoms(&succ);
     for (bi, p) in ipd.iter().enumerate() {
@@ -580,6 +583,7 @@ fn decode_function(
     funcs[fi].unsupported = unsupported;
     funcs[fi].global_atomics = global_atomics;
     funcs[fi].float_arithmetic = float_arithmetic;
+    funcs[fi].ndrange_reads = ndrange_reads;
     funcs[fi].callees = callees;
     Ok(())
 }
@@ -666,6 +670,11 @@ fn describe_kernels(
                         global_atomics: false,
                         // not decoded: assumed, so that balance mode stays byte-identical
                         float_arithmetic: true,
+                        ndrange_reads: super::NdRangeReads {
+                            extent: true,
+                            origin: true,
+                            linear_id: true,
+                        },
                         loop_skips: HashMap::new(),
                     });
                     args.clear();
@@ -696,12 +705,14 @@ fn describe_kernels(
         let mut unsup = None;
         let mut global_atomics = false;
         let mut float_arithmetic = false;
+        let mut ndrange_reads = super::NdRangeReads::default();
         while let Some(x) = stack.pop() {
             if std::mem::replace(&mut seen[x as usize], true) {
                 continue;
             }
             global_atomics |= funcs[x as usize].global_atomics;
             float_arithmetic |= funcs[x as usize].float_arithmetic;
+            ndrange_reads = ndrange_reads.union(funcs[x as usize].ndrange_reads);
             if unsup.is_none() {
                 unsup = funcs[x as usize].unsupported.clone();
             }
@@ -720,6 +731,7 @@ fn describe_kernels(
             unsupported: unsup,
             global_atomics,
             float_arithmetic,
+            ndrange_reads,
             loop_skips,
         });
     }

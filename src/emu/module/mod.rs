@@ -84,9 +84,48 @@ pub struct KernelInfo {
     /// other compilers may compute other bytes for it, so balance mode splits it only over
     /// devices like the app's device (`CLPRISM_BALANCE_FLOAT`).
     pub float_arithmetic: bool,
+    /// The NDRange built-ins the kernel or a callee reads whose value depends on the launch's
+    /// extent or origin ([`NdRangeReads`]): a chunk launched over part of the NDRange at a
+    /// global offset sees other values for them than the whole launch would.
+    pub ndrange_reads: NdRangeReads,
     /// Loops that footprint emulation jumps over ([`crate::emu::dataflow::loop_skips`]): the pc
     /// of each branch that enters one → the redirections it takes.
     pub(crate) loop_skips: HashMap<u32, Vec<SkipBranch>>,
+}
+
+/// Which built-ins of the NDRange's extent or origin a kernel reads (from its SPIR-V, through
+/// its callees), for balance mode's chunks (OpenCL 3.0 §6.15.1: `get_global_size`,
+/// `get_num_groups` are the launch's; `get_group_id` counts from its global offset;
+/// `get_global_linear_id` subtracts it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NdRangeReads {
+    /// `get_global_size` or `get_num_groups` (`GlobalSize`, `NumWorkgroups`).
+    pub extent: bool,
+    /// `get_group_id` or `get_global_offset` (`WorkgroupId`, `GlobalOffset`).
+    pub origin: bool,
+    /// `get_global_linear_id` (`GlobalLinearId`): the chunk's origin and extent both.
+    pub linear_id: bool,
+}
+
+impl NdRangeReads {
+    /// The reads of built-in `b`.
+    pub(crate) fn of(b: ir::Bi) -> Self {
+        use ir::Bi;
+        Self {
+            extent: matches!(b, Bi::GlobalSize | Bi::NumGroups),
+            origin: matches!(b, Bi::GroupId | Bi::GlobalOffset),
+            linear_id: b == Bi::GlobalLinearId,
+        }
+    }
+
+    /// Both sets of reads.
+    pub fn union(self, o: Self) -> Self {
+        Self {
+            extent: self.extent || o.extent,
+            origin: self.origin || o.origin,
+            linear_id: self.linear_id || o.linear_id,
+        }
+    }
 }
 
 /// A branch into a loop that footprint emulation redirects to the loop's exit.
@@ -109,6 +148,7 @@ pub(crate) struct FuncInfo {
     pub unsupported: Option<String>,
     pub global_atomics: bool,
     pub float_arithmetic: bool,
+    pub ndrange_reads: NdRangeReads,
 }
 
 #[derive(Debug, Clone, Copy)]

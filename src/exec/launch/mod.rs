@@ -298,7 +298,17 @@ fn moved_arrays(fetched: Option<u64>, resident: Option<u64>) -> bool {
 /// Host transfer rate assumed before one is measured, bytes per ns (10 GB/s).
 const DEFAULT_HOST_RATE: f64 = 10.0;
 
-/// Why a launch ran whole while its program's variant for the launch shape (a program that
+/// Why a launch ran whole while the SPIR-V that says which NDRange queries its kernel reads
+/// was compiled in the background (`Worker::range_queries`).
+pub(super) const NDRANGE_READS_CHECKING: &str = "its kernel's NDRange queries are being read from its SPIR-V in the background (CLPRISM_BALANCE_EARLY)";
+
+/// Why a launch ran whole while its program's build for every launch shape (a kernel that
+/// reads no global size in a program that does, `Worker::range_queries`) was made on the
+/// balance devices in the background.
+pub(super) const PROGRAM_BUILDING: &str =
+    "its program is being built on the balance devices in the background (CLPRISM_BALANCE_EARLY)";
+
+/// Why a launch ran whole while its program's variant for the launch shape (a kernel that
 /// reads `get_global_size` or `get_num_groups`, rebuilt per shape: `exec::program`) is built
 /// on the balance devices in the background (`exec::build_shape_variant_in_background`).
 pub(super) const SHAPE_VARIANT_BUILDING: &str = "its program's variant for this NDRange is being built on the balance devices in the background (CLPRISM_BALANCE_EARLY)";
@@ -565,6 +575,57 @@ impl WorkerState {
                 })
             })
             .clone()
+    }
+
+    /// The NDRange queries the program variant of `job`'s kernel must rewrite: the program's
+    /// (`program::RangeQueries::of` its `checked` text), with the global size left out when
+    /// the kernel's SPIR-V (through its callees) reads neither `get_global_size` nor
+    /// `get_num_groups`, so that it shares one build for every launch shape: clpeak builds one
+    /// program for all its tests, and only its bandwidth kernels read `get_global_size`; its
+    /// compute kernels waited for a build per launch shape (2.48 s on four H200s, session 29).
+    /// With `CLPRISM_BALANCE_EARLY` on, a SPIR-V not compiled yet is compiled in the
+    /// background (`exec::compile_for_footprint`) while the launch runs whole
+    /// ([`NDRANGE_READS_CHECKING`]). A SPIR-V that cannot be had keeps the program's queries.
+    /// `Err`: the kernel reads `get_global_linear_id`, which no variant rewrites.
+    fn range_queries(
+        &mut self,
+        job: &Job,
+        source: &str,
+        checked: &str,
+    ) -> Result<program::RangeQueries, String> {
+        let text = program::RangeQueries::of(checked);
+        if !text.size {
+            return Ok(text);
+        }
+        let module_key = format!("{}|{}", job.program.hash, job.emulation_options());
+        if crate::config::get().balance_early && !self.modules.contains_key(&module_key) {
+            match super::emu_compile_state(&job.program, job.app_device) {
+                None => {
+                    super::compile_for_footprint(&job.program, job.app_device);
+                    return Err(NDRANGE_READS_CHECKING.into());
+                }
+                Some(None) => return Err(NDRANGE_READS_CHECKING.into()),
+                Some(Some(false)) => return Ok(text),
+                Some(Some(true)) => {}
+            }
+        }
+        let reads = match self.module(job, source) {
+            Ok(m) => match m.module.kernel(&job.kernel) {
+                Some(k) => k.ndrange_reads,
+                None => return Ok(text),
+            },
+            Err(_) => return Ok(text),
+        };
+        if reads.linear_id {
+            return Err(
+                "kernel reads get_global_linear_id (a chunk would see its own, not the launch's)"
+                    .into(),
+            );
+        }
+        Ok(program::RangeQueries {
+            size: reads.extent,
+            offset: text.offset,
+        })
     }
 
     /// clprism's queue in the app's context on the app's device for the chunks run there.
@@ -1028,7 +1089,10 @@ impl WorkerState {
                 );
             }
         }
-        let queries = program::RangeQueries::of(&checked);
+        let queries = self.range_queries(job, &source, &checked)?;
+        // a kernel of a program that reads the global size, which itself reads none: it takes
+        // the program's build for every shape (started in the background, as a shape's is)
+        let shared_by_shapes = !queries.size && program::RangeQueries::of(&checked).size;
         let (variant, text) = if queries.any() {
             let g = job.global.map(|x| x as u64);
             let o = job.offset.map(|x| x as u64);
@@ -1049,7 +1113,9 @@ impl WorkerState {
             // the background when the app built the program; see `prebuild_in_background`)
             // a variant per global size: built in the background with CLPRISM_BALANCE_EARLY
             // (kept in its cell, as its kernels are kept here), else here for this launch
-            let programs = if queries.size && crate::config::get().balance_early {
+            let programs = if (queries.size || shared_by_shapes)
+                && crate::config::get().balance_early
+            {
                 // built in the background while this shape's launches run whole
                 match super::program_cell(&variant).get() {
                     Some(built) => built.clone(),
@@ -1059,7 +1125,12 @@ impl WorkerState {
                             text,
                             job.program.options.to_string(),
                         );
-                        return Err(SHAPE_VARIANT_BUILDING.into());
+                        return Err(if queries.size {
+                            SHAPE_VARIANT_BUILDING
+                        } else {
+                            PROGRAM_BUILDING
+                        }
+                        .into());
                     }
                 }
             } else if queries.size {
