@@ -90,3 +90,52 @@ fn assert_no_creation_during_a_compile(stderr: &str) {
         }
     }
 }
+
+/// An app that makes its context with `clCreateContextFromType` (clpeak, through cl.hpp):
+/// the opening starts once the driver has made the context, before the app's first launch,
+/// and the output is byte-identical to native.
+#[test]
+fn a_context_made_from_a_device_type_opens_the_devices_too() {
+    let d = scratch("open-at-context-from-type");
+    let exe = c_program("context_from_type");
+    let (native, bal) = (d.join("native.bin"), d.join("balance.bin"));
+    let devices = ("POCL_DEVICES", "pthread pthread");
+    assert_ok(
+        &run(
+            &exe,
+            &["20", native.to_str().unwrap()],
+            Via::Native,
+            &[devices],
+        ),
+        "context_from_type native",
+    );
+    let out = run(
+        &exe,
+        &["20", bal.to_str().unwrap()],
+        Via::Preload("balance"),
+        &[
+            devices,
+            ("CLPRISM_SPLIT", "auto"),
+            ("CLPRISM_BALANCE_EARLY", "on"),
+            ("CLPRISM_BALANCE_SIBLINGS", "any"),
+            ("CLPRISM_DEBUG", "1"),
+            ("CLPRISM_LOG", "off"),
+            ("CLPRISM_SUMMARY", "off"),
+        ],
+    );
+    assert_ok(&out, "context_from_type balance");
+    assert!(
+        std::fs::read(&native).unwrap() == std::fs::read(&bal).unwrap(),
+        "balanced output differs from native"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let at = |what: &str| stderr.lines().position(|l| l.contains(what));
+    let opened = at("the app creates a context on a device with")
+        .unwrap_or_else(|| panic!("no opening at the context:\n{stderr}"));
+    let first_launch = at("try_balance 0").expect("no launch reached balance mode");
+    assert!(
+        opened < first_launch,
+        "the opening began after the first launch:\n{stderr}"
+    );
+    assert_no_creation_during_a_compile(&stderr);
+}

@@ -151,12 +151,14 @@ pub unsafe fn clCreateContextFromType(
     let ctx = f(props, ty, notify, user, errcode_ret);
     if !passthrough() && !ctx.is_null() {
         record("clCreateContextFromType", || {
-            TABLES.contexts.insert(
-                ctx as Key,
-                ContextInfo {
-                    devices: context_devices(ctx),
-                },
-            );
+            let devices = context_devices(ctx);
+            if crate::config::get().mode == crate::config::Mode::Balance {
+                // the devices are known only now (clpeak's context, through cl.hpp): the
+                // opening overlaps the app's queue, buffers and build instead of its context
+                let ids: Vec<cl_device_id> = devices.iter().map(|&d| d as cl_device_id).collect();
+                crate::exec::early::open_at_context(&ids);
+            }
+            TABLES.contexts.insert(ctx as Key, ContextInfo { devices });
         });
     }
     ctx
